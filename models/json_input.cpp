@@ -1,0 +1,244 @@
+#include "models/json_input.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+#include "models/error.h"
+
+namespace gradsync::models {
+namespace {
+
+std::string escape_pointer_token(const std::string& token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+// Line and column (1-based) of a byte offset.
+std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+std::string type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "a number";
+    default: return "a value";
+  }
+}
+
+}  // namespace
+
+std::string describe_value(const json& value) {
+  std::string text;
+  if (value.is_object()) {
+    text = "an object";
+  } else if (value.is_array()) {
+    text = "an array of " + std::to_string(value.size());
+  } else {
+    text = value.dump();
+  }
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+JsonView JsonView::parse(const std::string& text, const std::string& source) {
+  auto src = std::make_shared<const std::string>(source);
+  json parsed;
+  try {
+    parsed = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    std::string what = e.what();
+    const auto colon = what.find("] ");
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    // Drop nlohmann's own "parse error at line L, column C: " — the position is printed in front.
+    const auto detail = what.find(": ");
+    if (what.rfind("parse error", 0) == 0 && detail != std::string::npos) what = what.substr(detail + 2);
+    const auto [line, column] = line_column(text, e.byte == 0 ? 0 : e.byte - 1);
+    std::ostringstream msg;
+    msg << source << ":" << line << ":" << column << ": not valid JSON (" << what << ")";
+    throw InputError(msg.str());
+  }
+  auto root = std::make_shared<const json>(std::move(parsed));
+  const json* ptr = root.get();
+  return JsonView(std::move(root), ptr, std::move(src), "");
+}
+
+JsonView JsonView::load_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a folder, expected a JSON file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot be read");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path);
+}
+
+JsonView JsonView::wrap(json value, const std::string& source) {
+  auto root = std::make_shared<const json>(std::move(value));
+  const json* ptr = root.get();
+  return JsonView(std::move(root), ptr, std::make_shared<const std::string>(source), "");
+}
+
+std::string JsonView::where() const { return pointer_.empty() ? *source_ : *source_ + ": " + pointer_; }
+
+void JsonView::fail(const std::string& expected) const {
+  throw InputError(where() + ": got " + describe_value(*value_) + "; expected " + expected);
+}
+
+void JsonView::fail_message(const std::string& message) const { throw InputError(where() + ": " + message); }
+
+JsonView JsonView::child(const json& value, const std::string& token) const {
+  return JsonView(root_, &value, source_, pointer_ + "/" + escape_pointer_token(token));
+}
+
+void JsonView::expect_object(const std::vector<std::string>& allowed) const {
+  if (!value_->is_object()) fail("an object with keys: " + join(allowed));
+  for (const auto& [key, member] : value_->items()) {
+    bool known = false;
+    for (const auto& k : allowed) known = known || (k == key);
+    if (!known) {
+      throw InputError(child(member, key).where() + ": unknown key '" + key + "'" + did_you_mean(key, allowed) +
+                       "; valid keys here: " + join(allowed));
+    }
+  }
+}
+
+bool JsonView::has(const std::string& key) const {
+  return value_->is_object() && value_->contains(key) && !(*value_)[key].is_null();
+}
+
+JsonView JsonView::at(const std::string& key) const {
+  if (!value_->is_object()) fail("an object");
+  auto it = value_->find(key);
+  if (it == value_->end() || it->is_null()) {
+    throw InputError(where() + (pointer_.empty() ? ": " : " ") + "is missing the required key '" + key + "'");
+  }
+  return child(*it, key);
+}
+
+std::optional<JsonView> JsonView::get(const std::string& key) const {
+  if (!has(key)) return std::nullopt;
+  return child(value_->at(key), key);
+}
+
+std::vector<JsonView> JsonView::items() const {
+  if (!value_->is_array()) fail("an array");
+  std::vector<JsonView> out;
+  out.reserve(value_->size());
+  for (std::size_t i = 0; i < value_->size(); ++i) out.push_back(child((*value_)[i], std::to_string(i)));
+  return out;
+}
+
+std::vector<JsonView> JsonView::items(std::size_t expected_size, const std::string& what) const {
+  if (!value_->is_array() || value_->size() != expected_size) {
+    fail("an array of " + std::to_string(expected_size) + " " + what);
+  }
+  return items();
+}
+
+std::string JsonView::as_string() const {
+  if (!value_->is_string()) fail("a string");
+  return value_->get<std::string>();
+}
+
+bool JsonView::as_bool() const {
+  if (!value_->is_boolean()) fail("true or false");
+  return value_->get<bool>();
+}
+
+double JsonView::as_number() const {
+  if (!value_->is_number()) fail("a number, not " + type_name(*value_));
+  const double v = value_->get<double>();
+  if (!std::isfinite(v)) fail("a finite number");
+  return v;
+}
+
+double JsonView::as_positive() const {
+  const double v = as_number();
+  if (!(v > 0)) fail("a number greater than 0");
+  return v;
+}
+
+double JsonView::as_non_negative() const {
+  const double v = as_number();
+  if (v < 0) fail("a number of at least 0");
+  return v;
+}
+
+std::int64_t JsonView::as_integer() const {
+  if (value_->is_number_integer() || value_->is_number_unsigned()) {
+    if (value_->is_number_unsigned() && value_->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      fail("an integer that fits in 64 bits");
+    }
+    return value_->get<std::int64_t>();
+  }
+  if (value_->is_number_float()) {
+    const double v = value_->get<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15) return static_cast<std::int64_t>(v);
+  }
+  fail("an integer");
+}
+
+std::int64_t JsonView::as_integer_at_least(std::int64_t minimum) const {
+  const std::int64_t v = as_integer();
+  if (v < minimum) fail("an integer of at least " + std::to_string(minimum));
+  return v;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text << std::flush;
+    return;
+  }
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw InputError(path + ": the folder " + folder.string() + " does not exist");
+  const fs::path temp = folder / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path + ": cannot write in " + folder.string());
+    out << text;
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(temp, ec);
+      throw InputError(path + ": writing failed (disk full?)");
+    }
+  }
+  fs::rename(temp, target, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw InputError(path + ": cannot be replaced: " + ec.message());
+  }
+}
+
+}  // namespace gradsync::models

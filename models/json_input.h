@@ -1,0 +1,83 @@
+// Strict reading of JSON input files. A JsonView is a value together with the file it
+// came from and its JSON pointer, so that every complaint can say exactly where:
+//
+//   topologies/x.json: /links/3/bandwidth_GBps: got -1; expected a positive number
+//
+// Objects are checked against the keys a reader knows; an unknown key is an error with
+// a "did you mean" suggestion (a misspelt key must never be silently ignored).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gradsync::models {
+
+using json = nlohmann::json;
+
+class JsonView {
+ public:
+  // Parses `text` (named `source` in messages). Syntax errors report line and column.
+  static JsonView parse(const std::string& text, const std::string& source);
+  // Reads and parses a file; a missing or unreadable file is an InputError.
+  static JsonView load_file(const std::string& path);
+  // Wraps an existing value (e.g. built in code).
+  static JsonView wrap(json value, const std::string& source);
+
+  const json& value() const { return *value_; }
+  const std::string& source() const { return *source_; }
+  const std::string& pointer() const { return pointer_; }
+  // "FILE: /a/b" (or "FILE" at the root).
+  std::string where() const;
+
+  // Throws InputError: "FILE: /path: got VALUE; expected WHAT".
+  [[noreturn]] void fail(const std::string& expected) const;
+  // Throws InputError with a free-form message about this place: "FILE: /path: MESSAGE".
+  [[noreturn]] void fail_message(const std::string& message) const;
+
+  // --- objects ---
+  // Requires an object whose keys are all in `allowed` (unknown keys are errors).
+  void expect_object(const std::vector<std::string>& allowed) const;
+  bool has(const std::string& key) const;  // present and not null
+  JsonView at(const std::string& key) const;  // required member
+  std::optional<JsonView> get(const std::string& key) const;  // absent or null -> nullopt
+
+  // --- arrays ---
+  std::vector<JsonView> items() const;  // requires an array
+  std::vector<JsonView> items(std::size_t expected_size, const std::string& what) const;
+
+  // --- scalars ---
+  bool is_null() const { return value_->is_null(); }
+  std::string as_string() const;
+  bool as_bool() const;
+  double as_number() const;  // finite number
+  double as_positive() const;  // finite, > 0
+  double as_non_negative() const;  // finite, >= 0
+  std::int64_t as_integer() const;
+  std::int64_t as_integer_at_least(std::int64_t minimum) const;
+
+  JsonView child(const json& value, const std::string& token) const;
+
+ private:
+  JsonView(std::shared_ptr<const json> root, const json* value, std::shared_ptr<const std::string> source,
+           std::string pointer)
+      : root_(std::move(root)), value_(value), source_(std::move(source)), pointer_(std::move(pointer)) {}
+
+  std::shared_ptr<const json> root_;  // keeps the document alive
+  const json* value_;
+  std::shared_ptr<const std::string> source_;
+  std::string pointer_;
+};
+
+// A short rendering of a JSON value for messages (long values are cut).
+std::string describe_value(const json& value);
+
+// Writes `text` to `path` atomically (temporary file in the same folder, then rename),
+// so that an interrupted write never leaves a half-written file. "-" writes to stdout.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace gradsync::models

@@ -1,0 +1,82 @@
+// Matrix form of a topology: what a measurement tool reports. N GPUs, an N×N measured
+// unidirectional bandwidth matrix (row = sender, column = receiver), and optionally the
+// bidirectional bandwidth (sum of both directions, as p2pBandwidthLatencyTest and
+// nvbandwidth's "Total" report it), pair latencies, `nvidia-smi topo -m` classes,
+// host<->device bandwidths and each GPU's local copy bandwidth.
+//
+// JSON (units in the keys; null where not measured):
+//   { "name": "...", "gpus": ["gpu0", ...],
+//     "bandwidth_GBps": [[null, 5.96, ...], ...],
+//     "bidirectional_GBps": null, "latency_us": null, "cpu_latency_us": null,
+//     "topo_classes": null, "p2p_supported": null,
+//     "host_to_device_GBps": null, "device_to_host_GBps": null, "device_local_GBps": null,
+//     "other_measurements": { "p2p_disabled": { "bandwidth_GBps": ..., ... } },
+//     "description": "...", "source": "..." }
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/json_input.h"
+
+namespace gradsync::models {
+
+// N×N optional values; the diagonal is normally empty.
+class PairMatrix {
+ public:
+  PairMatrix() = default;
+  explicit PairMatrix(std::size_t n) : n_(n), values_(n * n) {}
+  std::size_t size() const { return n_; }
+  const std::optional<double>& at(std::size_t row, std::size_t column) const { return values_.at(row * n_ + column); }
+  std::optional<double>& at(std::size_t row, std::size_t column) { return values_.at(row * n_ + column); }
+  // Mean of the two directions where both are known, else the one that is.
+  std::optional<double> symmetric(std::size_t i, std::size_t j) const;
+
+ private:
+  std::size_t n_ = 0;
+  std::vector<std::optional<double>> values_;
+};
+
+struct MeasurementSet {
+  std::optional<PairMatrix> bandwidth_Bps;
+  std::optional<PairMatrix> bidirectional_Bps;
+  std::optional<PairMatrix> latency_s;
+  std::optional<PairMatrix> cpu_latency_s;
+};
+
+struct MatrixForm {
+  std::string name;
+  std::string description;
+  std::string source;  // where the figures come from (tool, file)
+  std::vector<std::string> gpus;
+  PairMatrix bandwidth_Bps;  // required, off-diagonal entries all present
+  std::optional<PairMatrix> bidirectional_Bps;
+  std::optional<PairMatrix> latency_s;
+  std::optional<PairMatrix> cpu_latency_s;
+  // "X", "PIX", "PXB", "PHB", "NODE", "SYS", "NV1", "NV2", ...; diagonal "X".
+  std::optional<std::vector<std::vector<std::string>>> topo_classes;
+  std::optional<std::vector<std::vector<bool>>> p2p_supported;
+  std::optional<std::vector<double>> host_to_device_Bps;
+  std::optional<std::vector<double>> device_to_host_Bps;
+  std::optional<std::vector<double>> device_local_Bps;
+  std::map<std::string, MeasurementSet> other_measurements;
+
+  std::size_t size() const { return gpus.size(); }
+};
+
+// The keys a matrix-form document may hold (for form detection and messages).
+const std::vector<std::string>& matrix_form_keys();
+
+// Reads and validates a matrix-form document: square matrices matching "gpus", positive
+// finite bandwidths, non-negative latencies, every off-diagonal bandwidth present.
+MatrixForm matrix_form_from_json(const JsonView& doc);
+json matrix_form_to_json(const MatrixForm& form);
+
+// Number of NVLinks in a topo class ("NV4" -> 4), or 0 when it is not an NVLink class.
+int nvlink_count(const std::string& topo_class);
+// Is this one of the classes `nvidia-smi topo -m` prints?
+bool is_known_topo_class(const std::string& topo_class);
+
+}  // namespace gradsync::models

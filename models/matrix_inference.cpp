@@ -1,0 +1,336 @@
+#include "models/matrix_inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "models/error.h"
+#include "models/units.h"
+
+namespace gradsync::models {
+namespace {
+
+struct Cluster {
+  std::vector<std::size_t> gpus;  // matrix indices
+  std::size_t root = 0;  // node index of the cluster's top node
+  double depth_latency_s = 0;  // latency from a member GPU up to `root`
+};
+
+std::string fmt(const char* format, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, a, b, c);
+  return buf;
+}
+
+}  // namespace
+
+std::size_t InferenceReport::unexplained_count() const {
+  return static_cast<std::size_t>(std::count_if(pairs.begin(), pairs.end(), [](const PairCheck& p) { return !p.explained; }));
+}
+
+double InferenceReport::max_abs_error() const {
+  double worst = 0;
+  for (const auto& p : pairs) worst = std::max(worst, std::fabs(p.relative_error()));
+  return worst;
+}
+
+std::string InferenceReport::text() const {
+  std::ostringstream out;
+  out << "measured pairs reproduced by the inferred topology:\n";
+  out << "  from      to        measured    modeled     error\n";
+  for (const auto& p : pairs) {
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-9s %-9s %7.2f GB/s %7.2f GB/s %+6.2f %%%s\n", p.from.c_str(), p.to.c_str(),
+                  Bps_to_GBps(p.measured_Bps), Bps_to_GBps(p.modeled_Bps), 100 * p.relative_error(),
+                  p.explained ? "" : "  NOT EXPLAINED");
+    out << line;
+  }
+  char summary[160];
+  std::snprintf(summary, sizeof summary, "%zu of %zu pairs explained; largest error %.2f %%\n", pairs.size() - unexplained_count(),
+                pairs.size(), 100 * max_abs_error());
+  out << summary;
+  for (const auto& n : notes) out << "note: " << n << "\n";
+  return out.str();
+}
+
+std::string describe_links(const Topology& t) {
+  std::ostringstream out;
+  for (const auto& l : t.links()) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-10s -- %-10s %8.2f GB/s %8.2f us  %s%s%s\n", t.node(l.a).id.c_str(),
+                  t.node(l.b).id.c_str(), Bps_to_GBps(l.bandwidth_Bps), s_to_us(l.latency_s),
+                  l.full_duplex ? "full duplex" : "half duplex", l.label.empty() ? "" : "  ", l.label.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& options) {
+  const std::size_t n = form.size();
+  const double tol = options.tolerance;
+  std::vector<Node> nodes;
+  std::vector<Link> links;
+  std::vector<std::string> notes;
+
+  for (const auto& id : form.gpus) nodes.push_back({id, NodeKind::gpu});
+
+  // Pairs joined by NVLink get a direct link and do not shape the switch tree.
+  std::vector<std::vector<bool>> direct(n, std::vector<bool>(n, false));
+  if (form.topo_classes) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        const int nv = nvlink_count((*form.topo_classes)[i][j]);
+        if (nv == 0) continue;
+        direct[i][j] = direct[j][i] = true;
+        Link l;
+        l.a = i;
+        l.b = j;
+        l.bandwidth_Bps = *form.bandwidth_Bps.symmetric(i, j);
+        l.latency_s = form.latency_s && form.latency_s->symmetric(i, j) ? *form.latency_s->symmetric(i, j)
+                                                                          : options.default_link_latency_s;
+        l.label = "nvlink x" + std::to_string(nv);
+        links.push_back(l);
+      }
+    }
+  }
+
+  auto sym_bw = [&](std::size_t i, std::size_t j) { return *form.bandwidth_Bps.symmetric(i, j); };
+  auto sym_lat = [&](std::size_t i, std::size_t j) -> std::optional<double> {
+    if (!form.latency_s) return std::nullopt;
+    return form.latency_s->symmetric(i, j);
+  };
+
+  std::vector<Cluster> clusters;
+  for (std::size_t i = 0; i < n; ++i) clusters.push_back({{i}, i, 0.0});
+
+  // Mean bandwidth between two clusters over their tree (non-NVLink) pairs, if any.
+  auto linkage = [&](const Cluster& a, const Cluster& b) -> std::optional<double> {
+    double sum = 0;
+    std::size_t count = 0;
+    for (std::size_t i : a.gpus) {
+      for (std::size_t j : b.gpus) {
+        if (direct[i][j]) continue;
+        sum += sym_bw(i, j);
+        ++count;
+      }
+    }
+    if (count == 0) return std::nullopt;
+    return sum / count;
+  };
+
+  std::size_t switches = 0, roots = 0;
+  while (clusters.size() > 1) {
+    const std::size_t c = clusters.size();
+    std::vector<std::vector<std::optional<double>>> link_bw(c, std::vector<std::optional<double>>(c));
+    double best = -1;
+    std::size_t best_a = 0;
+    for (std::size_t a = 0; a < c; ++a) {
+      for (std::size_t b = a + 1; b < c; ++b) {
+        link_bw[a][b] = link_bw[b][a] = linkage(clusters[a], clusters[b]);
+        if (link_bw[a][b] && *link_bw[a][b] > best) {
+          best = *link_bw[a][b];
+          best_a = a;
+        }
+      }
+    }
+    if (best < 0) break;  // no measured pair joins the remaining clusters
+
+    // The group: clusters reachable from best_a through linkages within tolerance of `best`.
+    const double threshold = best * (1 - tol);
+    std::vector<std::size_t> group = {best_a};
+    std::vector<bool> in_group(c, false);
+    in_group[best_a] = true;
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      for (std::size_t other = 0; other < c; ++other) {
+        if (!in_group[other] && link_bw[group[k]][other] && *link_bw[group[k]][other] >= threshold) {
+          in_group[other] = true;
+          group.push_back(other);
+        }
+      }
+    }
+    std::sort(group.begin(), group.end());
+
+    const bool all_single = std::all_of(group.begin(), group.end(), [&](std::size_t g) { return clusters[g].gpus.size() == 1; });
+    Node sw;
+    if (all_single) {
+      sw = {"switch" + std::to_string(switches++), NodeKind::pcie_switch};
+    } else {
+      sw = {"root" + std::to_string(roots++), NodeKind::root_complex};
+    }
+    const std::size_t sw_index = nodes.size();
+    nodes.push_back(sw);
+
+    // Mean pair latency across this new node (pairs whose paths meet here).
+    std::optional<double> level_latency;
+    {
+      double sum = 0;
+      std::size_t count = 0;
+      for (std::size_t x = 0; x < group.size(); ++x) {
+        for (std::size_t y = x + 1; y < group.size(); ++y) {
+          for (std::size_t i : clusters[group[x]].gpus) {
+            for (std::size_t j : clusters[group[y]].gpus) {
+              if (direct[i][j]) continue;
+              if (auto l = sym_lat(i, j)) {
+                sum += *l;
+                ++count;
+              }
+            }
+          }
+        }
+      }
+      if (count) level_latency = sum / count;
+    }
+
+    Cluster merged;
+    merged.root = sw_index;
+    double depth_sum = 0;
+    for (std::size_t g : group) {
+      const Cluster& member = clusters[g];
+      double sum = 0;
+      std::size_t count = 0;
+      for (std::size_t other : group) {
+        if (other != g && link_bw[g][other]) {
+          sum += *link_bw[g][other];
+          ++count;
+        }
+      }
+      Link l;
+      l.a = member.root;
+      l.b = sw_index;
+      l.bandwidth_Bps = count ? sum / count : best;
+      l.latency_s = level_latency ? std::max(0.0, *level_latency / 2 - member.depth_latency_s) : options.default_link_latency_s;
+      l.label = "pcie";
+      links.push_back(l);
+      depth_sum += member.depth_latency_s + l.latency_s;
+      merged.gpus.insert(merged.gpus.end(), member.gpus.begin(), member.gpus.end());
+    }
+    merged.depth_latency_s = depth_sum / group.size();
+    std::vector<Cluster> next;
+    for (std::size_t k = 0; k < c; ++k) {
+      if (!in_group[k]) next.push_back(std::move(clusters[k]));
+    }
+    next.push_back(std::move(merged));
+    clusters = std::move(next);
+  }
+
+  if (clusters.size() > 1) {
+    // Only NVLink pairs join these clusters: no measurement says how their PCIe side is linked.
+    double slowest = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j) slowest = std::min(slowest, *form.bandwidth_Bps.at(i, j));
+      }
+    }
+    const std::size_t root_index = nodes.size();
+    nodes.push_back({"root" + std::to_string(roots++), NodeKind::root_complex});
+    for (const auto& cl : clusters) {
+      Link l;
+      l.a = cl.root;
+      l.b = root_index;
+      l.bandwidth_Bps = slowest;
+      l.latency_s = options.default_link_latency_s;
+      l.label = "pcie (assumed)";
+      links.push_back(l);
+    }
+    notes.push_back("no measured non-NVLink pair joins some GPU groups; they were joined under " + nodes[root_index].id +
+                    " by links assumed as fast as the slowest measured pair (" + format_GBps(slowest) + ")");
+    clusters = {Cluster{{}, root_index, 0}};
+  }
+  const std::size_t tree_root = clusters.front().root;
+
+  if (!form.latency_s) {
+    notes.push_back(fmt("no latency was measured: every link was given %.2f us", s_to_us(options.default_link_latency_s)));
+  }
+
+  // Host memory at the root of the tree.
+  std::optional<std::size_t> host;
+  if (form.host_to_device_Bps || form.device_to_host_Bps) {
+    double fastest = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (form.host_to_device_Bps) fastest = std::max(fastest, (*form.host_to_device_Bps)[i]);
+      if (form.device_to_host_Bps) fastest = std::max(fastest, (*form.device_to_host_Bps)[i]);
+    }
+    host = nodes.size();
+    nodes.push_back({"host", NodeKind::host_memory});
+    Link l;
+    l.a = tree_root;
+    l.b = *host;
+    l.bandwidth_Bps = fastest;
+    l.latency_s = options.default_link_latency_s;
+    l.label = "host";
+    links.push_back(l);
+  } else {
+    notes.push_back("no host<->device bandwidth was measured: the topology has no host-memory node, so a parameter "
+                    "server must live on a GPU");
+  }
+
+  // Duplex from the bidirectional figures: much less than both directions together means
+  // the two directions share the bottleneck.
+  std::set<std::size_t> half_links;
+  std::string name = form.name.empty() ? "measured" : form.name;
+  {
+    Topology probe(name, nodes, links, name);
+    if (form.bidirectional_Bps) {
+      for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = i + 1; j < n; ++j) {
+          const auto& bi = form.bidirectional_Bps->at(i, j);
+          if (!bi) continue;
+          const double both = *form.bandwidth_Bps.at(i, j) + *form.bandwidth_Bps.at(j, i);
+          const double ratio = *bi / both;
+          if (ratio >= 0.75) continue;
+          const double bottleneck = probe.route_bottleneck_Bps(i, j);
+          for (const Hop& h : probe.route(i, j)) {
+            if (links[h.link].bandwidth_Bps <= bottleneck * (1 + tol) && half_links.insert(h.link).second) {
+              char buf[256];
+              std::snprintf(buf, sizeof buf, "%s <-> %s: bidirectional %.2f GB/s is %.2f of both directions together; ",
+                            form.gpus[i].c_str(), form.gpus[j].c_str(), Bps_to_GBps(*bi), ratio);
+              notes.push_back(std::string(buf) + "the bottleneck link " + nodes[links[h.link].a].id + " -- " +
+                             nodes[links[h.link].b].id + " is treated as half duplex (both directions share it)");
+            }
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t l : half_links) links[l].full_duplex = false;
+
+  Topology topology(name, std::move(nodes), std::move(links), name);
+  topology.set_description(form.description);
+
+  InferenceReport report;
+  report.notes = std::move(notes);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      PairCheck p;
+      p.from = form.gpus[i];
+      p.to = form.gpus[j];
+      p.measured_Bps = *form.bandwidth_Bps.at(i, j);
+      p.modeled_Bps = topology.route_bottleneck_Bps(i, j);
+      p.explained = std::fabs(p.relative_error()) <= tol + 1e-12;
+      report.pairs.push_back(p);
+    }
+  }
+  if (host) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (form.host_to_device_Bps) {
+        PairCheck p{"host", form.gpus[i], (*form.host_to_device_Bps)[i], topology.route_bottleneck_Bps(*host, i)};
+        p.explained = std::fabs(p.relative_error()) <= tol + 1e-12;
+        report.pairs.push_back(p);
+      }
+      if (form.device_to_host_Bps) {
+        PairCheck p{form.gpus[i], "host", (*form.device_to_host_Bps)[i], topology.route_bottleneck_Bps(i, *host)};
+        p.explained = std::fabs(p.relative_error()) <= tol + 1e-12;
+        report.pairs.push_back(p);
+      }
+    }
+  }
+  topology.attach_measurements(form);
+  return InferredTopology{std::move(topology), std::move(report)};
+}
+
+}  // namespace gradsync::models

@@ -1,0 +1,58 @@
+// From a measured bandwidth matrix to a topology graph.
+//
+// The importer explains the measured pairs with a tree of switches whose shared uplinks
+// set the bandwidth between groups, built bottom-up (agglomerative clustering on the
+// measured bandwidth): the pair of GPU groups with the highest mean bandwidth is joined
+// under a new switch — together with every group within `tolerance` of that bandwidth —
+// and each member's link to the new switch gets the bandwidth measured across it. Pairs
+// that `nvidia-smi topo -m` classes as NVLink (NV#) get a direct link instead and do
+// not shape the tree. Latencies, when measured, are split over the links so that the
+// mean pair latency at each level is reproduced; otherwise each link gets a default.
+// A measured bidirectional figure well below twice the unidirectional one marks the
+// pair's bottleneck links half duplex. Host<->device figures add a host-memory node at
+// the root of the tree.
+//
+// Every measured pair is then routed on the inferred graph and compared with its
+// measurement; the report lists each pair, its error and whether it is explained.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/matrix_form.h"
+#include "models/topology.h"
+
+namespace gradsync::models {
+
+struct InferenceOptions {
+  double tolerance = 0.02;  // relative: pairs within 2 % count as the same level, and as explained
+  double default_link_latency_s = 1e-6;  // per link, when no latency was measured
+};
+
+struct PairCheck {
+  std::string from, to;
+  double measured_Bps = 0;
+  double modeled_Bps = 0;
+  double relative_error() const { return measured_Bps > 0 ? (modeled_Bps - measured_Bps) / measured_Bps : 0; }
+  bool explained = true;
+};
+
+struct InferenceReport {
+  std::vector<PairCheck> pairs;  // every measured GPU pair, then host pairs
+  std::vector<std::string> notes;  // assumptions and decisions, in plain words
+  std::size_t unexplained_count() const;
+  double max_abs_error() const;
+  std::string text() const;  // readable summary: tree, pairs, notes
+};
+
+struct InferredTopology {
+  Topology topology;
+  InferenceReport report;
+};
+
+InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& options = {});
+
+// One line per link: "gpu0 -- switch0  5.96 GB/s  1.00 us  full"
+std::string describe_links(const Topology& topology);
+
+}  // namespace gradsync::models

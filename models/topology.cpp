@@ -1,0 +1,345 @@
+#include "models/topology.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/connected_components.hpp>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/filtered_graph.hpp>
+
+#include "models/error.h"
+#include "models/units.h"
+
+namespace gradsync::models {
+
+namespace {
+constexpr double kRouteProbeBytes = kMiB;  // routing cost of a link: latency + 1 MiB / bandwidth
+
+const std::vector<std::pair<NodeKind, std::string>>& kind_table() {
+  static const std::vector<std::pair<NodeKind, std::string>> table = {
+      {NodeKind::gpu, "gpu"},
+      {NodeKind::host_memory, "host_memory"},
+      {NodeKind::cpu_socket, "cpu_socket"},
+      {NodeKind::nic, "nic"},
+      {NodeKind::pcie_switch, "pcie_switch"},
+      {NodeKind::root_complex, "root_complex"},
+      {NodeKind::nvswitch, "nvswitch"},
+      {NodeKind::net_switch, "net_switch"},
+  };
+  return table;
+}
+}  // namespace
+
+std::string to_string(NodeKind kind) {
+  for (const auto& [k, name] : kind_table()) {
+    if (k == kind) return name;
+  }
+  return "?";
+}
+
+std::optional<NodeKind> node_kind_from_string(const std::string& text) {
+  for (const auto& [k, name] : kind_table()) {
+    if (name == text) return k;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> node_kind_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kind_table()) names.push_back(entry.second);
+  return names;
+}
+
+bool forwards_traffic(NodeKind kind) { return kind != NodeKind::gpu && kind != NodeKind::host_memory; }
+
+std::string format_GBps(double bytes_per_second) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GB/s", Bps_to_GBps(bytes_per_second));
+  return buf;
+}
+
+// --- the Boost graph ----------------------------------------------------------
+
+struct EdgeData {
+  std::size_t link;
+  double cost;
+};
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, EdgeData>;
+
+struct Topology::Graph {
+  BoostGraph g;
+  std::vector<bool> forwards;  // per vertex
+};
+
+namespace {
+// An edge may be followed out of vertex u only when u forwards traffic or is the route's source.
+struct OutOfForwarding {
+  const BoostGraph* g = nullptr;
+  const std::vector<bool>* forwards = nullptr;
+  std::size_t source = 0;
+  bool operator()(const BoostGraph::edge_descriptor& e) const {
+    const auto u = boost::source(e, *g);
+    return u == source || (*forwards)[u];
+  }
+};
+}  // namespace
+
+Topology::Topology(std::string name, std::vector<Node> nodes, std::vector<Link> links, std::string source)
+    : name_(std::move(name)), source_(std::move(source)), nodes_(std::move(nodes)), links_(std::move(links)),
+      graph_(std::make_unique<Graph>()) {
+  if (nodes_.empty()) throw InputError(source_ + ": the topology has no nodes");
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].id.empty()) throw InputError(source_ + ": /nodes/" + std::to_string(i) + "/id: the id is empty");
+    if (!index_.emplace(nodes_[i].id, i).second) {
+      throw InputError(source_ + ": /nodes/" + std::to_string(i) + "/id: \"" + nodes_[i].id +
+                       "\" is used by two nodes; expected unique ids");
+    }
+  }
+  if (gpus().empty()) throw InputError(source_ + ": the topology has no node of kind \"gpu\"");
+
+  graph_->g = BoostGraph(nodes_.size());
+  graph_->forwards.resize(nodes_.size());
+  for (std::size_t i = 0; i < nodes_.size(); ++i) graph_->forwards[i] = forwards_traffic(nodes_[i].kind);
+
+  std::set<std::pair<std::size_t, std::size_t>> seen;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const Link& l = links_[i];
+    const std::string where = source_ + ": /links/" + std::to_string(i);
+    if (l.a >= nodes_.size() || l.b >= nodes_.size()) throw InputError(where + ": refers to a node that does not exist");
+    if (l.a == l.b) throw InputError(where + ": links \"" + nodes_[l.a].id + "\" to itself; expected two different nodes");
+    if (!(l.bandwidth_Bps > 0) || !std::isfinite(l.bandwidth_Bps)) {
+      throw InputError(where + "/bandwidth_GBps: got " + std::to_string(Bps_to_GBps(l.bandwidth_Bps)) +
+                       "; expected a number greater than 0");
+    }
+    if (!(l.latency_s >= 0) || !std::isfinite(l.latency_s)) {
+      throw InputError(where + "/latency_us: got " + std::to_string(s_to_us(l.latency_s)) + "; expected a number of at least 0");
+    }
+    if (!seen.insert({std::min(l.a, l.b), std::max(l.a, l.b)}).second) {
+      throw InputError(where + ": a second link between \"" + nodes_[l.a].id + "\" and \"" + nodes_[l.b].id +
+                       "\"; expected one link per pair (give bonded links as one link with their summed bandwidth)");
+    }
+    boost::add_edge(l.a, l.b, EdgeData{i, l.latency_s + kRouteProbeBytes / l.bandwidth_Bps}, graph_->g);
+  }
+
+  // Connected?
+  std::vector<int> component(nodes_.size());
+  const int components = boost::connected_components(graph_->g, component.data());
+  if (components > 1) {
+    std::vector<std::string> cut_off;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      if (component[i] != component[0]) cut_off.push_back(nodes_[i].id);
+    }
+    if (cut_off.size() > 6) {
+      cut_off.resize(6);
+      cut_off.push_back("...");
+    }
+    throw InputError(source_ + ": the graph is disconnected: " + join(cut_off) + " cannot reach \"" + nodes_[0].id +
+                     "\"; expected every node to be linked");
+  }
+
+  // Every pair of endpoints must be routable through forwarding nodes (or a direct link).
+  // Union-find over links between forwarding nodes; an endpoint reaches the components of
+  // its forwarding neighbours.
+  std::vector<std::size_t> parent(nodes_.size());
+  for (std::size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto find_root = [&](std::size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const Link& l : links_) {
+    if (graph_->forwards[l.a] && graph_->forwards[l.b]) parent[find_root(l.a)] = find_root(l.b);
+  }
+  std::vector<std::size_t> endpoints;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (!graph_->forwards[i]) endpoints.push_back(i);
+  }
+  std::vector<std::set<std::size_t>> reach(nodes_.size());
+  std::vector<std::set<std::size_t>> direct(nodes_.size());
+  for (const Link& l : links_) {
+    if (graph_->forwards[l.b]) reach[l.a].insert(find_root(l.b));
+    if (graph_->forwards[l.a]) reach[l.b].insert(find_root(l.a));
+    direct[l.a].insert(l.b);
+    direct[l.b].insert(l.a);
+  }
+  // Fast path: one component touched by every endpoint.
+  std::set<std::size_t> common = endpoints.empty() ? std::set<std::size_t>() : reach[endpoints[0]];
+  for (std::size_t e : endpoints) {
+    std::set<std::size_t> kept;
+    for (std::size_t c : common) {
+      if (reach[e].count(c)) kept.insert(c);
+    }
+    common.swap(kept);
+  }
+  if (common.empty()) {
+    for (std::size_t x = 0; x < endpoints.size(); ++x) {
+      for (std::size_t y = x + 1; y < endpoints.size(); ++y) {
+        const std::size_t a = endpoints[x], b = endpoints[y];
+        bool ok = direct[a].count(b) > 0;
+        for (std::size_t c : reach[a]) ok = ok || reach[b].count(c) > 0;
+        if (!ok) {
+          throw InputError(source_ + ": no route from \"" + nodes_[a].id + "\" to \"" + nodes_[b].id +
+                           "\" that crosses only switches, root complexes, CPU sockets or NICs (GPUs and host memory "
+                           "do not forward traffic); expected a path between them");
+        }
+      }
+    }
+  }
+}
+
+Topology::~Topology() = default;
+Topology::Topology(Topology&& other) noexcept
+    : name_(std::move(other.name_)), description_(std::move(other.description_)), source_(std::move(other.source_)),
+      nodes_(std::move(other.nodes_)), links_(std::move(other.links_)), index_(std::move(other.index_)),
+      graph_(std::move(other.graph_)), measured_(std::move(other.measured_)),
+      measured_gpu_(std::move(other.measured_gpu_)) {}
+Topology& Topology::operator=(Topology&& other) noexcept {
+  if (this != &other) {
+    name_ = std::move(other.name_);
+    description_ = std::move(other.description_);
+    source_ = std::move(other.source_);
+    nodes_ = std::move(other.nodes_);
+    links_ = std::move(other.links_);
+    index_ = std::move(other.index_);
+    graph_ = std::move(other.graph_);
+    measured_ = std::move(other.measured_);
+    measured_gpu_ = std::move(other.measured_gpu_);
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    predecessor_cache_.clear();
+    route_cache_.clear();
+  }
+  return *this;
+}
+
+std::optional<std::size_t> Topology::find(const std::string& id) const {
+  auto it = index_.find(id);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::size_t Topology::require(const std::string& id, const std::string& context) const {
+  if (auto i = find(id)) return *i;
+  std::vector<std::string> ids;
+  for (const auto& n : nodes_) ids.push_back(n.id);
+  std::vector<std::string> shown = ids;
+  if (shown.size() > 12) {
+    shown.resize(12);
+    shown.push_back("...");
+  }
+  throw InputError(context + ": \"" + id + "\" is not a node of topology \"" + name_ + "\"" + did_you_mean(id, ids) +
+                   "; nodes: " + join(shown));
+}
+
+std::vector<std::size_t> Topology::nodes_of_kind(NodeKind kind) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].kind == kind) out.push_back(i);
+  }
+  return out;
+}
+std::vector<std::size_t> Topology::gpus() const { return nodes_of_kind(NodeKind::gpu); }
+std::vector<std::size_t> Topology::host_memories() const { return nodes_of_kind(NodeKind::host_memory); }
+
+const std::vector<std::size_t>& Topology::predecessors_from(std::size_t source) const {
+  // Caller holds cache_mutex_.
+  auto it = predecessor_cache_.find(source);
+  if (it != predecessor_cache_.end()) return it->second;
+
+  const BoostGraph& g = graph_->g;
+  OutOfForwarding filter{&g, &graph_->forwards, source};
+  boost::filtered_graph<BoostGraph, OutOfForwarding> fg(g, filter);
+  const std::size_t n = boost::num_vertices(g);
+  std::vector<BoostGraph::vertex_descriptor> pred(n);
+  std::vector<double> dist(n, std::numeric_limits<double>::infinity());
+  boost::dijkstra_shortest_paths(
+      fg, source,
+      boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
+          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+          .weight_map(boost::get(&EdgeData::cost, g)));
+  // Store the link used to arrive at each vertex (npos: none).
+  std::vector<std::size_t> via(n, std::numeric_limits<std::size_t>::max());
+  for (std::size_t v = 0; v < n; ++v) {
+    if (v == source || pred[v] == v || !std::isfinite(dist[v])) continue;
+    // Among parallel-cost candidates pick the edge Dijkstra used: the cheapest edge pred[v]-v.
+    double best = std::numeric_limits<double>::infinity();
+    for (auto [e, end] = boost::out_edges(pred[v], g); e != end; ++e) {
+      if (boost::target(*e, g) == v && g[*e].cost < best) {
+        best = g[*e].cost;
+        via[v] = g[*e].link;
+      }
+    }
+  }
+  return predecessor_cache_.emplace(source, std::move(via)).first->second;
+}
+
+const Route& Topology::route(std::size_t a, std::size_t b) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint64_t>(b);
+  auto it = route_cache_.find(key);
+  if (it != route_cache_.end()) return it->second;
+  if (a >= nodes_.size() || b >= nodes_.size()) throw std::out_of_range("Topology::route: node index");
+  Route r;
+  if (a != b) {
+    const auto& via = predecessors_from(a);
+    std::size_t v = b;
+    while (v != a) {
+      const std::size_t link = via[v];
+      if (link == std::numeric_limits<std::size_t>::max()) {
+        throw InputError("topology \"" + name_ + "\": no route from \"" + nodes_[a].id + "\" to \"" + nodes_[b].id + "\"");
+      }
+      const Link& l = links_[link];
+      const std::size_t prev = (l.a == v) ? l.b : l.a;
+      r.push_back(Hop{link, l.a == prev});
+      v = prev;
+    }
+    std::reverse(r.begin(), r.end());
+  }
+  return route_cache_.emplace(key, std::move(r)).first->second;
+}
+
+double Topology::route_bottleneck_Bps(std::size_t a, std::size_t b) const {
+  double bw = std::numeric_limits<double>::infinity();
+  for (const Hop& h : route(a, b)) bw = std::min(bw, links_[h.link].bandwidth_Bps);
+  return bw;
+}
+
+double Topology::route_latency_s(std::size_t a, std::size_t b) const {
+  double lat = 0;
+  for (const Hop& h : route(a, b)) lat += links_[h.link].latency_s;
+  return lat;
+}
+
+void Topology::attach_measurements(MatrixForm measured) {
+  measured_gpu_.assign(nodes_.size(), std::nullopt);
+  for (std::size_t i = 0; i < measured.gpus.size(); ++i) {
+    if (auto n = find(measured.gpus[i])) measured_gpu_[*n] = i;
+  }
+  measured_ = std::move(measured);
+}
+
+std::optional<double> Topology::measured_pair(std::size_t a, std::size_t b, bool latency) const {
+  if (!measured_ || a >= measured_gpu_.size() || b >= measured_gpu_.size()) return std::nullopt;
+  const auto& i = measured_gpu_[a];
+  const auto& j = measured_gpu_[b];
+  if (!i || !j || *i == *j) return std::nullopt;
+  if (latency) {
+    if (!measured_->latency_s) return std::nullopt;
+    return measured_->latency_s->at(*i, *j);
+  }
+  return measured_->bandwidth_Bps.at(*i, *j);
+}
+
+double Topology::bottleneck_Bps(std::size_t a, std::size_t b) const {
+  if (auto m = measured_pair(a, b, false)) return *m;
+  return route_bottleneck_Bps(a, b);
+}
+
+double Topology::latency_s(std::size_t a, std::size_t b) const {
+  if (auto m = measured_pair(a, b, true)) return *m;
+  return route_latency_s(a, b);
+}
+
+}  // namespace gradsync::models

@@ -1,0 +1,117 @@
+// The topology model: endpoints (GPUs, host memory, CPU sockets, NICs) and internal
+// nodes (PCIe switches, root complexes, NVSwitches, network switches) joined by links
+// with a bandwidth, a latency and a duplex mode, held in a Boost.Graph.
+//
+// Routing: a flow from a to b follows the path of least cost, where a link costs its
+// latency plus the time to move 1 MiB over it (so fast links and few hops win). Only
+// "forwarding" nodes may be crossed: switches, root complexes, CPU sockets, NICs. A GPU
+// or host memory is only ever the first or last node of a route (a GPU does not relay
+// another GPU's traffic over NVLink; traffic without a direct link takes PCIe).
+//
+// A topology built from a measured matrix (see matrix_form.h, matrix_inference.h) keeps
+// the measured per-pair figures: bottleneck_Bps() and latency_s() return them for the
+// measured pairs, route_bottleneck_Bps() always answers from the links.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/matrix_form.h"
+
+namespace gradsync::models {
+
+enum class NodeKind { gpu, host_memory, cpu_socket, nic, pcie_switch, root_complex, nvswitch, net_switch };
+
+std::string to_string(NodeKind kind);
+std::optional<NodeKind> node_kind_from_string(const std::string& text);
+std::vector<std::string> node_kind_names();
+// May a route pass through a node of this kind? (Not GPUs, not host memory.)
+bool forwards_traffic(NodeKind kind);
+
+struct Node {
+  std::string id;
+  NodeKind kind;
+};
+
+struct Link {
+  std::size_t a = 0, b = 0;  // node indices
+  double bandwidth_Bps = 0;  // per direction when full duplex; shared by both directions when half duplex
+  double latency_s = 0;
+  bool full_duplex = true;
+  std::string label;  // optional: "nvlink", "pcie", "qpi", "infiniband", ...
+};
+
+// One link crossed by a route, and in which direction (a->b is forward).
+struct Hop {
+  std::size_t link = 0;
+  bool forward = true;
+};
+using Route = std::vector<Hop>;
+
+class Topology {
+ public:
+  // Validates and builds. Throws InputError (naming `source`) on duplicate ids, unknown
+  // node references, self links, duplicate links, non-positive bandwidth, negative
+  // latency, a disconnected graph, or GPUs that cannot reach each other.
+  Topology(std::string name, std::vector<Node> nodes, std::vector<Link> links, std::string source = "topology");
+  ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  void set_description(std::string text) { description_ = std::move(text); }
+
+  std::size_t node_count() const { return nodes_.size(); }
+  const Node& node(std::size_t index) const { return nodes_.at(index); }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Link>& links() const { return links_; }
+  std::optional<std::size_t> find(const std::string& id) const;
+  // Throws InputError listing valid ids (with a suggestion) when `id` is unknown.
+  std::size_t require(const std::string& id, const std::string& context) const;
+
+  std::vector<std::size_t> gpus() const;  // in declaration order
+  std::vector<std::size_t> host_memories() const;
+  std::vector<std::size_t> nodes_of_kind(NodeKind kind) const;
+
+  // The links a flow from a to b crosses. Empty when a == b.
+  const Route& route(std::size_t a, std::size_t b) const;
+  double route_bottleneck_Bps(std::size_t a, std::size_t b) const;
+  double route_latency_s(std::size_t a, std::size_t b) const;
+  // As above, but a measured per-pair figure wins where one was kept.
+  double bottleneck_Bps(std::size_t a, std::size_t b) const;
+  double latency_s(std::size_t a, std::size_t b) const;
+
+  // The measured matrices this topology was inferred from, if any.
+  const std::optional<MatrixForm>& measured() const { return measured_; }
+  void attach_measurements(MatrixForm measured);
+
+ private:
+  struct Graph;
+  std::optional<double> measured_pair(std::size_t a, std::size_t b, bool latency) const;
+  const std::vector<std::size_t>& predecessors_from(std::size_t source) const;
+
+  std::string name_, description_, source_;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::unique_ptr<Graph> graph_;
+  std::optional<MatrixForm> measured_;
+  std::vector<std::optional<std::size_t>> measured_gpu_;  // node index -> row in measured_
+
+  mutable std::mutex cache_mutex_;
+  mutable std::unordered_map<std::size_t, std::vector<std::size_t>> predecessor_cache_;
+  mutable std::unordered_map<std::uint64_t, Route> route_cache_;
+};
+
+// "12.34 GB/s"
+std::string format_GBps(double bytes_per_second);
+
+}  // namespace gradsync::models

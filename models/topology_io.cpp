@@ -1,0 +1,105 @@
+#include "models/topology_io.h"
+
+#include "models/error.h"
+#include "models/units.h"
+
+namespace gradsync::models {
+namespace {
+
+const std::vector<std::string> kGraphKeys = {"name", "description", "nodes", "links"};
+const std::vector<std::string> kNodeKeys = {"id", "kind"};
+const std::vector<std::string> kLinkKeys = {"a", "b", "bandwidth_GBps", "latency_us", "duplex", "label"};
+
+Topology graph_from_json(const JsonView& doc) {
+  doc.expect_object(kGraphKeys);
+  const std::string name = doc.at("name").as_string();
+  if (name.empty()) doc.at("name").fail("a non-empty name");
+  std::vector<Node> nodes;
+  std::unordered_map<std::string, std::size_t> ids;
+  const auto node_views = doc.at("nodes").items();
+  for (const auto& nv : node_views) {
+    nv.expect_object(kNodeKeys);
+    Node node;
+    node.id = nv.at("id").as_string();
+    if (node.id.empty()) nv.at("id").fail("a non-empty id");
+    if (ids.count(node.id)) nv.at("id").fail("an id not used by another node");
+    const std::string kind = nv.at("kind").as_string();
+    auto k = node_kind_from_string(kind);
+    if (!k) nv.at("kind").fail("one of " + join(node_kind_names()) + did_you_mean(kind, node_kind_names()));
+    node.kind = *k;
+    ids[node.id] = nodes.size();
+    nodes.push_back(node);
+  }
+  std::vector<std::string> all_ids;
+  for (const auto& n : nodes) all_ids.push_back(n.id);
+  std::vector<Link> links;
+  for (const auto& lv : doc.at("links").items()) {
+    lv.expect_object(kLinkKeys);
+    Link link;
+    for (const char* end : {"a", "b"}) {
+      const auto ev = lv.at(end);
+      const std::string id = ev.as_string();
+      auto it = ids.find(id);
+      if (it == ids.end()) ev.fail("the id of a node listed in \"nodes\"" + did_you_mean(id, all_ids));
+      (end[0] == 'a' ? link.a : link.b) = it->second;
+    }
+    if (link.a == link.b) lv.at("b").fail("a node other than \"a\" (a link joins two nodes)");
+    link.bandwidth_Bps = GBps_to_Bps(lv.at("bandwidth_GBps").as_positive());
+    link.latency_s = us_to_s(lv.at("latency_us").as_non_negative());
+    if (auto d = lv.get("duplex")) {
+      const std::string duplex = d->as_string();
+      if (duplex != "full" && duplex != "half") d->fail("\"full\" or \"half\"");
+      link.full_duplex = duplex == "full";
+    }
+    if (auto l = lv.get("label")) link.label = l->as_string();
+    links.push_back(link);
+  }
+  Topology t(name, std::move(nodes), std::move(links), doc.source());
+  if (auto d = doc.get("description")) t.set_description(d->as_string());
+  return t;
+}
+
+}  // namespace
+
+LoadedTopology load_topology(const JsonView& doc, const InferenceOptions& options) {
+  if (!doc.value().is_object()) doc.fail("a topology object (graph form with \"nodes\" and \"links\", or matrix form with \"gpus\" and \"bandwidth_GBps\")");
+  const bool graph = doc.value().contains("nodes") || doc.value().contains("links");
+  const bool matrix = doc.value().contains("gpus") || doc.value().contains("bandwidth_GBps");
+  if (graph && matrix) {
+    doc.fail_message("mixes the graph form (\"nodes\", \"links\") and the matrix form (\"gpus\", \"bandwidth_GBps\"); expected one of them");
+  }
+  if (graph) return LoadedTopology{graph_from_json(doc), std::nullopt};
+  if (matrix) {
+    MatrixForm form = matrix_form_from_json(doc);
+    auto inferred = infer_topology(form, options);
+    return LoadedTopology{std::move(inferred.topology), std::move(inferred.report)};
+  }
+  doc.fail_message("is neither a graph-form topology (keys \"nodes\" and \"links\") nor a matrix-form one (keys \"gpus\" and \"bandwidth_GBps\")");
+}
+
+LoadedTopology load_topology_file(const std::string& path, const InferenceOptions& options) {
+  return load_topology(JsonView::load_file(path), options);
+}
+
+json topology_to_graph_json(const Topology& t) {
+  json out = json::object();
+  out["name"] = t.name();
+  if (!t.description().empty()) out["description"] = t.description();
+  json nodes = json::array();
+  for (const auto& n : t.nodes()) nodes.push_back({{"id", n.id}, {"kind", to_string(n.kind)}});
+  json links = json::array();
+  for (const auto& l : t.links()) {
+    json link = {{"a", t.node(l.a).id},
+                 {"b", t.node(l.b).id},
+                 {"bandwidth_GBps", Bps_to_GBps(l.bandwidth_Bps)},
+                 {"latency_us", s_to_us(l.latency_s)},
+                 {"duplex", l.full_duplex ? "full" : "half"}};
+    if (!l.label.empty()) link["label"] = l.label;
+    links.push_back(link);
+  }
+  out["nodes"] = nodes;
+  out["links"] = links;
+  return out;
+}
+
+}  // namespace gradsync::models

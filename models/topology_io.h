@@ -1,0 +1,27 @@
+// Reading and writing topology files. One loader takes either form:
+//   graph form  — {"name", "nodes": [...], "links": [...]}
+//   matrix form — {"name", "gpus": [...], "bandwidth_GBps": [[...]], ...} (see matrix_form.h),
+//                 turned into a graph by matrix_inference.h.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "models/json_input.h"
+#include "models/matrix_inference.h"
+#include "models/topology.h"
+
+namespace gradsync::models {
+
+struct LoadedTopology {
+  Topology topology;
+  std::optional<InferenceReport> inference;  // set when the file was in matrix form
+};
+
+LoadedTopology load_topology(const JsonView& doc, const InferenceOptions& options = {});
+LoadedTopology load_topology_file(const std::string& path, const InferenceOptions& options = {});
+
+// Graph form of any topology (an inferred one included).
+json topology_to_graph_json(const Topology& topology);
+
+}  // namespace gradsync::models

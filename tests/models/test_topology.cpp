@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+
+#include "models/error.h"
+#include "models/json_input.h"
+#include "models/topology_io.h"
+#include "models/units.h"
+
+using namespace gradsync::models;
+
+namespace {
+
+LoadedTopology load(const std::string& text) { return load_topology(JsonView::parse(text, "test.json")); }
+
+std::string error_of(const std::string& text) {
+  try {
+    load(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kTwoSwitch = R"({
+  "name": "two-switch",
+  "nodes": [ {"id": "gpu0", "kind": "gpu"}, {"id": "gpu1", "kind": "gpu"},
+             {"id": "gpu2", "kind": "gpu"}, {"id": "gpu3", "kind": "gpu"},
+             {"id": "sw0", "kind": "pcie_switch"}, {"id": "sw1", "kind": "pcie_switch"},
+             {"id": "rc0", "kind": "root_complex"}, {"id": "host0", "kind": "host_memory"} ],
+  "links": [ {"a": "gpu0", "b": "sw0", "bandwidth_GBps": 5.96, "latency_us": 1.0},
+             {"a": "gpu1", "b": "sw0", "bandwidth_GBps": 5.96, "latency_us": 1.0},
+             {"a": "gpu2", "b": "sw1", "bandwidth_GBps": 5.96, "latency_us": 1.0},
+             {"a": "gpu3", "b": "sw1", "bandwidth_GBps": 5.96, "latency_us": 1.0},
+             {"a": "sw0", "b": "rc0", "bandwidth_GBps": 4.46, "latency_us": 1.5},
+             {"a": "sw1", "b": "rc0", "bandwidth_GBps": 4.46, "latency_us": 1.5, "duplex": "half"},
+             {"a": "rc0", "b": "host0", "bandwidth_GBps": 12.0, "latency_us": 0.5} ] })";
+
+}  // namespace
+
+TEST(Topology, RoutesThroughTheTree) {
+  auto t = load(kTwoSwitch).topology;
+  const auto g0 = *t.find("gpu0"), g1 = *t.find("gpu1"), g2 = *t.find("gpu2");
+  EXPECT_EQ(t.route(g0, g1).size(), 2u);
+  EXPECT_EQ(t.route(g0, g2).size(), 4u);
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(g0, g1), GBps_to_Bps(5.96));
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(g0, g2), GBps_to_Bps(4.46));
+  EXPECT_DOUBLE_EQ(t.latency_s(g0, g2), us_to_s(1.0 + 1.5 + 1.5 + 1.0));
+  EXPECT_TRUE(t.route(g0, g0).empty());
+  // Directions: gpu0 -> gpu2 goes up sw0 (a->b forward) and down sw1 (b->a).
+  const auto& r = t.route(g0, g2);
+  EXPECT_TRUE(r.front().forward);
+  EXPECT_FALSE(r.back().forward);
+  EXPECT_FALSE(t.links()[5].full_duplex);
+  EXPECT_EQ(t.gpus().size(), 4u);
+  EXPECT_EQ(t.host_memories().size(), 1u);
+}
+
+TEST(Topology, GpusDoNotForwardTraffic) {
+  // gpu0-gpu1 and gpu1-gpu2 by NVLink, everything also on one PCIe switch: gpu0 -> gpu2 must
+  // take PCIe, not relay through gpu1.
+  auto t = load(R"({"name": "nv", "nodes": [{"id": "gpu0", "kind": "gpu"}, {"id": "gpu1", "kind": "gpu"},
+      {"id": "gpu2", "kind": "gpu"}, {"id": "sw", "kind": "pcie_switch"}],
+    "links": [{"a": "gpu0", "b": "gpu1", "bandwidth_GBps": 50, "latency_us": 0.5},
+              {"a": "gpu1", "b": "gpu2", "bandwidth_GBps": 50, "latency_us": 0.5},
+              {"a": "gpu0", "b": "sw", "bandwidth_GBps": 10, "latency_us": 1},
+              {"a": "gpu1", "b": "sw", "bandwidth_GBps": 10, "latency_us": 1},
+              {"a": "gpu2", "b": "sw", "bandwidth_GBps": 10, "latency_us": 1}]})")
+               .topology;
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(0, 1), GBps_to_Bps(50));
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(0, 2), GBps_to_Bps(10));
+  EXPECT_EQ(t.route(0, 2).size(), 2u);
+}
+
+TEST(Topology, BadInputNamesFileAndPlace) {
+  EXPECT_EQ(error_of(R"({"name": "x", "nodes": [{"id": "gpu0", "kind": "gpu"}, {"id": "sw", "kind": "pcie_switch"}],
+      "links": [{"a": "gpu0", "b": "sw", "bandwidth_GBps": -1, "latency_us": 1}]})"),
+            "test.json: /links/0/bandwidth_GBps: got -1; expected a number greater than 0");
+  EXPECT_EQ(error_of(R"({"name": "x", "nodes": [{"id": "gpu0", "kind": "gpu"}],
+      "links": [], "bandwith": 3})"),
+            "test.json: /bandwith: unknown key 'bandwith'; valid keys here: name, description, nodes, links");
+  EXPECT_EQ(error_of(R"({"name": "x", "nodes": [{"id": "gpu0", "kind": "gpu"}, {"id": "sw", "kind": "pcie_switch"}],
+      "links": [{"a": "gpu0", "b": "sw", "bandwidth_GBps": 1, "latency_us": 1, "duplx": "full"}]})"),
+            "test.json: /links/0/duplx: unknown key 'duplx' (did you mean 'duplex'?); valid keys here: a, b, "
+            "bandwidth_GBps, latency_us, duplex, label");
+  EXPECT_EQ(error_of(R"({"name": "x", "nodes": [{"id": "gpu0", "kind": "gpu"}, {"id": "sw", "kind": "pcie_swich"}],
+      "links": []})"),
+            "test.json: /nodes/1/kind: got \"pcie_swich\"; expected one of gpu, host_memory, cpu_socket, nic, "
+            "pcie_switch, root_complex, nvswitch, net_switch (did you mean 'pcie_switch'?)");
+  EXPECT_EQ(error_of(R"({"name": "x", "nodes": [{"id": "gpu0", "kind": "gpu"}, {"id": "gpu1", "kind": "gpu"}],
+      "links": []})"),
+            "test.json: the graph is disconnected: gpu1 cannot reach \"gpu0\"; expected every node to be linked");
+  EXPECT_EQ(error_of(R"({"name": "x", "nodes": [{"id": "gpu0", "kind": "gpu"}, {"id": "gpu1", "kind": "gpu"},
+      {"id": "gpu2", "kind": "gpu"}], "links": [{"a": "gpu0", "b": "gpu1", "bandwidth_GBps": 1, "latency_us": 1},
+      {"a": "gpu1", "b": "gpu2", "bandwidth_GBps": 1, "latency_us": 1}]})"),
+            "test.json: no route from \"gpu0\" to \"gpu2\" that crosses only switches, root complexes, CPU sockets or "
+            "NICs (GPUs and host memory do not forward traffic); expected a path between them");
+  EXPECT_EQ(error_of("{\"name\": \"x\",\n \"nodes\": [}"),
+            "test.json:2:12: not valid JSON (syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal)");
+}
