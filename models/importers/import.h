@@ -1,0 +1,49 @@
+// Importers for the text output of real measurement tools -> MatrixForm.
+//
+// Supported tools (one text may hold several, e.g. a pasted log with shell prompts, code
+// fences and other tools' output in between, which is ignored):
+//   - CUDA samples p2pBandwidthLatencyTest: every bandwidth and latency matrix, both the
+//     P2P=Enabled and P2P=Disabled variants, and the P2P Connectivity Matrix;
+//   - NVIDIA nvbandwidth: device-to-device (uni- and bidirectional) bandwidth, device-to-device
+//     latency, host<->device bandwidth and local copies;
+//   - nvidia-smi topo -m (connection classes) and nvidia-smi topo -p2p <r|w|p> (peer support).
+//
+// The tools found are merged: they must agree on the GPU count; bandwidth comes from
+// p2pBandwidthLatencyTest when present, else from nvbandwidth, and whatever the main tool
+// lacks (host figures, latency, ...) is filled from the other. Figures not used for the
+// main matrices are kept in MatrixForm::other_measurements. Every decision is listed in
+// ImportResult::notes. Bad input throws InputError naming the file, the line, the bad token
+// and what was expected.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/error.h"  // InputError, thrown for bad input
+#include "models/matrix_form.h"
+
+namespace gradsync::models {
+
+struct ImportOptions {
+  std::string name;          // topology name; default: derived from the file name
+  bool p2p_enabled = true;   // p2pBandwidthLatencyTest: use the P2P=Enabled matrices as the main ones (else Disabled)
+};
+
+struct ImportResult {
+  MatrixForm form;
+  std::vector<std::string> tools_found;  // e.g. {"nvidia-smi topo -m", "p2pBandwidthLatencyTest"}
+  std::vector<std::string> notes;        // what was used, what was ignored, assumptions
+};
+
+// Detects every supported tool output inside `text` and merges them. `source_name` names
+// the text in messages and gives the default topology name (its file stem).
+ImportResult import_tool_output(const std::string& text, const std::string& source_name, const ImportOptions& options = {});
+
+// Reads several files (e.g. topo.txt and p2p.txt of one machine) and merges what they hold.
+// A missing file is an InputError "<path>: no such file".
+ImportResult import_tool_files(const std::vector<std::string>& paths, const ImportOptions& options = {});
+
+// The tools import_tool_output recognises, for help texts.
+const std::vector<std::string>& supported_tools();
+
+}  // namespace gradsync::models

@@ -1,0 +1,539 @@
+// Importers for real tool outputs (p2pBandwidthLatencyTest, nvbandwidth, nvidia-smi topo)
+// -> MatrixForm. Fixtures in tests/fixtures/ are written in the tools' exact formats for a
+// 4-GPU machine (gpu0,1 | gpu2,3 behind two PCIe switches) and an 8-GPU machine (0-3 | 4-7).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "models/error.h"
+#include "models/importers/import.h"
+#include "models/json_input.h"
+#include "models/matrix_inference.h"
+#include "models/units.h"
+
+using namespace gradsync::models;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(GRADSYNC_TEST_FIXTURES) + "/" + name; }
+
+const std::string kP2p4 = fixture("p2p-4gpu-2switch.txt");
+const std::string kNvb4 = fixture("nvbandwidth-4gpu-2switch.txt");
+const std::string kTopo4 = fixture("topo-4gpu-2switch.txt");
+const std::string kP2p8 = fixture("p2p-8gpu-2switch.txt");
+const std::string kNvb8 = fixture("nvbandwidth-8gpu-2switch.txt");
+const std::string kTopo8 = fixture("topo-8gpu-2switch.txt");
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// GB/s of a measured pair (fails the test when the pair is empty).
+double GBps(const PairMatrix& m, std::size_t i, std::size_t j) {
+  EXPECT_TRUE(m.at(i, j).has_value()) << "pair " << i << " -> " << j;
+  return m.at(i, j) ? Bps_to_GBps(*m.at(i, j)) : -1;
+}
+double us(const PairMatrix& m, std::size_t i, std::size_t j) {
+  EXPECT_TRUE(m.at(i, j).has_value()) << "pair " << i << " -> " << j;
+  return m.at(i, j) ? s_to_us(*m.at(i, j)) : -1;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+bool any_note_contains(const ImportResult& r, const std::string& part) {
+  return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+// The switch (or other node) a GPU hangs off in an inferred topology.
+std::string parent_of(const Topology& t, const std::string& gpu) {
+  const std::size_t g = *t.find(gpu);
+  for (const auto& l : t.links()) {
+    if (l.a == g) return t.node(l.b).id;
+    if (l.b == g) return t.node(l.a).id;
+  }
+  return "";
+}
+
+void expect_all_explained(const MatrixForm& form, const std::string& what) {
+  const auto inferred = infer_topology(form);
+  const std::size_t n = form.size();
+  std::size_t expected_pairs = n * (n - 1);
+  if (form.host_to_device_Bps) expected_pairs += n;
+  if (form.device_to_host_Bps) expected_pairs += n;
+  EXPECT_EQ(inferred.report.pairs.size(), expected_pairs) << what;
+  EXPECT_EQ(inferred.report.unexplained_count(), 0u) << what << "\n" << inferred.report.text();
+  EXPECT_LE(inferred.report.max_abs_error(), 0.02) << what;
+}
+
+// Groups the inference must find: gpus in one list share a parent, gpus of different lists do not.
+void expect_groups(const MatrixForm& form, const std::vector<std::vector<std::string>>& groups, const std::string& what) {
+  const auto inferred = infer_topology(form);
+  const Topology& t = inferred.topology;
+  for (std::size_t a = 0; a < groups.size(); ++a) {
+    for (const auto& g : groups[a]) {
+      EXPECT_EQ(parent_of(t, g), parent_of(t, groups[a].front())) << what << ": " << g << " and " << groups[a].front();
+    }
+    for (std::size_t b = a + 1; b < groups.size(); ++b) {
+      EXPECT_NE(parent_of(t, groups[a].front()), parent_of(t, groups[b].front()))
+          << what << ": " << groups[a].front() << " and " << groups[b].front();
+    }
+  }
+}
+
+const std::vector<std::vector<std::string>> kGroups4 = {{"gpu0", "gpu1"}, {"gpu2", "gpu3"}};
+const std::vector<std::vector<std::string>> kGroups8 = {{"gpu0", "gpu1", "gpu2", "gpu3"}, {"gpu4", "gpu5", "gpu6", "gpu7"}};
+
+// A 2-GPU p2pBandwidthLatencyTest excerpt whose Enabled table rows are given (lines 6 and 7).
+std::string p2p_text(const std::string& row0, const std::string& row1, const std::string& header = "   D\\D     0      1 ") {
+  return "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n"                                       // 1
+         "Device: 0, NVIDIA GeForce RTX 2080 Ti, pciBusID: b4, pciDeviceID: 0, pciDomainID:0\n"  // 2
+         "Device: 1, NVIDIA GeForce RTX 2080 Ti, pciBusID: b5, pciDeviceID: 0, pciDomainID:0\n"  // 3
+         "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n"                      // 4
+         + header + "\n"                                                                           // 5
+         + row0 + "\n" + row1 + "\n";                                                              // 6, 7
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// p2pBandwidthLatencyTest
+
+TEST(ImportP2pTest, ReadsEveryMatrixOfTheFourGpuOutput) {
+  const auto r = import_tool_files({kP2p4});
+  const auto& f = r.form;
+  EXPECT_EQ(r.tools_found, std::vector<std::string>{"p2pBandwidthLatencyTest"});
+  EXPECT_EQ(f.gpus, (std::vector<std::string>{"gpu0", "gpu1", "gpu2", "gpu3"}));
+  EXPECT_EQ(f.name, "p2p-4gpu-2switch");
+  EXPECT_EQ(f.source, "p2pBandwidthLatencyTest from " + kP2p4);
+  EXPECT_EQ(f.description.rfind("4 x NVIDIA TITAN Xp", 0), 0u) << f.description;
+
+  // Unidirectional P2P=Enabled (P2P Writes): row = sender.
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 1), 12.41);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 1, 0), 12.40);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 2), 9.28);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 2, 0), 9.24);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 3, 2), 12.43);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 3, 1), 9.23);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_FALSE(f.bandwidth_Bps.at(i, i).has_value());
+  // The diagonal (local copies) went to device_local.
+  ASSERT_TRUE(f.device_local_Bps);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[0]), 424.05);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[3]), 420.08);
+
+  // Bidirectional P2P=Enabled.
+  ASSERT_TRUE(f.bidirectional_Bps);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 0, 1), 23.88);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 1, 0), 23.77);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 3, 0), 17.32);
+  EXPECT_FALSE(f.bidirectional_Bps->at(2, 2).has_value());
+
+  // P2P=Enabled latency: GPU and CPU tables.
+  ASSERT_TRUE(f.latency_s);
+  ASSERT_TRUE(f.cpu_latency_s);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 0, 1), 1.82);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 2, 0), 2.67);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 3, 2), 1.80);
+  EXPECT_DOUBLE_EQ(us(*f.cpu_latency_s, 0, 1), 2.83);
+  EXPECT_DOUBLE_EQ(us(*f.cpu_latency_s, 3, 1), 3.30);
+
+  // Every P2P=Disabled table in other_measurements.
+  ASSERT_EQ(f.other_measurements.count("p2p_disabled"), 1u);
+  const auto& d = f.other_measurements.at("p2p_disabled");
+  ASSERT_TRUE(d.bandwidth_Bps && d.bidirectional_Bps && d.latency_s && d.cpu_latency_s);
+  EXPECT_DOUBLE_EQ(GBps(*d.bandwidth_Bps, 0, 1), 10.12);
+  EXPECT_DOUBLE_EQ(GBps(*d.bandwidth_Bps, 2, 0), 9.59);
+  EXPECT_DOUBLE_EQ(GBps(*d.bidirectional_Bps, 0, 1), 18.59);
+  EXPECT_DOUBLE_EQ(GBps(*d.bidirectional_Bps, 2, 0), 17.90);
+  EXPECT_DOUBLE_EQ(us(*d.latency_s, 0, 1), 12.52);
+  EXPECT_DOUBLE_EQ(us(*d.latency_s, 3, 0), 14.60);
+  EXPECT_DOUBLE_EQ(us(*d.cpu_latency_s, 3, 0), 10.36);
+  EXPECT_EQ(f.other_measurements.size(), 1u);
+
+  // P2P Connectivity Matrix: all 1.
+  ASSERT_TRUE(f.p2p_supported);
+  for (const auto& row : *f.p2p_supported) {
+    for (bool b : row) EXPECT_TRUE(b);
+  }
+  EXPECT_FALSE(f.topo_classes);
+  EXPECT_FALSE(f.host_to_device_Bps);
+  EXPECT_TRUE(any_note_contains(r, "other_measurements.p2p_disabled"));
+}
+
+TEST(ImportP2pTest, DisabledVariantOnRequest) {
+  ImportOptions options;
+  options.p2p_enabled = false;
+  options.name = "titanxp";
+  const auto r = import_tool_files({kP2p4}, options);
+  const auto& f = r.form;
+  EXPECT_EQ(f.name, "titanxp");
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 1), 10.12);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 2, 0), 9.59);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 0, 1), 12.52);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[0]), 419.49);
+  ASSERT_EQ(f.other_measurements.count("p2p_enabled"), 1u);
+  EXPECT_DOUBLE_EQ(GBps(*f.other_measurements.at("p2p_enabled").bandwidth_Bps, 0, 1), 12.41);
+  EXPECT_DOUBLE_EQ(us(*f.other_measurements.at("p2p_enabled").cpu_latency_s, 0, 1), 2.83);
+}
+
+TEST(ImportP2pTest, EightGpuOutput) {
+  const auto f = import_tool_files({kP2p8}).form;
+  ASSERT_EQ(f.size(), 8u);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 2), 11.66);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 2, 0), 11.60);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 7), 8.73);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 7, 6), 11.62);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 4, 3), 16.17);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 4, 2), 2.71);
+  EXPECT_DOUBLE_EQ(us(*f.cpu_latency_s, 7, 6), 2.88);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[7]), 747.63);
+  EXPECT_DOUBLE_EQ(GBps(*f.other_measurements.at("p2p_disabled").bandwidth_Bps, 5, 7), 9.50);
+}
+
+TEST(ImportP2pTest, ToleratesCrLfPromptsFencesAndOtherTools) {
+  const std::string plain = read_text(kP2p4);
+  std::string wrapped = "# notes from the lab\r\n```bash\r\nuser@box:~/p2pBandwidthLatencyTest$ ./p2pBandwidthLatencyTest\r\n";
+  for (char c : plain) {
+    if (c == '\n') wrapped += "\r";
+    wrapped += c;
+  }
+  wrapped += "```\r\n\r\n[CUDA Bandwidth Test] - Starting...\r\nRunning on...\r\n";
+  // Tabs instead of spaces inside the tables.
+  std::string tabbed;
+  for (std::size_t i = 0; i < wrapped.size(); ++i) {
+    if (wrapped.compare(i, 3, "   ") == 0) {
+      tabbed += '\t';
+      i += 2;
+    } else {
+      tabbed += wrapped[i];
+    }
+  }
+  const auto a = import_tool_output(plain, "plain.txt");
+  const auto b = import_tool_output(tabbed, "wrapped.txt");
+  EXPECT_EQ(b.form.name, "wrapped");
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      EXPECT_EQ(a.form.bandwidth_Bps.at(i, j), b.form.bandwidth_Bps.at(i, j));
+      EXPECT_EQ(a.form.cpu_latency_s->at(i, j), b.form.cpu_latency_s->at(i, j));
+    }
+  }
+  EXPECT_TRUE(any_note_contains(b, "bandwidthTest output (line"));
+}
+
+// ---------------------------------------------------------------------------------------
+// nvbandwidth
+
+TEST(ImportNvbandwidth, FourGpuWriteTestKeepsRowAsSender) {
+  const auto r = import_tool_files({kNvb4});
+  const auto& f = r.form;
+  EXPECT_EQ(r.tools_found, std::vector<std::string>{"nvbandwidth"});
+  ASSERT_EQ(f.size(), 4u);
+  // device_to_device_memcpy_write_ce ("GPU(row) <- GPU(column)" but a copy row -> column).
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 1), 12.66);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 1, 0), 12.58);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 3), 9.43);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 3, 1), 9.39);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 2, 3), 12.66);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 3, 2), 12.58);
+  EXPECT_TRUE(any_note_contains(r, "device_to_device_memcpy_read_ce not used"));
+  // Bidirectional: the Total table of device_to_device_bidirectional_memcpy_write_ce.
+  ASSERT_TRUE(f.bidirectional_Bps);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 0, 1), 24.10);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 3, 0), 17.73);
+  // device_to_device_latency_sm, ns -> s.
+  ASSERT_TRUE(f.latency_s);
+  EXPECT_NEAR(us(*f.latency_s, 0, 1), 1.38164, 1e-9);
+  EXPECT_NEAR(us(*f.latency_s, 3, 2), 1.34391, 1e-9);
+  EXPECT_FALSE(f.cpu_latency_s);
+  // Host <-> device and local copies: one row, one column per GPU.
+  ASSERT_TRUE(f.host_to_device_Bps && f.device_to_host_Bps && f.device_local_Bps);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.host_to_device_Bps)[2]), 9.19);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_to_host_Bps)[3]), 9.16);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[1]), 396.49);
+  // Other test cases are reported as ignored.
+  EXPECT_TRUE(any_note_contains(r, "host_to_device_bidirectional_memcpy_ce"));
+  EXPECT_TRUE(any_note_contains(r, "host_device_latency_sm"));
+  EXPECT_FALSE(f.p2p_supported);
+  EXPECT_TRUE(f.other_measurements.empty());
+}
+
+TEST(ImportNvbandwidth, EightGpuReadTestIsTransposed) {
+  const auto r = import_tool_files({kNvb8});
+  const auto& f = r.form;
+  ASSERT_EQ(f.size(), 8u);
+  // device_to_device_memcpy_read_ce: entry [row][column] is a copy column -> row.
+  // File row 0: "N/A 11.76 ... 8.84"; row 1 column 0: 11.72; row 4 column 0: 8.80.
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 1, 0), 11.76);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 1), 11.72);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 4, 0), 8.84);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 4), 8.80);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 7, 3), 8.79);  // file row 3, column 7
+  EXPECT_TRUE(any_note_contains(r, "transposed"));
+  // Bidirectional from the read test's Total table, kept as printed.
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 0, 1), 22.56);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 4, 3), 16.36);
+  EXPECT_NEAR(us(*f.latency_s, 7, 1), 2.04294, 1e-9);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.host_to_device_Bps)[1]), 8.64);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_to_host_Bps)[4]), 8.69);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[5]), 754.50);
+}
+
+TEST(ImportNvbandwidth, WaivedWriteTestFallsBackToRead) {
+  const std::string text =
+      "nvbandwidth Version: v0.8\n"
+      "Built from Git version: v0.8\n"
+      "\n"
+      "Waiving device_to_device_memcpy_write_ce.\n"
+      "Running device_to_device_memcpy_read_ce.\n"
+      "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n"
+      "           0         1\n"
+      " 0       N/A     26.34\n"
+      " 1     25.10       N/A\n"
+      "\n"
+      "SUM device_to_device_memcpy_read_ce 51.44\n";
+  const auto r = import_tool_output(text, "nvb.txt");
+  EXPECT_DOUBLE_EQ(GBps(r.form.bandwidth_Bps, 1, 0), 26.34);
+  EXPECT_DOUBLE_EQ(GBps(r.form.bandwidth_Bps, 0, 1), 25.10);
+  EXPECT_TRUE(any_note_contains(r, "waived by the tool (no result): device_to_device_memcpy_write_ce"));
+}
+
+// ---------------------------------------------------------------------------------------
+// nvidia-smi topo, and tools merged
+
+TEST(ImportSmiTopo, TopoAndP2pTogetherGiveClassesAndBandwidths) {
+  const auto r = import_tool_files({kTopo4, kP2p4});
+  const auto& f = r.form;
+  EXPECT_EQ(r.tools_found, (std::vector<std::string>{"nvidia-smi topo -m", "p2pBandwidthLatencyTest"}));
+  EXPECT_EQ(f.name, "4gpu-2switch");
+  EXPECT_EQ(f.source, "nvidia-smi topo -m from " + kTopo4 + " + p2pBandwidthLatencyTest from " + kP2p4);
+  ASSERT_TRUE(f.topo_classes);
+  const auto& c = *f.topo_classes;
+  EXPECT_EQ(c[0][0], "X");
+  EXPECT_EQ(c[0][1], "PIX");
+  EXPECT_EQ(c[2][3], "PIX");
+  EXPECT_EQ(c[0][2], "PHB");
+  EXPECT_EQ(c[3][1], "PHB");
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 1), 12.41);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 2), 9.28);
+  expect_all_explained(f, "topo + p2p 4gpu");
+  expect_groups(f, kGroups4, "topo + p2p 4gpu");
+}
+
+TEST(ImportSmiTopo, EightGpuTopoWithNicAndP2pStatusPlusNvbandwidth) {
+  const auto r = import_tool_files({kTopo8, kNvb8});
+  const auto& f = r.form;
+  EXPECT_TRUE(contains(r.tools_found, "nvidia-smi topo -m"));
+  EXPECT_TRUE(contains(r.tools_found, "nvidia-smi topo -p2p p"));
+  EXPECT_TRUE(contains(r.tools_found, "nvbandwidth"));
+  ASSERT_TRUE(f.topo_classes);
+  ASSERT_EQ(f.topo_classes->size(), 8u);  // the NIC row is not a GPU
+  EXPECT_EQ((*f.topo_classes)[0][3], "PIX");
+  EXPECT_EQ((*f.topo_classes)[0][4], "NODE");
+  EXPECT_EQ((*f.topo_classes)[7][3], "NODE");
+  EXPECT_EQ((*f.topo_classes)[6][5], "PIX");
+  EXPECT_EQ((*f.topo_classes)[5][5], "X");
+  // p2p_supported from "nvidia-smi topo -p2p p" (all OK).
+  ASSERT_TRUE(f.p2p_supported);
+  for (const auto& row : *f.p2p_supported) {
+    for (bool b : row) EXPECT_TRUE(b);
+  }
+  EXPECT_TRUE(any_note_contains(r, "NIC0"));
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 1, 0), 11.76);
+}
+
+TEST(ImportMerged, AllThreeToolsOfOneMachine) {
+  const auto r = import_tool_files({kTopo4, kP2p4, kNvb4});
+  const auto& f = r.form;
+  EXPECT_EQ(r.tools_found.size(), 3u);
+  // p2pBandwidthLatencyTest gives the main matrices; nvbandwidth what the p2p test lacks.
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 1), 12.41);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 0, 1), 1.82);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.host_to_device_Bps)[2]), 9.19);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[0]), 424.05);
+  ASSERT_EQ(f.other_measurements.count("nvbandwidth"), 1u);
+  const auto& nv = f.other_measurements.at("nvbandwidth");
+  EXPECT_DOUBLE_EQ(GBps(*nv.bandwidth_Bps, 0, 1), 12.66);
+  EXPECT_DOUBLE_EQ(GBps(*nv.bidirectional_Bps, 0, 1), 24.10);
+  EXPECT_EQ(f.other_measurements.count("p2p_disabled"), 1u);
+  EXPECT_EQ((*f.topo_classes)[1][2], "PHB");
+  EXPECT_TRUE(any_note_contains(r, "host_to_device_GBps comes from nvbandwidth"));
+  // The result is a valid matrix-form document.
+  const MatrixForm back = matrix_form_from_json(JsonView::wrap(matrix_form_to_json(f), "roundtrip"));
+  EXPECT_EQ(back.bandwidth_Bps.at(2, 3), f.bandwidth_Bps.at(2, 3));
+  EXPECT_EQ(back.topo_classes, f.topo_classes);
+}
+
+TEST(ImportMerged, InferenceExplainsEveryFixtureImportAndFindsTheSwitches) {
+  const std::vector<std::pair<std::vector<std::string>, int>> cases = {
+      {{kP2p4}, 4},         {{kNvb4}, 4},         {{kTopo4, kP2p4}, 4}, {{kTopo4, kNvb4}, 4}, {{kTopo4, kP2p4, kNvb4}, 4},
+      {{kP2p8}, 8},         {{kNvb8}, 8},         {{kTopo8, kP2p8}, 8}, {{kTopo8, kNvb8}, 8}, {{kTopo8, kP2p8, kNvb8}, 8},
+  };
+  for (const auto& [files, gpus] : cases) {
+    std::string what;
+    for (const auto& f : files) what += std::filesystem::path(f).filename().string() + " ";
+    const auto r = import_tool_files(files);
+    ASSERT_EQ(r.form.size(), static_cast<std::size_t>(gpus)) << what;
+    expect_all_explained(r.form, what);
+    expect_groups(r.form, gpus == 4 ? kGroups4 : kGroups8, what);
+  }
+  // The P2P=Disabled variant has the same two-switch shape.
+  ImportOptions disabled;
+  disabled.p2p_enabled = false;
+  expect_all_explained(import_tool_files({kP2p8}, disabled).form, "p2p-8gpu disabled");
+}
+
+// ---------------------------------------------------------------------------------------
+// The published RTX 2080 Ti output (read in place; skipped when the shared data is absent)
+
+TEST(ImportPublished, Rtx2080Ti2GpuPix) {
+  const std::string dir = std::string(GRADSYNC_SHARED_DATA) + "/published";
+  const std::string path = dir + "/rtx2080ti-2gpu-pix.txt";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "published data not present: " << path;
+  const auto r = import_tool_files({path});
+  const auto& f = r.form;
+  EXPECT_TRUE(contains(r.tools_found, "nvidia-smi topo -m"));
+  EXPECT_TRUE(contains(r.tools_found, "p2pBandwidthLatencyTest"));
+  EXPECT_EQ(f.name, "rtx2080ti-2gpu-pix");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 0, 1), 5.72);
+  EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 1, 0), 5.72);
+  const auto& d = f.other_measurements.at("p2p_disabled");
+  EXPECT_DOUBLE_EQ(GBps(*d.bandwidth_Bps, 0, 1), 5.71);
+  EXPECT_DOUBLE_EQ(GBps(*d.bandwidth_Bps, 1, 0), 5.70);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 0, 1), 6.10);
+  EXPECT_DOUBLE_EQ(GBps(*f.bidirectional_Bps, 1, 0), 6.10);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 0, 1), 14.99);
+  EXPECT_DOUBLE_EQ(us(*f.latency_s, 1, 0), 13.63);
+  EXPECT_DOUBLE_EQ(us(*f.cpu_latency_s, 0, 1), 10.34);
+  EXPECT_DOUBLE_EQ(us(*d.latency_s, 1, 0), 13.95);
+  ASSERT_TRUE(f.topo_classes);
+  EXPECT_EQ((*f.topo_classes)[0][1], "PIX");
+  EXPECT_EQ((*f.topo_classes)[1][0], "PIX");
+  ASSERT_TRUE(f.p2p_supported);
+  EXPECT_FALSE((*f.p2p_supported)[0][1]);
+  EXPECT_FALSE((*f.p2p_supported)[1][0]);
+  ASSERT_TRUE(f.device_local_Bps);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[0]), 538.62);
+  EXPECT_DOUBLE_EQ(Bps_to_GBps((*f.device_local_Bps)[1]), 532.54);
+  EXPECT_TRUE(any_note_contains(r, "nccl-tests"));
+  EXPECT_TRUE(any_note_contains(r, "no peer access between gpu0-gpu1"));
+  expect_all_explained(f, "published rtx2080ti");
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+TEST(ImportErrors, GpuCountMismatchNamesBothTools) {
+  const auto e = error_of([] { import_tool_files({kTopo4, kP2p8}); });
+  EXPECT_NE(e.find("nvidia-smi topo -m"), std::string::npos) << e;
+  EXPECT_NE(e.find("p2pBandwidthLatencyTest"), std::string::npos) << e;
+  EXPECT_NE(e.find("shows 4"), std::string::npos) << e;
+  EXPECT_NE(e.find("shows 8"), std::string::npos) << e;
+  EXPECT_NE(e.find(kTopo4 + ":"), std::string::npos) << e;
+  EXPECT_NE(e.find(kP2p8 + ":"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, TopoOnlyAsksForABandwidthMeasurement) {
+  EXPECT_EQ(error_of([] { import_tool_files({kTopo4}); }),
+            kTopo4 + ": holds \"nvidia-smi topo -m\" classes but no bandwidth measurement; expected also the output of "
+                     "p2pBandwidthLatencyTest or nvbandwidth (import them together: gradsync import topo.txt p2p.txt)");
+}
+
+TEST(ImportErrors, UnknownFormatListsTheSupportedTools) {
+  const auto e = error_of([] { import_tool_output("hello\nthis is not a tool output\n", "notes.txt"); });
+  EXPECT_EQ(e.rfind("notes.txt: no supported tool output found", 0), 0u) << e;
+  EXPECT_NE(e.find("p2pBandwidthLatencyTest"), std::string::npos) << e;
+  EXPECT_NE(e.find("nvbandwidth"), std::string::npos) << e;
+  EXPECT_NE(e.find("nvidia-smi topo -m"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, MissingFile) {
+  EXPECT_EQ(error_of([] { import_tool_files({kP2p4, "/nonexistent/p2p.txt"}); }), "/nonexistent/p2p.txt: no such file");
+}
+
+TEST(ImportErrors, MalformedP2pTables) {
+  // Sanity: the well-formed excerpt imports.
+  EXPECT_DOUBLE_EQ(GBps(import_tool_output(p2p_text("     0 538.62   5.72 ", "     1   5.72 532.54 "), "p2p.txt")
+                            .form.bandwidth_Bps,
+                        0, 1),
+                   5.72);
+  // Not a number.
+  EXPECT_EQ(error_of([] { import_tool_output(p2p_text("     0 538.62   5.72 ", "     1   5.7x 532.54 "), "p2p.txt"); }),
+            "p2p.txt:7: \"5.7x\" is not a number; expected a bandwidth in GB/s");
+  // Wrong number of values in a row.
+  auto e = error_of([] { import_tool_output(p2p_text("     0 538.62   5.72   1.00", "     1   5.72 532.54 "), "p2p.txt"); });
+  EXPECT_EQ(e.rfind("p2p.txt:6: ", 0), 0u) << e;
+  EXPECT_NE(e.find("has 3 values; expected 2"), std::string::npos) << e;
+  // Row labels out of order.
+  e = error_of([] { import_tool_output(p2p_text("     1 538.62   5.72 ", "     0   5.72 532.54 "), "p2p.txt"); });
+  EXPECT_EQ(e.rfind("p2p.txt:6: row label \"1\" is out of order", 0), 0u) << e;
+  // Cut short by the next table.
+  e = error_of([] {
+    import_tool_output(p2p_text("     0 538.62   5.72 ", "Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)"), "p2p.txt");
+  });
+  EXPECT_EQ(e.rfind("p2p.txt:7: ", 0), 0u) << e;
+  EXPECT_NE(e.find("after 1 of 2 rows"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"Bidirectional P2P=Enabled"), std::string::npos) << e;
+  // Cut short by the end of the text.
+  e = error_of([] {
+    import_tool_output(
+        "Device: 0, X, pciBusID: 1, pciDeviceID: 0, pciDomainID:0\nDevice: 1, X, pciBusID: 2, pciDeviceID: 0, "
+        "pciDomainID:0\nP2P=Enabled Latency (P2P Writes) Matrix (us)\n   GPU     0      1\n     0   1.32  14.99\n",
+        "lat.txt");
+  });
+  EXPECT_EQ(e.rfind("lat.txt:5: the file ends after 1 of 2 rows", 0), 0u) << e;
+  // A header with more columns than the Device lines list GPUs.
+  e = error_of([] {
+    import_tool_output(p2p_text("     0 538.62   5.72 ", "     1   5.72 532.54 ", "   D\\D     0      1      2"), "p2p.txt");
+  });
+  EXPECT_EQ(e.rfind("p2p.txt:5: ", 0), 0u) << e;
+  EXPECT_NE(e.find("lists 3 columns; expected 2"), std::string::npos) << e;
+}
+
+TEST(ImportErrors, MalformedNvbandwidthAndTopoTables) {
+  const std::string nvb =
+      "Running device_to_device_memcpy_write_ce.\n"          // 1
+      "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n"  // 2
+      "           0         1\n"                             // 3
+      " 0       N/A     12.6O\n"                             // 4
+      " 1     12.58       N/A\n";                            // 5
+  EXPECT_EQ(error_of([&] { import_tool_output(nvb, "nvb.txt"); }),
+            "nvb.txt:4: \"12.6O\" is not a number; expected a bandwidth in GB/s");
+
+  const std::string missing_pair =
+      "Running device_to_device_memcpy_write_ce.\n"
+      "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n"
+      "           0         1\n"
+      " 0       N/A     12.61\n"
+      " 1       N/A       N/A\n";
+  const auto e = error_of([&] { import_tool_output(missing_pair, "nvb.txt"); });
+  EXPECT_EQ(e.rfind("nvb.txt:5: \"N/A\" in row 1, column 0", 0), 0u) << e;
+
+  const std::string topo =
+      "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"  // 1
+      "GPU0\t X \tPIXX\t0-11\t0\t\tN/A\n"                         // 2
+      "GPU1\tPIX\t X \t0-11\t0\t\tN/A\n";                         // 3
+  const auto t = error_of([&] { import_tool_output(topo, "topo.txt"); });
+  EXPECT_EQ(t.rfind("topo.txt:2: \"PIXX\" is not an nvidia-smi topo -m class", 0), 0u) << t;
+  EXPECT_NE(t.find("expected one of PIX, PXB, PHB, NODE, SYS"), std::string::npos) << t;
+}
+
+TEST(ImportErrors, SameToolTwiceIsAnError) {
+  const auto e = error_of([] { import_tool_files({kP2p4, kP2p4}); });
+  EXPECT_NE(e.find("a second p2pBandwidthLatencyTest output"), std::string::npos) << e;
+}
