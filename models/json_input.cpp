@@ -1,5 +1,6 @@
 #include "models/json_input.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -104,6 +105,51 @@ JsonView JsonView::wrap(json value, const std::string& source) {
   auto root = std::make_shared<const json>(std::move(value));
   const json* ptr = root.get();
   return JsonView(std::move(root), ptr, std::make_shared<const std::string>(source), "");
+}
+
+JsonView JsonView::wrap(const ordered_json& value, const std::string& source) {
+  return wrap(json::parse(value.dump()), source);
+}
+
+namespace {
+void pretty(const ordered_json& v, int indent, std::string& out) {
+  const std::string pad(indent, ' '), inner(indent + 2, ' ');
+  if (v.is_object()) {
+    if (v.empty()) {
+      out += "{}";
+      return;
+    }
+    out += "{\n";
+    std::size_t i = 0;
+    for (const auto& [key, member] : v.items()) {
+      out += inner + ordered_json(key).dump() + ": ";
+      pretty(member, indent + 2, out);
+      out += (++i < v.size()) ? ",\n" : "\n";
+    }
+    out += pad + "}";
+  } else if (v.is_array()) {
+    const bool flat = std::all_of(v.begin(), v.end(), [](const ordered_json& x) { return x.is_primitive(); });
+    if (flat) {
+      out += v.dump();
+      return;
+    }
+    out += "[\n";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out += inner;
+      pretty(v[i], indent + 2, out);
+      out += (i + 1 < v.size()) ? ",\n" : "\n";
+    }
+    out += pad + "]";
+  } else {
+    out += v.dump();
+  }
+}
+}  // namespace
+
+std::string pretty_json(const ordered_json& value) {
+  std::string out;
+  pretty(value, 0, out);
+  return out + "\n";
 }
 
 std::string JsonView::where() const { return pointer_.empty() ? *source_ : *source_ + ": " + pointer_; }

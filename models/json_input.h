@@ -18,6 +18,8 @@
 namespace gradsync::models {
 
 using json = nlohmann::json;
+// Documents gradsync writes keep their keys in a readable order.
+using ordered_json = nlohmann::ordered_json;
 
 class JsonView {
  public:
@@ -27,6 +29,7 @@ class JsonView {
   static JsonView load_file(const std::string& path);
   // Wraps an existing value (e.g. built in code).
   static JsonView wrap(json value, const std::string& source);
+  static JsonView wrap(const ordered_json& value, const std::string& source);
 
   const json& value() const { return *value_; }
   const std::string& source() const { return *source_; }
@@ -75,6 +78,9 @@ class JsonView {
 
 // A short rendering of a JSON value for messages (long values are cut).
 std::string describe_value(const json& value);
+
+// Indented JSON in which arrays of numbers stay on one line (matrices print one row per line).
+std::string pretty_json(const ordered_json& value);
 
 // Writes `text` to `path` atomically (temporary file in the same folder, then rename),
 // so that an interrupted write never leaves a half-written file. "-" writes to stdout.

@@ -39,21 +39,21 @@ std::vector<double> read_vector(const JsonView& view, std::size_t n, double scal
   return out;
 }
 
-json matrix_to_json(const PairMatrix& m, double scale) {
-  json rows = json::array();
+ordered_json matrix_to_json(const PairMatrix& m, double scale) {
+  ordered_json rows = ordered_json::array();
   for (std::size_t i = 0; i < m.size(); ++i) {
-    json row = json::array();
+    ordered_json row = ordered_json::array();
     for (std::size_t j = 0; j < m.size(); ++j) {
       const auto& v = m.at(i, j);
-      row.push_back(v ? json(*v / scale) : json(nullptr));
+      row.push_back(v ? ordered_json(*v / scale) : ordered_json(nullptr));
     }
     rows.push_back(row);
   }
   return rows;
 }
 
-json vector_to_json(const std::vector<double>& v, double scale) {
-  json out = json::array();
+ordered_json vector_to_json(const std::vector<double>& v, double scale) {
+  ordered_json out = ordered_json::array();
   for (double x : v) out.push_back(x / scale);
   return out;
 }
@@ -160,25 +160,25 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
   return form;
 }
 
-json matrix_form_to_json(const MatrixForm& form) {
-  json out = json::object();
+ordered_json matrix_form_to_json(const MatrixForm& form) {
+  ordered_json out = ordered_json::object();
   out["name"] = form.name;
   if (!form.description.empty()) out["description"] = form.description;
   if (!form.source.empty()) out["source"] = form.source;
   out["gpus"] = form.gpus;
   out["bandwidth_GBps"] = matrix_to_json(form.bandwidth_Bps, kGB);
-  out["bidirectional_GBps"] = form.bidirectional_Bps ? matrix_to_json(*form.bidirectional_Bps, kGB) : json(nullptr);
-  out["latency_us"] = form.latency_s ? matrix_to_json(*form.latency_s, kUs) : json(nullptr);
+  out["bidirectional_GBps"] = form.bidirectional_Bps ? matrix_to_json(*form.bidirectional_Bps, kGB) : ordered_json(nullptr);
+  out["latency_us"] = form.latency_s ? matrix_to_json(*form.latency_s, kUs) : ordered_json(nullptr);
   if (form.cpu_latency_s) out["cpu_latency_us"] = matrix_to_json(*form.cpu_latency_s, kUs);
-  out["topo_classes"] = form.topo_classes ? json(*form.topo_classes) : json(nullptr);
+  out["topo_classes"] = form.topo_classes ? ordered_json(*form.topo_classes) : ordered_json(nullptr);
   if (form.p2p_supported) out["p2p_supported"] = *form.p2p_supported;
   if (form.host_to_device_Bps) out["host_to_device_GBps"] = vector_to_json(*form.host_to_device_Bps, kGB);
   if (form.device_to_host_Bps) out["device_to_host_GBps"] = vector_to_json(*form.device_to_host_Bps, kGB);
   if (form.device_local_Bps) out["device_local_GBps"] = vector_to_json(*form.device_local_Bps, kGB);
   if (!form.other_measurements.empty()) {
-    json others = json::object();
+    ordered_json others = ordered_json::object();
     for (const auto& [name, set] : form.other_measurements) {
-      json s = json::object();
+      ordered_json s = ordered_json::object();
       if (set.bandwidth_Bps) s["bandwidth_GBps"] = matrix_to_json(*set.bandwidth_Bps, kGB);
       if (set.bidirectional_Bps) s["bidirectional_GBps"] = matrix_to_json(*set.bidirectional_Bps, kGB);
       if (set.latency_s) s["latency_us"] = matrix_to_json(*set.latency_s, kUs);

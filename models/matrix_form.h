@@ -72,7 +72,7 @@ const std::vector<std::string>& matrix_form_keys();
 // Reads and validates a matrix-form document: square matrices matching "gpus", positive
 // finite bandwidths, non-negative latencies, every off-diagonal bandwidth present.
 MatrixForm matrix_form_from_json(const JsonView& doc);
-json matrix_form_to_json(const MatrixForm& form);
+ordered_json matrix_form_to_json(const MatrixForm& form);
 
 // Number of NVLinks in a topo class ("NV4" -> 4), or 0 when it is not an NVLink class.
 int nvlink_count(const std::string& topo_class);

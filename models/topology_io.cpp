@@ -81,15 +81,15 @@ LoadedTopology load_topology_file(const std::string& path, const InferenceOption
   return load_topology(JsonView::load_file(path), options);
 }
 
-json topology_to_graph_json(const Topology& t) {
-  json out = json::object();
+ordered_json topology_to_graph_json(const Topology& t) {
+  ordered_json out = ordered_json::object();
   out["name"] = t.name();
   if (!t.description().empty()) out["description"] = t.description();
-  json nodes = json::array();
+  ordered_json nodes = ordered_json::array();
   for (const auto& n : t.nodes()) nodes.push_back({{"id", n.id}, {"kind", to_string(n.kind)}});
-  json links = json::array();
+  ordered_json links = ordered_json::array();
   for (const auto& l : t.links()) {
-    json link = {{"a", t.node(l.a).id},
+    ordered_json link = {{"a", t.node(l.a).id},
                  {"b", t.node(l.b).id},
                  {"bandwidth_GBps", Bps_to_GBps(l.bandwidth_Bps)},
                  {"latency_us", s_to_us(l.latency_s)},

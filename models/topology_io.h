@@ -22,6 +22,6 @@ LoadedTopology load_topology(const JsonView& doc, const InferenceOptions& option
 LoadedTopology load_topology_file(const std::string& path, const InferenceOptions& options = {});
 
 // Graph form of any topology (an inferred one included).
-json topology_to_graph_json(const Topology& topology);
+ordered_json topology_to_graph_json(const Topology& topology);
 
 }  // namespace gradsync::models

@@ -1,0 +1,15 @@
+// The `gradsync` verbs. Each registers its subcommand and returns the action to run.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace gradsync::experiments::cli {
+
+using Action = std::function<int()>;
+
+Action add_predict(CLI::App& app);
+Action add_import(CLI::App& app);
+
+}  // namespace gradsync::experiments::cli

@@ -1,0 +1,71 @@
+// gradsync import: real tool outputs (p2pBandwidthLatencyTest, nvbandwidth,
+// nvidia-smi topo -m) -> a matrix-form topology JSON, with the inferred switch tree and
+// how well it reproduces every measured pair.
+#include <iostream>
+#include <memory>
+
+#include "experiments/cli/commands.h"
+#include "models/error.h"
+#include "models/importers/import.h"
+#include "models/json_input.h"
+#include "models/matrix_inference.h"
+#include "models/topology_io.h"
+
+namespace gradsync::experiments::cli {
+
+namespace {
+
+struct ImportOptions {
+  std::vector<std::string> files;
+  std::string output;
+  std::string name;
+  std::string p2p = "enabled";
+  bool graph = false;
+};
+
+int run_import(const ImportOptions& o) {
+  models::ImportOptions options;
+  options.name = o.name;
+  options.p2p_enabled = o.p2p == "enabled";
+  const models::ImportResult imported = models::import_tool_files(o.files, options);
+  const models::InferredTopology inferred = models::infer_topology(imported.form);
+
+  const models::ordered_json doc =
+      o.graph ? models::topology_to_graph_json(inferred.topology) : models::matrix_form_to_json(imported.form);
+  const std::string text = models::pretty_json(doc);
+  const bool to_stdout = o.output.empty() || o.output == "-";
+  models::write_file_atomically(to_stdout ? "-" : o.output, text);
+
+  // The report goes to stderr when the JSON went to stdout, so that `> file` stays clean.
+  std::ostream& report = to_stdout ? std::cerr : std::cout;
+  report << "imported " << imported.form.gpus.size() << " GPUs from " << models::join(imported.tools_found, " + ") << "\n";
+  for (const auto& n : imported.notes) report << "note: " << n << "\n";
+  report << "\ninferred topology:\n" << models::describe_links(inferred.topology) << "\n" << inferred.report.text();
+  if (!to_stdout) report << "wrote " << (o.graph ? "graph" : "matrix") << "-form topology to " << o.output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Action add_import(CLI::App& app) {
+  auto o = std::make_shared<ImportOptions>();
+  auto* cmd = app.add_subcommand(
+      "import", "Turn measurement tool outputs into a topology JSON (p2pBandwidthLatencyTest, nvbandwidth, nvidia-smi topo -m)");
+  cmd->footer(
+      "Give one or more files holding the tools' printed output (several tools may share a file). The topology is\n"
+      "written in matrix form (the measured figures, which gradsync turns into a switch tree when it loads them),\n"
+      "or with --graph as the inferred graph. The report lists each measured pair against the inferred tree.\n"
+      "Examples:\n"
+      "  gradsync import p2p.txt topo.txt -o topologies/mybox.json\n"
+      "  gradsync import nvbandwidth.txt --graph > mybox-graph.json");
+  cmd->add_option("files", o->files, "tool output files")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--output,-o", o->output, "write the topology JSON here (default: stdout)");
+  cmd->add_option("--name", o->name, "topology name (default: the part the files' names share, e.g. 4gpu-2switch; else the first file's name)");
+  cmd->add_option("--p2p", o->p2p, "p2pBandwidthLatencyTest: use the P2P=enabled or P2P=disabled matrices")
+      ->check(CLI::IsMember({"enabled", "disabled"}))
+      ->default_val("enabled");
+  cmd->add_flag("--graph", o->graph, "write the inferred graph form instead of the matrix form");
+  return [o] { return run_import(*o); };
+}
+
+}  // namespace gradsync::experiments::cli

@@ -1,0 +1,60 @@
+// gradsync: how long does each gradient-synchronisation strategy take on this machine
+// or cluster, which is fastest, how does it scale?
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "experiments/cli/commands.h"
+#include "gradsync/config.h"
+#include "models/error.h"
+
+namespace {
+
+std::string version_text() {
+  std::string text = std::string("gradsync ") + GRADSYNC_VERSION + " (" + GRADSYNC_BUILD_TYPE + ")\n" +
+                     "  SimGrid " + GRADSYNC_SIMGRID_VERSION + ", MPI " + GRADSYNC_MPI_VERSION + "\n" +
+                     "  CUDA backend: " + (GRADSYNC_HAVE_CUDA ? std::string("built (CUDA ") + GRADSYNC_CUDA_VERSION + ")" : "not built") +
+                     "\n  NCCL backend: " + (GRADSYNC_HAVE_NCCL ? "built" : "not built");
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gradsync: predict, simulate and measure gradient synchronisation strategies (parameter server, ring, "
+      "hierarchical, PS-HRA, ...) on multi-GPU topologies.\n"
+      "With no flags a verb uses the source-A machine (4 x TITAN X behind two PCIe switches) and its feed-forward LM.",
+      "gradsync"};
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(34);
+
+  std::map<std::string, gradsync::experiments::cli::Action> actions;
+  using namespace gradsync::experiments::cli;
+  actions["predict"] = add_predict(app);
+  actions["import"] = add_import(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message
+    return 2;
+  }
+  try {
+    for (auto* sub : app.get_subcommands()) return actions.at(sub->get_name())();
+  } catch (const gradsync::models::InputError& e) {
+    std::cerr << "gradsync: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gradsync: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

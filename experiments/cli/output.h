@@ -1,0 +1,15 @@
+// Writing result records: a table on the terminal, JSON lines or CSV to a file or stdout.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/result.h"
+
+namespace gradsync::experiments::cli {
+
+// "table", "json" or "csv"; from --format, else from the -o extension (.jsonl/.json, .csv), else table.
+std::string choose_format(const std::string& format, const std::string& output);
+std::string records_text(const std::vector<models::ResultRecord>& records, const std::string& format);
+
+}  // namespace gradsync::experiments::cli

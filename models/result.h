@@ -1,0 +1,47 @@
+// The common result record every executor emits (formula, analytic, sim, run): one
+// JSON object per line, or CSV. Bandwidth figures follow nccl-tests: algbw = bytes /
+// time, busbw = algbw · 2(N−1)/N (the all-reduce factor; every strategy here ends with
+// every rank holding the reduced gradient).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/formulas.h"
+#include "models/json_input.h"
+
+namespace gradsync::models {
+
+struct ResultRecord {
+  std::string executor;  // formula | analytic | sim | run
+  std::string topology;
+  std::string strategy;
+  std::map<std::string, std::string> params;  // as resolved (auto values replaced by what was chosen)
+  int ranks = 0;
+  std::vector<std::string> rank_nodes;
+  std::string server;  // node id, when the strategy has a server
+  std::string workload;  // name, or "" when only a size was given
+  double bytes = 0;
+  double time_per_sync_s = 0;
+  std::vector<formulas::Phase> phases;
+  std::optional<double> compute_s_per_minibatch;
+  std::optional<double> time_per_iteration_s;
+  std::optional<double> time_per_epoch_s;
+  std::optional<double> one_gpu_epoch_s;  // one GPU training alone, no synchronisation
+  std::optional<double> speedup_vs_1gpu;
+
+  std::optional<double> algbw_GBps() const;
+  std::optional<double> busbw_GBps() const;
+  double communication_share() const;  // sync / (compute + sync) per iteration; 1 without a workload
+};
+
+double busbw_factor(int ranks);  // 2(N-1)/N
+
+ordered_json to_json(const ResultRecord& r);
+std::string to_json_line(const ResultRecord& r);
+std::string csv_header();
+std::string to_csv_row(const ResultRecord& r);
+
+}  // namespace gradsync::models

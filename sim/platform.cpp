@@ -1,0 +1,70 @@
+#include "sim/platform.h"
+
+#include "models/error.h"
+
+namespace gradsync::sim {
+
+namespace s4u = simgrid::s4u;
+
+void set_network_model(s4u::Engine& engine, const std::string& model) {
+  if (model != "CM02" && model != "LV08") {
+    throw models::InputError("--network-model " + model + ": expected CM02 or LV08");
+  }
+  engine.set_config("network/model:" + model);
+  if (model == "CM02") {
+    // No TCP-window cap and no cross-traffic: a lone flow gets latency + size / bandwidth.
+    engine.set_config("network/crosstraffic:0");
+    engine.set_config("network/TCP-gamma:0");
+  }
+}
+
+Platform build_platform(const models::Topology& t, const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
+  s4u::NetZone* zone = s4u::create_full_zone("gradsync");
+  Platform platform;
+  for (std::size_t i = 0; i < t.node_count(); ++i) {
+    const auto kind = t.node(i).kind;
+    if (kind == models::NodeKind::gpu || kind == models::NodeKind::host_memory) {
+      platform.hosts[i] = zone->create_host(t.node(i).id, kHostSpeed);
+    }
+  }
+  // One SimGrid link per topology link.
+  std::vector<s4u::Link*> links(t.links().size(), nullptr);
+  for (std::size_t l = 0; l < t.links().size(); ++l) {
+    const models::Link& link = t.links()[l];
+    const std::string name = "link" + std::to_string(l) + ":" + t.node(link.a).id + "--" + t.node(link.b).id;
+    if (link.full_duplex) {
+      links[l] = zone->create_split_duplex_link(name, link.bandwidth_Bps)->set_latency(link.latency_s);
+    } else {
+      links[l] = zone->create_link(name, link.bandwidth_Bps)
+                     ->set_latency(link.latency_s)
+                     ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED);
+    }
+    links[l]->seal();
+  }
+  auto add = [&](std::size_t a, std::size_t b) {
+    std::vector<s4u::LinkInRoute> route;
+    for (const models::Hop& h : t.route(a, b)) {
+      const bool split = t.links()[h.link].full_duplex;
+      route.emplace_back(links[h.link], split ? (h.forward ? s4u::LinkInRoute::Direction::UP
+                                                           : s4u::LinkInRoute::Direction::DOWN)
+                                              : s4u::LinkInRoute::Direction::NONE);
+    }
+    zone->add_route(platform.hosts.at(a)->get_netpoint(), platform.hosts.at(b)->get_netpoint(), nullptr, nullptr, route,
+                    false);
+  };
+  if (pairs.empty()) {
+    for (const auto& [a, ha] : platform.hosts) {
+      for (const auto& [b, hb] : platform.hosts) {
+        if (a != b) add(a, b);
+      }
+    }
+  } else {
+    for (const auto& [a, b] : pairs) {
+      if (a != b) add(a, b);
+    }
+  }
+  zone->seal();
+  return platform;
+}
+
+}  // namespace gradsync::sim

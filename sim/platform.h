@@ -1,0 +1,39 @@
+// A SimGrid platform built in code from a Topology, with exactly the routes the model
+// uses: the same links (full-duplex links become split-duplex links, one direction
+// each; half-duplex links are shared), bandwidths and latencies.
+//
+// Only endpoints that can run an actor — GPUs and host memories — become SimGrid hosts;
+// switches are implicit in the explicit routes of a "full" zone. Routes are added for
+// the ordered endpoint pairs asked for (a schedule knows which pairs talk), so that
+// large topologies do not pay for N² routes.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u.hpp>
+
+#include "models/topology.h"
+
+namespace gradsync::sim {
+
+// "CM02" (bandwidth and latency exactly as given: closed forms hold) or "LV08"
+// (SimGrid's default TCP model: latency x 13.01, bandwidth x 0.97).
+void set_network_model(simgrid::s4u::Engine& engine, const std::string& model);
+
+struct Platform {
+  std::unordered_map<std::size_t, simgrid::s4u::Host*> hosts;  // topology node -> host
+  simgrid::s4u::Host* host(std::size_t node) const { return hosts.at(node); }
+};
+
+// Endpoint host speed: actors compute by executing seconds x kHostSpeed flops.
+inline constexpr double kHostSpeed = 1e9;
+
+// `pairs` lists the ordered (source, destination) node pairs that need a route; empty
+// means every ordered pair of endpoints.
+Platform build_platform(const models::Topology& topology,
+                        const std::vector<std::pair<std::size_t, std::size_t>>& pairs = {});
+
+}  // namespace gradsync::sim

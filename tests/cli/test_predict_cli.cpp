@@ -1,0 +1,212 @@
+// gradsync predict and import, end to end: tables, records, and bad input (one clear
+// message, exit status 2, nothing half-written).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-cli-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path p = dir / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+namespace {
+std::vector<json> json_lines(const std::string& text) {
+  std::vector<json> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(json::parse(line));
+  }
+  return out;
+}
+}  // namespace
+
+TEST(PredictCli, NoArgumentsPrintsEveryStrategyOnTheSourceAMachine) {
+  const auto r = run_cli("predict");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("topology source-a-titanx-4gpu (4 GPUs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("workload source-a-ffnn-lm"), std::string::npos);
+  for (const char* s : {"\nps ", "\nring ", "\nhierarchical ", "\nps_hra "}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("speed-up"), std::string::npos);
+}
+
+TEST(PredictCli, RingRecordEqualsTheClosedFormOnTheSlowestLink) {
+  const auto r = run_cli("predict --strategy ring --gpus 4 --format json", false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto records = json_lines(r.out);
+  ASSERT_EQ(records.size(), 1u);
+  const json& rec = records[0];
+  // S = 104,670,092 params x 4 B; B = 4.46 GB/s (across switches); a = 4 links x 1 us
+  // (latency not measured); C = 1 / 100 GB/s.
+  const double S = 4.0 * 104'670'092, B = 4.46e9, a = 4e-6, C = 1e-11, N = 4;
+  const double expected = 2 * (N - 1) * (a + S / (N * B)) + (N - 1) * (S / N) * C;
+  EXPECT_NEAR(rec["time_per_sync_s"].get<double>(), expected, 1e-12);
+  EXPECT_EQ(rec["ranks"], 4);
+  EXPECT_EQ(rec["executor"], "formula");
+  EXPECT_NEAR(rec["algbw_GBps"].get<double>(), S / expected / 1e9, 1e-9);
+  EXPECT_NEAR(rec["busbw_GBps"].get<double>(), rec["algbw_GBps"].get<double>() * 1.5, 1e-9);
+  // Epoch per source A: (bn / N) · (compute + sync) with compute = 216.07 s / bn.
+  const double bn = 12'657, compute = 216.07 / bn;
+  EXPECT_NEAR(rec["time_per_epoch_s"].get<double>(), bn / N * (compute + expected), 1e-6);
+  EXPECT_NEAR(rec["speedup_vs_1gpu"].get<double>(), 216.07 / (bn / N * (compute + expected)), 1e-9);
+}
+
+TEST(PredictCli, PsPaysTheServerEvenOnOneGpu) {
+  const auto r = run_cli("predict --strategy ps,ring --gpus 1 --format json", false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto records = json_lines(r.out);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["server"], "host");
+  EXPECT_GT(records[0]["time_per_sync_s"].get<double>(), 0.0);  // parameters go through host memory
+  EXPECT_EQ(records[1]["time_per_sync_s"].get<double>(), 0.0);  // all-reduce on one GPU moves nothing
+}
+
+TEST(PredictCli, WritesCsvAndJsonFilesAtomically) {
+  const std::string dir = fs::path(temp_file("probe", "")).parent_path().string();
+  const std::string csv = dir + "/records.csv";
+  ASSERT_EQ(run_cli("predict --gpus 1,2,3,4 -o " + csv).status, 0);
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("executor,topology,strategy,", 0), 0u);
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) ++rows;
+  EXPECT_EQ(rows, 16);  // 4 strategies x 4 GPU counts
+}
+
+TEST(PredictCli, BadInputGivesOneMessageAndStatus2) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string bad_topology = temp_file("bad.json", R"({"name": "b", "nodes": [{"id": "gpu0", "kind": "gpu"},
+    {"id": "sw", "kind": "pcie_switch"}], "links": [{"a": "gpu0", "b": "sw", "bandwidth_GBps": -2, "latency_us": 1}]})");
+  const std::string not_square = temp_file("square.json", R"({"name": "m", "gpus": ["g0", "g1"],
+    "bandwidth_GBps": [[null, 5], [5]]})");
+  const std::string disconnected = temp_file("disc.json", R"({"name": "d", "nodes": [{"id": "gpu0", "kind": "gpu"},
+    {"id": "gpu1", "kind": "gpu"}, {"id": "sw", "kind": "pcie_switch"}],
+    "links": [{"a": "gpu0", "b": "sw", "bandwidth_GBps": 2, "latency_us": 1}]})");
+  const std::string unknown_key = temp_file("key.json", R"({"name": "d", "nodes": [{"id": "gpu0", "kind": "gpu", "knd": 1}], "links": []})");
+  const std::vector<Case> cases = {
+      {"predict --strategy rng", "gradsync: error: --strategy rng: unknown strategy (did you mean 'ring'?); valid "
+                                 "strategies: ps, ring, hierarchical, ps_hra"},
+      {"predict --strategy hierarchical --param kk=2",
+       "gradsync: error: --param kk=2: no chosen strategy has a parameter 'kk' (did you mean 'k'?); their parameters: "
+       "host_reduce_GBps, k, reduce_GBps"},
+      {"predict --strategy hierarchical --param k=3",
+       "gradsync: error: --param k=3: N = 4 GPUs cannot be split into 3 equal groups; expected k to divide N"},
+      {"predict --topology " + bad_topology,
+       "gradsync: error: " + bad_topology + ": /links/0/bandwidth_GBps: got -2; expected a number greater than 0"},
+      {"predict --topology " + not_square,
+       "gradsync: error: " + not_square + ": /bandwidth_GBps/1: got an array of 1; expected an array of 2 values (one per GPU)"},
+      {"predict --topology " + disconnected,
+       "gradsync: error: " + disconnected + ": the graph is disconnected: gpu1 cannot reach \"gpu0\"; expected every node to be linked"},
+      {"predict --topology " + unknown_key,
+       "gradsync: error: " + unknown_key + ": /nodes/0/knd: unknown key 'knd' (did you mean 'kind'?); valid keys here: id, kind"},
+      {"predict --topology no-such-topo",
+       "gradsync: error: --topology no-such-topo: no such file, nor a shipped topology"},
+      {"predict --gpus 9", "gradsync: error: --gpus 9: topology \"source-a-titanx-4gpu\" has 4 GPUs; expected between 1 and 4"},
+      {"predict --size 12XB", "gradsync: error: --size \"12XB\": expected a size in bytes"},
+      {"predict --param reduce_GBps=-1 --strategy ring",
+       "gradsync: error: --param reduce_GBps=-1 (strategy ring): expected a number greater than 0"},
+      {"predict --ranks gpu0,gpu9", "gradsync: error: --ranks: \"gpu9\" is not a node of topology"},
+      {"predict --executor magic", "--executor: magic not in {formula}"},
+      {"frobnicate", "A subcommand is required"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.expected), std::string::npos) << c.args << "\n--- got:\n" << r.out;
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << r.out;
+  }
+}
+
+TEST(PredictCli, FailedRunLeavesNoOutputFile) {
+  const std::string dir = fs::path(temp_file("probe2", "")).parent_path().string();
+  const std::string out = dir + "/never.jsonl";
+  const auto r = run_cli("predict --strategy hierarchical --param k=3 -o " + out);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(PredictCli, HelpOnEveryVerb) {
+  for (const char* args : {"--help", "predict --help", "import --help"}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, 0) << args;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << r.out;
+  }
+  EXPECT_NE(run_cli("predict --help").out.find("Examples"), std::string::npos);
+}
+
+TEST(PredictCli, EveryShippedTopologyPredicts) {
+  for (const char* t : {"source-a-titanx-4gpu", "dgx1-v100-hybrid-cube-mesh", "pcie-8gpu-2switch",
+                        "cluster-2x4gpu-ib-10GBps", "cluster-2x4gpu-eth-1GBps"}) {
+    const auto r = run_cli(std::string("predict --format json --topology ") + t, false);
+    ASSERT_EQ(r.status, 0) << t << r.out;
+    EXPECT_EQ(json_lines(r.out).size(), 4u) << t;
+  }
+  // Source C: the same 8 GPUs synchronise ten times faster over InfiniBand than over Ethernet.
+  const auto ib = json_lines(run_cli("predict --format json --strategy ring --topology cluster-2x4gpu-ib-10GBps", false).out);
+  const auto eth = json_lines(run_cli("predict --format json --strategy ring --topology cluster-2x4gpu-eth-1GBps", false).out);
+  ASSERT_EQ(ib.size(), 1u);
+  ASSERT_EQ(eth.size(), 1u);
+  EXPECT_GT(eth[0]["time_per_sync_s"].get<double>(), 5 * ib[0]["time_per_sync_s"].get<double>());
+}
+
+TEST(ImportCli, PublishedRtx2080TiPairIs572) {
+  const std::string published = std::string(GRADSYNC_SHARED_DATA) + "/published/rtx2080ti-2gpu-pix.txt";
+  if (!fs::exists(published)) GTEST_SKIP() << "the shared data folder is absent: " << published;
+  const std::string dir = fs::path(temp_file("probe3", "")).parent_path().string();
+  const std::string out = dir + "/rtx.json";
+  const auto r = run_cli("import " + published + " -o " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("2 of 2 pairs explained"), std::string::npos) << r.out;
+  std::ifstream in(out);
+  const json doc = json::parse(in);
+  EXPECT_DOUBLE_EQ(doc["bandwidth_GBps"][0][1].get<double>(), 5.72);
+  EXPECT_DOUBLE_EQ(doc["bandwidth_GBps"][1][0].get<double>(), 5.72);
+  EXPECT_EQ(doc["topo_classes"][0][1], "PIX");
+  // The written topology is accepted by predict.
+  const auto p = run_cli("predict --topology " + out + " --size 64MiB --strategy ring --format json", false);
+  ASSERT_EQ(p.status, 0) << p.out;
+  EXPECT_NEAR(json::parse(p.out)["algbw_GBps"].get<double>(), 5.6, 0.2);
+}
+
+TEST(ImportCli, FixturesImportAndExplainEveryPair) {
+  for (const char* machine : {"4gpu-2switch", "8gpu-2switch"}) {
+    const std::string f = GRADSYNC_TEST_FIXTURES;
+    const auto r = run_cli("import " + f + "/p2p-" + machine + ".txt " + f + "/topo-" + machine + ".txt --graph", false);
+    ASSERT_EQ(r.status, 0) << machine << r.out;
+    const json graph = json::parse(r.out);
+    EXPECT_FALSE(graph["links"].empty());
+    const auto report = run_cli("import " + f + "/nvbandwidth-" + machine + ".txt -o /dev/null");
+    EXPECT_EQ(report.out.find("NOT EXPLAINED"), std::string::npos) << report.out;
+  }
+}
+
+TEST(ImportCli, BadInputs) {
+  const std::string f = GRADSYNC_TEST_FIXTURES;
+  auto r = run_cli("import " + f + "/topo-4gpu-2switch.txt");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("holds \"nvidia-smi topo -m\" classes but no bandwidth measurement"), std::string::npos) << r.out;
+  const std::string junk = temp_file("junk.txt", "hello\nworld\n");
+  r = run_cli("import " + junk);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(junk), std::string::npos) << r.out;
+  r = run_cli("import /no/such/file.txt");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("/no/such/file.txt"), std::string::npos) << r.out;
+}

@@ -1,0 +1,170 @@
+// From measured matrices to a switch tree: every measured pair is reproduced (within
+// 2 %) or reported, GPUs are grouped by switch, measured figures are kept.
+#include <gtest/gtest.h>
+
+#include "models/error.h"
+#include "models/matrix_inference.h"
+#include "models/topology_io.h"
+#include "models/units.h"
+
+using namespace gradsync::models;
+
+namespace {
+
+MatrixForm matrix(std::vector<std::vector<double>> gbps) {
+  MatrixForm f;
+  f.name = "m";
+  const std::size_t n = gbps.size();
+  for (std::size_t i = 0; i < n; ++i) f.gpus.push_back("gpu" + std::to_string(i));
+  f.bandwidth_Bps = PairMatrix(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) f.bandwidth_Bps.at(i, j) = GBps_to_Bps(gbps[i][j]);
+    }
+  }
+  return f;
+}
+
+// The node right above a GPU in an inferred tree (its link to a forwarding node).
+std::string parent_of(const Topology& t, const std::string& gpu) {
+  const std::size_t g = *t.find(gpu);
+  for (const auto& l : t.links()) {
+    const std::size_t other = l.a == g ? l.b : (l.b == g ? l.a : g);
+    if (other != g && forwards_traffic(t.node(other).kind)) return t.node(other).id;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Inference, SourceAMachineIsTwoSwitches) {
+  const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json");
+  const Topology& t = loaded.topology;
+  ASSERT_TRUE(loaded.inference);
+  EXPECT_EQ(loaded.inference->unexplained_count(), 0u) << loaded.inference->text();
+  EXPECT_EQ(loaded.inference->pairs.size(), 12u + 8u);  // GPU pairs, then host<->GPU both ways
+  EXPECT_EQ(parent_of(t, "gpu0"), parent_of(t, "gpu1"));
+  EXPECT_EQ(parent_of(t, "gpu2"), parent_of(t, "gpu3"));
+  EXPECT_NE(parent_of(t, "gpu0"), parent_of(t, "gpu2"));
+  EXPECT_EQ(t.node(*t.find(parent_of(t, "gpu0"))).kind, NodeKind::pcie_switch);
+  EXPECT_DOUBLE_EQ(t.route_bottleneck_Bps(*t.find("gpu0"), *t.find("gpu1")), GBps_to_Bps(5.96));
+  EXPECT_DOUBLE_EQ(t.route_bottleneck_Bps(*t.find("gpu1"), *t.find("gpu3")), GBps_to_Bps(4.46));
+  EXPECT_EQ(t.host_memories().size(), 1u);
+  // gpu0 -> gpu2 crosses four links: up to switch A, up to the root, down to B, down to gpu2.
+  EXPECT_EQ(t.route(*t.find("gpu0"), *t.find("gpu2")).size(), 4u);
+}
+
+TEST(Inference, ThreeLevelTreeWithNoise) {
+  // Pairs 20 GB/s, quads 10 GB/s, halves 5 GB/s, with < 1 % noise and asymmetry.
+  const std::size_t n = 8;
+  std::vector<std::vector<double>> bw(n, std::vector<double>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const double base = (i / 2 == j / 2) ? 20 : (i / 4 == j / 4) ? 10 : 5;
+      bw[i][j] = base * (1 + 0.003 * static_cast<double>((i * 7 + j * 3) % 5) / 4.0 - 0.0015);
+    }
+  }
+  const auto inferred = infer_topology(matrix(bw));
+  EXPECT_EQ(inferred.report.unexplained_count(), 0u) << inferred.report.text();
+  EXPECT_LT(inferred.report.max_abs_error(), 0.02);
+  const Topology& t = inferred.topology;
+  EXPECT_EQ(parent_of(t, "gpu0"), parent_of(t, "gpu1"));
+  EXPECT_NE(parent_of(t, "gpu1"), parent_of(t, "gpu2"));
+  EXPECT_EQ(t.route(0, 1).size(), 2u);
+  EXPECT_EQ(t.route(0, 2).size(), 4u);
+  EXPECT_EQ(t.route(0, 4).size(), 6u);
+  // The measured, asymmetric figure is kept and answered; the route gives the tree's.
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(0, 5), GBps_to_Bps(bw[0][5]));
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(5, 0), GBps_to_Bps(bw[5][0]));
+  EXPECT_TRUE(inferred.report.notes.size() >= 1);  // latency and host assumptions are stated
+}
+
+TEST(Inference, NvlinkPairsGetDirectLinks) {
+  MatrixForm f = matrix({{0, 48, 10, 10}, {48, 0, 10, 10}, {10, 10, 0, 48}, {10, 10, 48, 0}});
+  f.topo_classes = std::vector<std::vector<std::string>>{
+      {"X", "NV2", "PHB", "PHB"}, {"NV2", "X", "PHB", "PHB"}, {"PHB", "PHB", "X", "NV2"}, {"PHB", "PHB", "NV2", "X"}};
+  const auto inferred = infer_topology(f);
+  EXPECT_EQ(inferred.report.unexplained_count(), 0u) << inferred.report.text();
+  const Topology& t = inferred.topology;
+  ASSERT_EQ(t.route(0, 1).size(), 1u);
+  EXPECT_EQ(t.links()[t.route(0, 1)[0].link].label, "nvlink x2");
+  EXPECT_DOUBLE_EQ(t.route_bottleneck_Bps(0, 2), GBps_to_Bps(10));
+}
+
+TEST(Inference, PairsNoTreeExplainsAreReported) {
+  // 0-1 and 1-2 fast, 0-2 slow: no tree of shared uplinks gives this.
+  const auto inferred = infer_topology(matrix({{0, 10, 5}, {10, 0, 10}, {5, 10, 0}}));
+  EXPECT_GT(inferred.report.unexplained_count(), 0u);
+  EXPECT_NE(inferred.report.text().find("NOT EXPLAINED"), std::string::npos);
+}
+
+TEST(Inference, MeasuredLatencyIsSplitOverLinks) {
+  MatrixForm f = matrix({{0, 12, 9, 9}, {12, 0, 9, 9}, {9, 9, 0, 12}, {9, 9, 12, 0}});
+  f.latency_s = PairMatrix(4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      if (i != j) f.latency_s->at(i, j) = us_to_s(i / 2 == j / 2 ? 2.0 : 6.0);
+    }
+  }
+  const auto inferred = infer_topology(f);
+  EXPECT_NEAR(inferred.topology.route_latency_s(0, 1), us_to_s(2.0), 1e-15);
+  EXPECT_NEAR(inferred.topology.route_latency_s(0, 3), us_to_s(6.0), 1e-15);
+}
+
+TEST(Inference, LowBidirectionalMeansHalfDuplex) {
+  MatrixForm f = matrix({{0, 5.72}, {5.72, 0}});
+  f.bidirectional_Bps = PairMatrix(2);
+  f.bidirectional_Bps->at(0, 1) = f.bidirectional_Bps->at(1, 0) = GBps_to_Bps(6.10);
+  const auto inferred = infer_topology(f);
+  for (const auto& l : inferred.topology.links()) EXPECT_FALSE(l.full_duplex);
+  bool noted = false;
+  for (const auto& n : inferred.report.notes) noted = noted || n.find("half duplex") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  // Twice the unidirectional figure: full duplex stays.
+  f.bidirectional_Bps->at(0, 1) = f.bidirectional_Bps->at(1, 0) = GBps_to_Bps(11.4);
+  for (const auto& l : infer_topology(f).topology.links()) EXPECT_TRUE(l.full_duplex);
+}
+
+TEST(Inference, BadMatrixFormNamesThePlace) {
+  auto error_of = [](const std::string& text) {
+    try {
+      load_topology(JsonView::parse(text, "m.json"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "bandwidth_GBps": [[null, 1], [1, null], [1, 1]]})"),
+            "m.json: /bandwidth_GBps: got an array of 3; expected an array of 2 rows (one per GPU)");
+  EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "bandwidth_GBps": [[null, 1], [0, null]]})"),
+            "m.json: /bandwidth_GBps/1/0: got 0; expected a number greater than 0");
+  EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "bandwidth_GBps": [[null, 1], [null, null]]})"),
+            "m.json: /bandwidth_GBps/1/0: got null; expected a measured value for the pair (1, 0)");
+  EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "bandwidth_GBps": [[null, 1], [1, null]], "latency_us": [[null, -1], [1, null]]})"),
+            "m.json: /latency_us/0/1: got -1; expected a number of at least 0");
+  EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "bandwidth_GBps": [[null, 1], [1, null]], "topo_classes": [["X", "PIXX"], ["PIX", "X"]]})"),
+            "m.json: /topo_classes/0/1: got \"PIXX\"; expected one of PIX, PXB, PHB, NODE, SYS, SOC, NV<n> (nvidia-smi topo -m classes)");
+  EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "bandwith_GBps": []})"),
+            "m.json: /bandwith_GBps: unknown key 'bandwith_GBps' (did you mean 'bandwidth_GBps'?); valid keys here: "
+            "name, description, source, gpus, bandwidth_GBps, bidirectional_GBps, latency_us, cpu_latency_us, "
+            "topo_classes, p2p_supported, host_to_device_GBps, device_to_host_GBps, device_local_GBps, other_measurements");
+  EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "nodes": []})"),
+            "m.json: mixes the graph form (\"nodes\", \"links\") and the matrix form (\"gpus\", \"bandwidth_GBps\"); "
+            "expected one of them");
+}
+
+TEST(Inference, EveryShippedTopologyLoads) {
+  for (const char* name : {"source-a-titanx-4gpu", "dgx1-v100-hybrid-cube-mesh", "pcie-8gpu-2switch",
+                           "cluster-2x4gpu-ib-10GBps", "cluster-2x4gpu-eth-1GBps"}) {
+    const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/" + name + ".json");
+    EXPECT_GE(loaded.topology.gpus().size(), 4u) << name;
+    if (loaded.inference) EXPECT_EQ(loaded.inference->unexplained_count(), 0u) << name;
+  }
+  // DGX-1: NVLink neighbours talk directly; others go over PCIe and QPI.
+  const auto dgx = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/dgx1-v100-hybrid-cube-mesh.json");
+  const Topology& t = dgx.topology;
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(*t.find("gpu0"), *t.find("gpu3")), GBps_to_Bps(50));
+  EXPECT_DOUBLE_EQ(t.bottleneck_Bps(*t.find("gpu0"), *t.find("gpu5")), GBps_to_Bps(12));
+  EXPECT_EQ(t.route(*t.find("gpu0"), *t.find("gpu5")).size(), 5u);  // pcie0, cpu0, qpi, cpu1, pcie2
+}
