@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -123,6 +124,7 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
   };
 
   std::size_t switches = 0, roots = 0;
+  std::map<std::size_t, std::size_t> lowest_gpu;  // internal node -> lowest GPU index below it
   while (clusters.size() > 1) {
     const std::size_t c = clusters.size();
     std::vector<std::vector<std::optional<double>>> link_bw(c, std::vector<std::optional<double>>(c));
@@ -187,6 +189,9 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
 
     Cluster merged;
     merged.root = sw_index;
+    std::size_t lowest = n;
+    for (std::size_t g : group) lowest = std::min(lowest, *std::min_element(clusters[g].gpus.begin(), clusters[g].gpus.end()));
+    lowest_gpu[sw_index] = lowest;
     double depth_sum = 0;
     for (std::size_t g : group) {
       const Cluster& member = clusters[g];
@@ -241,6 +246,18 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
     clusters = {Cluster{{}, root_index, 0}};
   }
   const std::size_t tree_root = clusters.front().root;
+
+  // Number switches and roots in the order of the GPUs below them (switch0 holds gpu0).
+  for (const NodeKind kind : {NodeKind::pcie_switch, NodeKind::root_complex}) {
+    std::vector<std::pair<std::size_t, std::size_t>> order;  // (lowest GPU, node)
+    for (const auto& [node, gpu] : lowest_gpu) {
+      if (nodes[node].kind == kind) order.emplace_back(gpu, node);
+    }
+    std::stable_sort(order.begin(), order.end());
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      nodes[order[k].second].id = (kind == NodeKind::pcie_switch ? "switch" : "root") + std::to_string(k);
+    }
+  }
 
   if (!form.latency_s) {
     notes.push_back(fmt("no latency was measured: every link was given %.2f us", s_to_us(options.default_link_latency_s)));
