@@ -121,13 +121,20 @@ Layer embedding(const std::string& name, std::int64_t vocabulary, std::int64_t w
   return Layer{name, vocabulary * width, 0.0, vocabulary};
 }
 
-Workload source_a_ffnn() {
+// What source A's two language models share: fp32, minibatch 64 words, the epoch, the
+// input embedding.
+Workload source_a_model(const std::string& name) {
   Workload w;
-  w.name = "source-a-ffnn-lm";
+  w.name = name;
   w.dtype_bytes = 4;
   w.samples_per_minibatch = kMinibatch;
   w.minibatches_per_epoch = source_a_minibatches();
   w.layers.push_back(embedding("embedding", kVocabulary, kHidden));
+  return w;
+}
+
+Workload source_a_ffnn() {
+  Workload w = source_a_model("source-a-ffnn-lm");
   w.layers.push_back(dense("hidden", 4 * kHidden, kHidden, true, kMinibatch));  // 4 context words
   Layer output = dense("output", kHidden, kVocabulary, true, kMinibatch);
   output.rows = kVocabulary;  // one row (weights + bias) per word
@@ -142,12 +149,7 @@ Workload source_a_ffnn() {
 }
 
 Workload source_a_rnn() {
-  Workload w;
-  w.name = "source-a-rnn-lm";
-  w.dtype_bytes = 4;
-  w.samples_per_minibatch = kMinibatch;
-  w.minibatches_per_epoch = source_a_minibatches();
-  w.layers.push_back(embedding("embedding", kVocabulary, kHidden));
+  Workload w = source_a_model("source-a-rnn-lm");
   w.layers.push_back(dense("input-to-hidden", kHidden, kHidden, true, kMinibatch));
   w.layers.push_back(dense("hidden-to-hidden", kHidden, kHidden, false, kMinibatch));
   Layer output = dense("output", kHidden, kVocabulary, true, kMinibatch);
