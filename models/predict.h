@@ -8,7 +8,9 @@
 
 #include "models/placement.h"
 #include "models/result.h"
+#include "models/schedule.h"
 #include "models/strategy.h"
+#include "models/strategy_context.h"
 #include "models/topology.h"
 #include "models/workload.h"
 
@@ -21,15 +23,25 @@ struct PredictRequest {
   const Strategy* strategy = nullptr;
   SyncParams params;
   Placement placement;
-  std::string executor = "formula";
+  std::string executor = "analytic";
 };
 
 std::vector<std::string> executor_names();
 
+// Builds the strategy's schedule for the request (what every executor runs).
+struct BuiltSchedule {
+  Schedule schedule;
+  StrategyParams params;
+};
+BuiltSchedule build_schedule(const PredictRequest& request);
+
+// Each participant's reduction time per byte (host memory: the CPU's rate).
+std::vector<double> participant_reduce_costs(const StrategyContext& ctx, const Schedule& schedule);
+
 ResultRecord predict(const PredictRequest& request);
 
-// Adds per-iteration, per-epoch and speed-up figures to a record whose time_per_sync_s
-// is set (every executor shares this step).
-void add_training_times(ResultRecord& record, const Workload& workload);
+// Adds per-iteration, per-epoch and speed-up figures to a record (every executor shares
+// this step): iteration = compute + sync / period unless `iteration_s` is given.
+void add_training_times(ResultRecord& record, const Workload& workload, std::optional<double> iteration_s = std::nullopt);
 
 }  // namespace gradsync::models

@@ -1,5 +1,6 @@
 #include "models/result.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -23,7 +24,8 @@ std::optional<double> ResultRecord::busbw_GBps() const {
 
 double ResultRecord::communication_share() const {
   if (!time_per_iteration_s || !(*time_per_iteration_s > 0)) return time_per_sync_s > 0 ? 1.0 : 0.0;
-  return time_per_sync_s / *time_per_iteration_s;
+  if (compute_s_per_minibatch) return std::max(0.0, 1.0 - *compute_s_per_minibatch / *time_per_iteration_s);
+  return time_per_sync_s / std::max(1, period_steps) / *time_per_iteration_s;
 }
 
 namespace {
@@ -69,6 +71,9 @@ ordered_json to_json(const ResultRecord& r) {
               {"algbw_GBps", optional_number(r.algbw_GBps())},
               {"busbw_GBps", optional_number(r.busbw_GBps())}};
   if (!r.server.empty()) out["server"] = r.server;
+  out["period_steps"] = r.period_steps;
+  out["asynchronous"] = r.asynchronous;
+  out["notes"] = r.notes;
   return out;
 }
 

@@ -31,10 +31,14 @@ struct ResultRecord {
   std::optional<double> time_per_epoch_s;
   std::optional<double> one_gpu_epoch_s;  // one GPU training alone, no synchronisation
   std::optional<double> speedup_vs_1gpu;
+  int period_steps = 1;  // synchronises once every this many steps
+  bool asynchronous = false;
+  std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
 
   std::optional<double> algbw_GBps() const;
   std::optional<double> busbw_GBps() const;
-  double communication_share() const;  // sync / (compute + sync) per iteration; 1 without a workload
+  // Share of an iteration not spent computing (1 - compute / iteration); 1 without a workload.
+  double communication_share() const;
 };
 
 double busbw_factor(int ranks);  // 2(N-1)/N

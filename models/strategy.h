@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/formulas.h"
+#include "models/schedule.h"
 
 namespace gradsync::models {
 
@@ -53,7 +54,7 @@ class StrategyParams {
   std::map<std::string, std::string> values_;
 };
 
-struct FormulaContext;  // formula_executor.h
+struct StrategyContext;  // strategy_context.h
 
 struct Strategy {
   std::string name;
@@ -62,7 +63,9 @@ struct Strategy {
   std::vector<ParamSpec> params;  // strategy-specific; the common ones are added by params_of()
   bool uses_server = false;
   // The papers' closed form on a uniform network; empty when the documents give none.
-  std::function<formulas::Breakdown(const FormulaContext&)> closed_form;
+  std::function<formulas::Breakdown(const StrategyContext&)> closed_form;
+  // The schedule every executor runs.
+  std::function<Schedule(const StrategyContext&)> build;
 };
 
 // Parameters every strategy accepts (device reduction rates).

@@ -25,9 +25,10 @@ struct PredictOptions {
   std::vector<std::string> params;
   std::string gpus;
   std::string ranks;
-  std::string executor = "formula";
+  std::string executor = "analytic";
   std::string format;
   std::string output;
+  std::string ring_order;
 };
 
 std::vector<int> parse_gpu_counts(const std::string& text, int available) {
@@ -55,11 +56,13 @@ std::vector<int> parse_gpu_counts(const std::string& text, int available) {
   return counts;
 }
 
-std::string params_text(const models::ResultRecord& r) {
+// The parameters worth a column: what "auto" became for the ones that shape the result,
+// and whatever the user set. The rest is in the JSON / CSV records.
+std::string params_text(const models::ResultRecord& r, const models::SyncParams& given) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : r.params) {
-    if (k == "host_reduce_GBps" || k == "reduce_GBps") continue;  // shown in the footer
-    parts.push_back(k + "=" + v);
+    const bool resolved = (k == "k" || k == "server" || k == "T" || k == "step" || k == "inner") && v != "-";
+    if (resolved || (given.get(k) && k != "reduce_GBps" && k != "host_reduce_GBps")) parts.push_back(k + "=" + v);
   }
   return models::join(parts, " ");
 }
@@ -83,7 +86,11 @@ int run_predict(const PredictOptions& o) {
       for (const auto& name : models::split_list(item, "--strategy")) strategies.push_back(&models::find_strategy(name));
     }
   }
-  const models::SyncParams given = models::SyncParams::parse(o.params);
+  models::SyncParams given = models::SyncParams::parse(o.params);
+  if (!o.ring_order.empty()) {
+    if (given.get("ring_order")) throw models::InputError("--ring-order and --param ring_order both given; expected one");
+    given.set("ring_order", o.ring_order);
+  }
   // A --param must mean something to at least one chosen strategy.
   for (const auto& [key, value] : given.values()) {
     bool used = false;
@@ -140,7 +147,7 @@ int run_predict(const PredictOptions& o) {
         continue;
       }
       auto opt = [](const std::optional<double>& v, int decimals) { return v ? format_fixed(*v, decimals) : "-"; };
-      table.add_row({r.strategy, std::to_string(r.ranks), params_text(r), format_seconds(r.time_per_sync_s),
+      table.add_row({r.strategy, std::to_string(r.ranks), params_text(r, own), format_seconds(r.time_per_sync_s),
                      r.time_per_iteration_s ? format_seconds(*r.time_per_iteration_s) : "-",
                      r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-",
                      r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-",
@@ -204,9 +211,12 @@ Action add_predict(CLI::App& app) {
   cmd->add_option("--param,-p", o->params, "strategy parameter key=value (repeatable), e.g. k=2, server=host");
   cmd->add_option("--gpus,-g", o->gpus, "GPU counts: 4, 1,2,4 or 1-4 (the first N GPUs; default: all)");
   cmd->add_option("--ranks", o->ranks, "explicit rank order as GPU ids, e.g. gpu0,gpu2");
-  cmd->add_option("--executor,-x", o->executor, "formula (the papers' closed forms)")
-      ->check(CLI::IsMember({"formula"}))
-      ->default_val("formula");
+  cmd->add_option("--executor,-x", o->executor,
+                  "analytic (the strategy's schedule on the topology, with link sharing) or formula (the papers' "
+                  "closed forms on the slowest path)")
+      ->check(CLI::IsMember({"analytic", "formula"}))
+      ->default_val("analytic");
+  cmd->add_option("--ring-order", o->ring_order, "ring order for strategies with rings: auto, given, or positions i,j,k,...");
   cmd->add_option("--format,-f", o->format, "table, json (JSON lines) or csv (default: table, or from -o's extension)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   cmd->add_option("--output,-o", o->output, "write records to this file (.jsonl or .csv), atomically");

@@ -1,6 +1,6 @@
 // Hierarchical all-reduce (source B): a ring inside each of k groups, a ring among one
 // representative per group, then a broadcast inside each group.
-#include "models/formula_executor.h"
+#include "models/strategies/common.h"
 #include "models/strategies/registry.h"
 
 namespace gradsync::models::strategies {
@@ -10,13 +10,31 @@ const Strategy& hierarchical() {
       "hierarchical",
       "hierarchical all-reduce: rings in k groups, a ring of group representatives, broadcast in each group",
       "B",
-      {{"k", "auto", "number of groups (must divide N); auto: one group per PCIe switch above the ranks"}},
+      {k_param(), grouping_param(), speeds_param(), ring_order_param()},
       false,
-      [](const FormulaContext& ctx) {
+      [](const StrategyContext& ctx) {
         formulas::CostInputs in = ctx.rank_inputs();
         in.k = ctx.groups();
         if (in.N == 1) return formulas::Breakdown{};  // one worker: nothing to synchronise, nothing to broadcast
         return formulas::hierarchical_allreduce(in);
+      },
+      [](const StrategyContext& ctx) {
+        Schedule s = start_schedule("hierarchical", ctx);
+        const Rings groups = groups_of_ranks(ctx);
+        const Region all{0, ctx.elements, ctx.element_bytes};
+        add_ring_reduce_scatter(s, groups, all, "group reduce-scatter", "group reduce");
+        add_ring_all_gather(s, groups, all, "group all-gather");
+        std::vector<int> representatives;
+        std::vector<std::pair<int, std::vector<int>>> broadcasts;
+        for (const auto& g : groups) {
+          representatives.push_back(g.front());
+          broadcasts.push_back({g.front(), std::vector<int>(g.begin() + 1, g.end())});
+        }
+        add_ring_reduce_scatter(s, {representatives}, all, "inter-group ring", "inter-group reduce");
+        add_ring_all_gather(s, {representatives}, all, "inter-group ring");
+        if (groups.front().size() > 1) add_broadcasts(s, broadcasts, all.slice(), "broadcast");
+        s.notes.push_back(describe_groups(ctx, groups));
+        return s;
       },
   };
   return s;

@@ -1,20 +1,29 @@
 // Parameter server (sources A, B, C): every worker sends its gradient to one server,
 // which sums them, updates the parameters and sends them back to every worker.
-#include "models/formula_executor.h"
+#include "models/strategies/common.h"
 #include "models/strategies/registry.h"
 
 namespace gradsync::models::strategies {
+
+Schedule build_ps(const StrategyContext& ctx, const std::string& name) {
+  Schedule s = start_schedule(name, ctx);
+  const int server = add_server(s, ctx.server_node());
+  const Slice gradient{0, s.gradient_bytes};
+  add_gather_reduce(s, all_workers(s), server, gradient, "gather", "update");
+  add_broadcasts(s, {{server, all_workers(s)}}, gradient, "send back");
+  s.notes.push_back("server on " + ctx.topology.node(ctx.server_node()).id);
+  return s;
+}
 
 const Strategy& ps() {
   static const Strategy s{
       "ps",
       "parameter server: gather every gradient at one server, update, send the parameters back",
       "A, B, C",
-      {{"server", "auto",
-        "where the server lives: host (host memory), rank0, or a node id; auto: host memory when the topology has "
-        "it (as in source A), else rank0"}},
+      {server_param()},
       true,
-      [](const FormulaContext& ctx) { return formulas::parameter_server(ctx.server_inputs()); },
+      [](const StrategyContext& ctx) { return formulas::parameter_server(ctx.server_inputs()); },
+      [](const StrategyContext& ctx) { return build_ps(ctx, "ps"); },
   };
   return s;
 }

@@ -1,7 +1,7 @@
 // PS-HRA (source B): synchronous ring all-reduce inside each of k groups, an
 // asynchronous parameter server between the groups' representatives, and a broadcast
 // from each representative to its group.
-#include "models/formula_executor.h"
+#include "models/strategies/common.h"
 #include "models/strategies/registry.h"
 
 namespace gradsync::models::strategies {
@@ -11,13 +11,35 @@ const Strategy& ps_hra() {
       "ps_hra",
       "PS-HRA: rings inside k groups, asynchronous parameter server between group representatives, broadcast",
       "B",
-      {{"k", "auto", "number of groups (must divide N); auto: one group per PCIe switch above the ranks"},
-       {"server", "auto", "where the server lives: host, rank0, or a node id; auto: host memory when present, else rank0"}},
+      {k_param(), grouping_param(), speeds_param(), ring_order_param(), server_param()},
       true,
-      [](const FormulaContext& ctx) {
+      [](const StrategyContext& ctx) {
         formulas::CostInputs in = ctx.combined_inputs();
         in.k = ctx.groups();
         return formulas::ps_hra(in);
+      },
+      [](const StrategyContext& ctx) {
+        Schedule s = start_schedule("ps_hra", ctx);
+        const Rings groups = groups_of_ranks(ctx);
+        const Region all{0, ctx.elements, ctx.element_bytes};
+        add_ring_reduce_scatter(s, groups, all, "group reduce-scatter", "group reduce");
+        add_ring_all_gather(s, groups, all, "group all-gather");
+        std::vector<int> representatives;
+        std::vector<std::pair<int, std::vector<int>>> broadcasts;
+        for (const auto& g : groups) {
+          representatives.push_back(g.front());
+          broadcasts.push_back({g.front(), std::vector<int>(g.begin() + 1, g.end())});
+        }
+        const int server = add_server(s, ctx.server_node());
+        // Each representative's push and pull: asynchronous between groups.
+        add_gather_reduce(s, representatives, server, all.slice(), "server exchange", "server exchange");
+        s.rounds.back().asynchronous = true;
+        add_broadcasts(s, {{server, representatives}}, all.slice(), "server exchange");
+        s.rounds.back().asynchronous = true;
+        if (groups.front().size() > 1) add_broadcasts(s, broadcasts, all.slice(), "broadcast");
+        s.notes.push_back(describe_groups(ctx, groups));
+        s.notes.push_back("server on " + ctx.topology.node(ctx.server_node()).id);
+        return s;
       },
   };
   return s;

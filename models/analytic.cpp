@@ -1,0 +1,126 @@
+#include "models/analytic.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "models/contention.h"
+
+namespace gradsync::models {
+
+namespace {
+
+class Walker {
+ public:
+  Walker(const Topology& t, const Schedule& s, const std::vector<double>& reduce)
+      : t_(t), s_(s), reduce_(reduce), contention_(t), local_(static_cast<std::size_t>(s.participant_count())) {}
+
+  // Sums the rounds; with focus >= 0 only what involves that worker counts (its own ops,
+  // and other participants' transfers with it).
+  double walk(int focus, std::vector<formulas::Phase>& phases) {
+    std::map<std::string, std::size_t> index;
+    for (const auto& p : phases) index[p.name] = static_cast<std::size_t>(&p - phases.data());
+    auto add = [&](const std::string& name, double seconds) {
+      auto it = index.find(name);
+      if (it == index.end()) {
+        it = index.emplace(name, phases.size()).first;
+        phases.push_back({name, 0});
+      }
+      phases[it->second].seconds += seconds;
+    };
+    double total = 0;
+    for (const Round& round : s_.rounds) {
+      routes_.clear();
+      bytes_.clear();
+      latency_.clear();
+      std::fill(local_.begin(), local_.end(), 0.0);
+      for (int p = 0; p < s_.participant_count(); ++p) {
+        ops_.clear();
+        round.ops(p, ops_);
+        const double c = reduce_[static_cast<std::size_t>(p)];
+        for (const Op& op : ops_) {
+          if (focus >= 0 && p != focus && !(op.is_transfer() && op.peer == focus)) continue;
+          switch (op.kind) {
+            case OpKind::send: {
+              const PairInfo& pair = info(p, op.peer);
+              routes_.push_back(pair.route);
+              latency_.push_back(pair.latency);
+              bytes_.push_back(static_cast<double>(op.wire()));
+              break;
+            }
+            case OpKind::recv: break;
+            case OpKind::recv_reduce:
+            case OpKind::copy:
+            case OpKind::reduce:
+            case OpKind::quantize:
+            case OpKind::dequantize: local_[static_cast<std::size_t>(p)] += static_cast<double>(op.slice.bytes) * c; break;
+            case OpKind::compute: local_[static_cast<std::size_t>(p)] += op.seconds; break;
+          }
+        }
+      }
+      contention_.share(routes_, bandwidth_);
+      double comm = 0;
+      for (std::size_t i = 0; i < routes_.size(); ++i) {
+        const double transfer = routes_[i]->empty() ? 0.0 : latency_[i] + bytes_[i] / bandwidth_[i];
+        comm = std::max(comm, transfer);
+      }
+      const double local = local_.empty() ? 0.0 : *std::max_element(local_.begin(), local_.end());
+      add(round.phase, comm);
+      if (local > 0) add(round.local_phase(), local);
+      total += comm + local;
+    }
+    return total;
+  }
+
+ private:
+  struct PairInfo {
+    const Route* route;
+    double latency;
+  };
+  const PairInfo& info(int from, int to) {
+    const std::size_t a = s_.participants[static_cast<std::size_t>(from)].node;
+    const std::size_t b = s_.participants[static_cast<std::size_t>(to)].node;
+    const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
+    auto it = pairs_.find(key);
+    if (it == pairs_.end()) {
+      it = pairs_.emplace(key, PairInfo{&t_.route(a, b), a == b ? 0.0 : t_.latency_s(a, b)}).first;
+    }
+    return it->second;
+  }
+
+  const Topology& t_;
+  const Schedule& s_;
+  const std::vector<double>& reduce_;
+  ContentionModel contention_;
+  std::unordered_map<std::uint64_t, PairInfo> pairs_;
+  std::vector<Op> ops_;
+  std::vector<const Route*> routes_;
+  std::vector<double> bytes_, latency_, bandwidth_, local_;
+};
+
+}  // namespace
+
+AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
+                            const std::vector<double>& reduce_s_per_byte, double compute_s_per_step) {
+  Walker walker(topology, schedule, reduce_s_per_byte);
+  AnalyticResult r;
+  const double period = static_cast<double>(std::max(1, schedule.period_steps));
+  if (!schedule.asynchronous) {
+    r.sync_s = walker.walk(-1, r.phases);
+    r.iteration_s = compute_s_per_step + r.sync_s / period;
+    return r;
+  }
+  std::vector<formulas::Phase> all_phases;
+  const double everyone = walker.walk(-1, all_phases);  // all workers' exchanges through the server at once
+  const double alone = schedule.workers > 0 ? walker.walk(0, r.phases) : 0.0;  // worker 0's exchange on its own
+  const double by_worker = period * compute_s_per_step + alone;
+  const double cycle = std::max(by_worker, everyone);
+  r.bound = everyone > by_worker ? "server links" : "workers";
+  r.sync_s = cycle - period * compute_s_per_step;
+  if (r.sync_s > alone) r.phases.push_back({"waiting for the server", r.sync_s - alone});
+  r.iteration_s = cycle / period;
+  return r;
+}
+
+}  // namespace gradsync::models

@@ -1,0 +1,36 @@
+// The analytic executor: walks a schedule on the topology, round by round. In a round,
+// every transfer costs its route's latency plus its bytes over the bandwidth it gets
+// while the round's other transfers share the links (contention.h); local work
+// (reductions, copies, quantisation) costs bytes × the participant's reduction time
+// per byte, plus explicit compute. A round lasts its slowest transfer plus its busiest
+// participant's local work (rounds are lockstep). The per-phase breakdown adds each
+// round's transfer time to its phase and its local time to its compute phase.
+//
+// Asynchronous schedules (Downpour/ASGD) describe one worker's exchange with the
+// server; workers do not wait for each other. The steady state is then bounded either
+// by a worker (period × compute + its exchange alone) or by the server's links (every
+// worker's exchange through them, back to back).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/formulas.h"
+#include "models/schedule.h"
+#include "models/topology.h"
+
+namespace gradsync::models {
+
+struct AnalyticResult {
+  double sync_s = 0;  // one synchronisation (for async: a worker's effective exchange, waiting included)
+  std::vector<formulas::Phase> phases;
+  double iteration_s = 0;  // compute + sync / period, or the async steady state per step
+  std::string bound;  // async only: "workers" or "server links"
+};
+
+// `reduce_s_per_byte[p]`: participant p's local work cost; `compute_s_per_step`: the
+// workload's compute per minibatch (0 without a workload).
+AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
+                            const std::vector<double>& reduce_s_per_byte, double compute_s_per_step);
+
+}  // namespace gradsync::models

@@ -1,0 +1,222 @@
+#include "models/strategies/common.h"
+
+#include <algorithm>
+
+#include "models/error.h"
+#include "models/ring_order.h"
+
+namespace gradsync::models::strategies {
+
+ParamSpec server_param() {
+  return {"server", "auto",
+          "where the parameter server lives: host (host memory), rank<i>, or a node id; auto: host memory when the "
+          "topology has it (as in source A), else rank0"};
+}
+ParamSpec k_param() { return {"k", "auto", "number of groups (must divide N); auto: one group per switch above the ranks"}; }
+ParamSpec grouping_param() {
+  return {"grouping", "switch",
+          "how ranks form groups: switch (ranks behind one switch together), speed (source B's queue: ranks of similar "
+          "measured speed together; needs speeds), order (consecutive ranks)"};
+}
+ParamSpec speeds_param() {
+  return {"speeds", "", "measured speed of each rank for grouping=speed, comma-separated (larger = faster)"};
+}
+ParamSpec ring_order_param() {
+  return {"ring_order", "auto",
+          "order of the ranks around a ring: auto (the order with the widest bottleneck and fewest shared links), given "
+          "(rank order), or positions i,j,k,..."};
+}
+
+Schedule start_schedule(const std::string& strategy, const StrategyContext& ctx) {
+  Schedule s;
+  s.strategy = strategy;
+  s.workers = ctx.N();
+  s.element_bytes = ctx.element_bytes;
+  s.gradient_bytes = ctx.elements * static_cast<std::uint64_t>(ctx.element_bytes);
+  for (std::size_t node : ctx.placement.ranks) s.participants.push_back({Role::worker, node});
+  return s;
+}
+
+int add_server(Schedule& s, std::size_t node) {
+  s.participants.push_back({Role::server, node});
+  return s.participant_count() - 1;
+}
+
+std::vector<int> all_workers(const Schedule& s) {
+  std::vector<int> w(static_cast<std::size_t>(s.workers));
+  for (int i = 0; i < s.workers; ++i) w[static_cast<std::size_t>(i)] = i;
+  return w;
+}
+
+std::vector<int> ring_of_ranks(const StrategyContext& ctx) {
+  return ring_order_from_param(ctx.topology, ctx.placement.ranks, ctx.params.text("ring_order"));
+}
+
+std::vector<std::vector<int>> groups_of_ranks(const StrategyContext& ctx) {
+  std::vector<double> speeds;
+  const std::string& text = ctx.params.text("speeds");
+  if (!text.empty()) {
+    for (const auto& item : split_list(text, "--param speeds")) {
+      char* end = nullptr;
+      const double v = std::strtod(item.c_str(), &end);
+      if (*end != '\0' || !(v > 0)) throw InputError("--param speeds=" + text + ": \"" + item + "\" is not a positive speed");
+      speeds.push_back(v);
+    }
+  }
+  const std::string& by = ctx.params.text("grouping");
+  if (by == "speed" && speeds.size() != static_cast<std::size_t>(ctx.N())) {
+    throw InputError("--param grouping=speed needs --param speeds with one value per rank (" + std::to_string(ctx.N()) +
+                     "), got " + std::to_string(speeds.size()));
+  }
+  auto groups = group_ranks(ctx.topology, ctx.placement.ranks, ctx.groups(), by, speeds);
+  // Order each group around its ring as the ring_order parameter says.
+  if (ctx.params.text("ring_order") == "auto") {
+    for (auto& g : groups) {
+      std::vector<std::size_t> nodes;
+      for (int r : g) nodes.push_back(ctx.placement.ranks[static_cast<std::size_t>(r)]);
+      const auto order = best_ring_order(ctx.topology, nodes);
+      std::vector<int> reordered;
+      for (int pos : order) reordered.push_back(g[static_cast<std::size_t>(pos)]);
+      g = reordered;
+    }
+  }
+  return groups;
+}
+
+namespace {
+// position of each participant in its ring (-1: not in any), and which ring.
+struct RingIndex {
+  std::vector<int> ring, position;
+  int m = 0;
+};
+std::shared_ptr<const RingIndex> index_rings(const Schedule& s, const Rings& rings) {
+  auto idx = std::make_shared<RingIndex>();
+  idx->ring.assign(static_cast<std::size_t>(s.participant_count()), -1);
+  idx->position.assign(static_cast<std::size_t>(s.participant_count()), -1);
+  idx->m = rings.empty() ? 0 : static_cast<int>(rings.front().size());
+  for (std::size_t r = 0; r < rings.size(); ++r) {
+    if (static_cast<int>(rings[r].size()) != idx->m) throw std::logic_error("rings of different sizes");
+    for (std::size_t j = 0; j < rings[r].size(); ++j) {
+      idx->ring[static_cast<std::size_t>(rings[r][j])] = static_cast<int>(r);
+      idx->position[static_cast<std::size_t>(rings[r][j])] = static_cast<int>(j);
+    }
+  }
+  return idx;
+}
+}  // namespace
+
+void add_ring_reduce_scatter(Schedule& s, const Rings& rings, Region region, const std::string& phase,
+                             const std::string& compute_phase) {
+  auto idx = index_rings(s, rings);
+  auto members = std::make_shared<const Rings>(rings);
+  const int m = idx->m;
+  for (int i = m; i >= 2; --i) {  // Algorithm 1: for i = N ... 2
+    s.rounds.push_back(Round{phase, compute_phase, [idx, members, region, m, i](int p, std::vector<Op>& out) {
+                               // Participants added after these rounds (a server) take no part.
+                               if (static_cast<std::size_t>(p) >= idx->ring.size()) return;
+                               const int ring = idx->ring[static_cast<std::size_t>(p)];
+                               if (ring < 0) return;
+                               const int id = idx->position[static_cast<std::size_t>(p)];
+                               const auto& members_of = (*members)[static_cast<std::size_t>(ring)];
+                               const int next = members_of[static_cast<std::size_t>((id + 1) % m)];
+                               const int prev = members_of[static_cast<std::size_t>((id + m - 1) % m)];
+                               out.push_back(Op::send(next, block(region.base, region.elements, m, (i + id) % m,
+                                                                  region.element_bytes)));
+                               out.push_back(Op::recv_reduce(prev, block(region.base, region.elements, m,
+                                                                         (i + id - 1) % m, region.element_bytes)));
+                             }});
+  }
+}
+
+void add_ring_all_gather(Schedule& s, const Rings& rings, Region region, const std::string& phase) {
+  auto idx = index_rings(s, rings);
+  auto members = std::make_shared<const Rings>(rings);
+  const int m = idx->m;
+  for (int i = m; i >= 2; --i) {
+    s.rounds.push_back(Round{phase, "", [idx, members, region, m, i](int p, std::vector<Op>& out) {
+                               // Participants added after these rounds (a server) take no part.
+                               if (static_cast<std::size_t>(p) >= idx->ring.size()) return;
+                               const int ring = idx->ring[static_cast<std::size_t>(p)];
+                               if (ring < 0) return;
+                               const int id = idx->position[static_cast<std::size_t>(p)];
+                               const auto& members_of = (*members)[static_cast<std::size_t>(ring)];
+                               const int next = members_of[static_cast<std::size_t>((id + 1) % m)];
+                               const int prev = members_of[static_cast<std::size_t>((id + m - 1) % m)];
+                               out.push_back(Op::send(next, block(region.base, region.elements, m, (i + id + 1) % m,
+                                                                  region.element_bytes)));
+                               out.push_back(Op::recv(prev, block(region.base, region.elements, m, (i + id) % m,
+                                                                  region.element_bytes)));
+                             }});
+  }
+}
+
+void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const std::string& prefix) {
+  add_ring_reduce_scatter(s, rings, region, prefix + "reduce-scatter", prefix + "reduce");
+  add_ring_all_gather(s, rings, region, prefix + "all-gather");
+}
+
+void add_gather_reduce(Schedule& s, const std::vector<int>& senders, int root, Slice slice, const std::string& phase,
+                       const std::string& compute_phase) {
+  auto from = std::make_shared<const std::vector<int>>(senders);
+  auto sends = std::make_shared<std::vector<bool>>(static_cast<std::size_t>(s.participant_count()), false);
+  for (int w : senders) (*sends)[static_cast<std::size_t>(w)] = true;
+  s.rounds.push_back(Round{phase, compute_phase, [from, sends, root, slice](int p, std::vector<Op>& out) {
+                             if (p == root) {
+                               for (int w : *from) out.push_back(Op::recv_reduce(w, slice));
+                             } else if (static_cast<std::size_t>(p) < sends->size() && (*sends)[static_cast<std::size_t>(p)]) {
+                               out.push_back(Op::send(root, slice));
+                             }
+                           }});
+}
+
+void add_broadcasts(Schedule& s, const std::vector<std::pair<int, std::vector<int>>>& trees, Slice slice,
+                    const std::string& phase) {
+  // participant -> (is root: its receivers) or (receiver: its root)
+  auto sends = std::make_shared<std::vector<std::vector<int>>>(static_cast<std::size_t>(s.participant_count()));
+  auto source = std::make_shared<std::vector<int>>(static_cast<std::size_t>(s.participant_count()), -1);
+  for (const auto& [root, receivers] : trees) {
+    for (int r : receivers) {
+      (*sends)[static_cast<std::size_t>(root)].push_back(r);
+      (*source)[static_cast<std::size_t>(r)] = root;
+    }
+  }
+  s.rounds.push_back(Round{phase, "", [sends, source, slice](int p, std::vector<Op>& out) {
+                             if (static_cast<std::size_t>(p) >= sends->size()) return;
+                             for (int r : (*sends)[static_cast<std::size_t>(p)]) out.push_back(Op::send(r, slice));
+                             const int from = (*source)[static_cast<std::size_t>(p)];
+                             if (from >= 0) out.push_back(Op::recv(from, slice));
+                           }});
+}
+
+void add_compute(Schedule& s, const std::vector<int>& participants, double seconds, const std::string& phase) {
+  auto busy = std::make_shared<std::vector<bool>>(static_cast<std::size_t>(s.participant_count()), false);
+  for (int p : participants) (*busy)[static_cast<std::size_t>(p)] = true;
+  s.rounds.push_back(Round{phase, phase, [busy, seconds](int p, std::vector<Op>& out) {
+                             if (static_cast<std::size_t>(p) < busy->size() && (*busy)[static_cast<std::size_t>(p)]) {
+                               out.push_back(Op::compute(seconds));
+                             }
+                           }});
+}
+
+std::string describe_groups(const StrategyContext& ctx, const Rings& groups) {
+  std::string text = "groups:";
+  for (const auto& g : groups) {
+    text += " {";
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      text += (i ? " " : "") + ctx.topology.node(ctx.placement.ranks[static_cast<std::size_t>(g[i])]).id;
+    }
+    text += "}";
+  }
+  return text;
+}
+
+const Strategy& inner_strategy(const StrategyContext& ctx, const std::string& wrapper, const std::vector<std::string>& allowed) {
+  const std::string& name = ctx.params.text("inner");
+  if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+    throw InputError("--param inner=" + name + ": strategy " + wrapper + " wraps one of " + join(allowed) +
+                     did_you_mean(name, allowed));
+  }
+  return find_strategy(name);
+}
+
+}  // namespace gradsync::models::strategies

@@ -1,0 +1,71 @@
+// Building blocks the strategy files share: participants, rings (reduce-scatter and
+// all-gather, several rings at once), gathers to and broadcasts from one participant,
+// and the parameters these blocks read. Each block appends rounds to a Schedule.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/schedule.h"
+#include "models/strategy.h"
+#include "models/strategy_context.h"
+
+namespace gradsync::models::strategies {
+
+// Parameter specs shared by the strategies that use them (one wording everywhere).
+ParamSpec server_param();
+ParamSpec k_param();
+ParamSpec grouping_param();
+ParamSpec speeds_param();
+ParamSpec ring_order_param();
+
+// A schedule with the N workers of the placement as participants 0..N-1.
+Schedule start_schedule(const std::string& strategy, const StrategyContext& ctx);
+// Adds a server participant on `node`; returns its index.
+int add_server(Schedule& s, std::size_t node);
+
+// The ranks in the ring order the "ring_order" parameter asks for (positions into the placement).
+std::vector<int> ring_of_ranks(const StrategyContext& ctx);
+// The k groups of ranks for hierarchical schemes ("k", "grouping", "speeds" parameters), each in ring order.
+std::vector<std::vector<int>> groups_of_ranks(const StrategyContext& ctx);
+
+// Rings of participants, all of the same length, each listed in ring order.
+using Rings = std::vector<std::vector<int>>;
+
+struct Region {
+  std::uint64_t base = 0;  // byte offset in the buffer
+  std::uint64_t elements = 0;
+  int element_bytes = 4;
+  Slice slice() const { return Slice{base, elements * static_cast<std::uint64_t>(element_bytes)}; }
+};
+
+// Source A's Algorithm 1, phase 1, on every ring at once: after it, position j of a
+// ring holds the ring's sum of block (j + 1) mod m of `region`.
+void add_ring_reduce_scatter(Schedule& s, const Rings& rings, Region region, const std::string& phase,
+                             const std::string& compute_phase);
+// Phase 2: position j starts with block (j + 1) mod m complete; afterwards all blocks are.
+void add_ring_all_gather(Schedule& s, const Rings& rings, Region region, const std::string& phase);
+// Both phases.
+void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const std::string& prefix = "");
+
+// Every sender sends `slice` to `root`, which adds them up (one round).
+void add_gather_reduce(Schedule& s, const std::vector<int>& senders, int root, Slice slice, const std::string& phase,
+                       const std::string& compute_phase);
+// `root` sends `slice` to every receiver, which overwrite theirs (one round). Several roots
+// may broadcast at once: pairs (root, receivers).
+void add_broadcasts(Schedule& s, const std::vector<std::pair<int, std::vector<int>>>& trees, Slice slice,
+                    const std::string& phase);
+
+// A local round: every listed participant is busy for `seconds`.
+void add_compute(Schedule& s, const std::vector<int>& participants, double seconds, const std::string& phase);
+
+std::vector<int> all_workers(const Schedule& s);
+
+// "groups: {gpu0 gpu1} {gpu2 gpu3}" for a schedule's notes.
+std::string describe_groups(const StrategyContext& ctx, const Rings& groups);
+
+// The strategy a wrapper ("inner" parameter) wraps, checked against the allowed names.
+const Strategy& inner_strategy(const StrategyContext& ctx, const std::string& wrapper, const std::vector<std::string>& allowed);
+
+}  // namespace gradsync::models::strategies

@@ -1,0 +1,27 @@
+// Model averaging (sources C, D): workers train on their own and average their models
+// every T steps (an all-reduce of the model, then a division by N). Communication per
+// step shrinks by T; the local learning rate must grow N-fold (runtime numerics).
+#include "models/strategies/common.h"
+#include "models/strategies/registry.h"
+#include "models/strategies/periodic.h"
+
+namespace gradsync::models::strategies {
+
+const Strategy& model_avg() {
+  static const Strategy s{
+      "model_avg",
+      "model averaging: all-reduce and average the models every T steps",
+      "C, D",
+      periodic_params({{"T", "auto", "steps between averagings; auto: 40,000 samples (CNTK's syncPeriod) / minibatch"}}),
+      false,
+      [](const StrategyContext& ctx) { return periodic_closed_form(ctx, "model_avg"); },
+      [](const StrategyContext& ctx) {
+        Schedule s = build_periodic(ctx, "model_avg", 40'000);
+        add_compute(s, all_workers(s), ctx.bytes() * ctx.gpu_reduce_s_per_byte(), "average");
+        return s;
+      },
+  };
+  return s;
+}
+
+}  // namespace gradsync::models::strategies

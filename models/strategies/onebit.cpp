@@ -1,0 +1,87 @@
+// 1-bit SGD (source D): every gradient value goes on the wire as one bit, plus a pair
+// of scales (the means of the positive and the negative values) per column; the
+// quantisation error stays behind as a residual added to the next minibatch's gradient
+// (error feedback). It wraps another strategy: every transfer of the wrapped schedule
+// carries the quantised payload, with a quantise before each send and a dequantise
+// after each receive (their cost is counted like a pass over the data).
+#include <memory>
+
+#include "models/error.h"
+#include "models/strategies/common.h"
+#include "models/strategies/registry.h"
+
+namespace gradsync::models::strategies {
+
+namespace {
+
+// Bytes on the wire for `bytes` of gradient: one bit per value, two 4-byte scales per column.
+std::uint64_t quantised_bytes(std::uint64_t bytes, int element_bytes, int bits, std::uint64_t column) {
+  const std::uint64_t values = bytes / static_cast<std::uint64_t>(element_bytes);
+  if (bits >= 8 * element_bytes) return bytes;
+  const std::uint64_t payload = (values * static_cast<std::uint64_t>(bits) + 7) / 8;
+  const std::uint64_t columns = (values + column - 1) / column;
+  return payload + 8 * columns;
+}
+
+std::uint64_t column_length(const StrategyContext& ctx) {
+  if (!ctx.params.is_auto("column")) return static_cast<std::uint64_t>(ctx.params.integer("column", 1));
+  // A column of the largest row-structured matrix (its height: the number of rows).
+  std::uint64_t best = 0, best_params = 0;
+  if (ctx.workload) {
+    for (const auto& l : ctx.workload->layers) {
+      if (l.rows && static_cast<std::uint64_t>(l.params) > best_params) {
+        best_params = static_cast<std::uint64_t>(l.params);
+        best = static_cast<std::uint64_t>(*l.rows);
+      }
+    }
+  }
+  return best ? best : 1024;
+}
+
+}  // namespace
+
+const Strategy& onebit() {
+  static const Strategy s{
+      "onebit",
+      "1-bit SGD: 1 bit per value plus per-column scales, error feedback; wraps ring, ps, hierarchical or ps_hra",
+      "D",
+      {{"inner", "ring", "the strategy whose transfers carry the quantised payload: ring, ps, hierarchical, ps_hra"},
+       {"bits", "1", "bits per value: 1 (1-bit SGD) or 32 (no quantisation, CNTK's num_quantization_bits)"},
+       {"column", "auto", "values sharing one pair of scales; auto: a column of the workload's largest matrix, else 1024"},
+       server_param(), k_param(), grouping_param(), speeds_param(), ring_order_param()},
+      false,
+      nullptr,  // the source documents give no closed form
+      [](const StrategyContext& ctx) {
+        const Strategy& inner = inner_strategy(ctx, "onebit", {"ring", "ps", "hierarchical", "ps_hra"});
+        const long bits = ctx.params.integer("bits", 1);
+        if (bits != 1 && bits != 32) throw InputError("--param bits=" + std::to_string(bits) + ": expected 1 or 32");
+        Schedule s = inner.build(ctx);
+        s.strategy = "onebit";
+        if (bits == 32) return s;
+        const std::uint64_t column = column_length(ctx);
+        const int eb = s.element_bytes;
+        for (Round& round : s.rounds) {
+          RoundOps inner_ops = std::move(round.ops);
+          round.ops = [inner_ops, eb, bits, column](int p, std::vector<Op>& out) {
+            const std::size_t first = out.size();
+            inner_ops(p, out);
+            const std::size_t last = out.size();
+            for (std::size_t i = first; i < last; ++i) {
+              Op& op = out[i];
+              if (!op.is_transfer()) continue;
+              op.wire_bytes = std::max<std::uint64_t>(1, quantised_bytes(op.slice.bytes, eb, static_cast<int>(bits), column));
+              const Op coding = op.kind == OpKind::send ? Op::quantize(op.slice, static_cast<int>(bits))
+                                                        : Op::dequantize(op.slice, static_cast<int>(bits));
+              out.push_back(coding);
+            }
+          };
+          if (round.compute_phase.empty()) round.compute_phase = "quantise";
+        }
+        s.notes.push_back("1 bit per value, 2 scales per " + std::to_string(column) + " values, wrapping " + inner.name);
+        return s;
+      },
+  };
+  return s;
+}
+
+}  // namespace gradsync::models::strategies

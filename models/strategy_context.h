@@ -1,0 +1,62 @@
+// What a strategy sees when it builds its schedule or evaluates its closed form: the
+// topology, where the ranks run, its parameters, the gradient size, the workload.
+//
+// The closed forms assume a uniform network (one bandwidth B, one latency a). On a real
+// topology gradsync takes the slowest of the paths the strategy uses: B is the smallest
+// bottleneck bandwidth and a the largest latency among the rank pairs (and the
+// rank <-> server paths for strategies with a server).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/formulas.h"
+#include "models/placement.h"
+#include "models/strategy.h"
+#include "models/topology.h"
+#include "models/workload.h"
+
+namespace gradsync::models {
+
+struct StrategyContext {
+  const Topology& topology;
+  const Placement& placement;
+  const StrategyParams& params;
+  std::uint64_t elements = 0;  // values each rank synchronises
+  int element_bytes = 4;
+  const Workload* workload = nullptr;  // optional: layers (rows) and minibatch size
+
+  double bytes() const { return static_cast<double>(elements) * element_bytes; }
+  int N() const { return placement.size(); }
+
+  // Over all ordered pairs of ranks; +inf / 0 with a single rank.
+  double slowest_rank_pair_Bps() const;
+  double largest_rank_pair_latency_s() const;
+  // The parameter server's node, from the strategy's "server" parameter.
+  std::size_t server_node() const;
+  // Over ranks, both directions.
+  double server_Bps() const;
+  double server_latency_s() const;
+  double gpu_reduce_s_per_byte() const;
+  double server_reduce_s_per_byte() const;
+  // Seconds to reduce one byte on a participant placed on `node` (host memory: the CPU's rate).
+  double reduce_s_per_byte_at(std::size_t node) const;
+  // k from the "k" parameter, or "auto": one group per switch above the ranks when the
+  // switches hold equal shares of them, else 1.
+  int groups() const;
+  // Samples per minibatch of one worker (the workload's, else 64, source A's minibatch).
+  std::int64_t samples_per_minibatch() const;
+
+  // Inputs for formulas among the ranks only (ring, hierarchical): C is the GPUs'.
+  formulas::CostInputs rank_inputs() const;
+  // Inputs for formulas through a server (PS): B, a of the rank <-> server paths.
+  formulas::CostInputs server_inputs() const;
+  // Both (PS-HRA): the slowest of rank pairs and server paths.
+  formulas::CostInputs combined_inputs() const;
+};
+
+// The node right above a GPU: its fastest-linked forwarding neighbour (its PCIe switch).
+std::size_t parent_switch(const Topology& topology, std::size_t gpu);
+
+}  // namespace gradsync::models

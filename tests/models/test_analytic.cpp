@@ -1,0 +1,171 @@
+// The analytic executor against the papers' closed forms: equal on uniform topologies
+// (ring and hierarchical on a full mesh; PS and ring on a star), with the documented
+// differences where the uniform assumption does not hold (server incast on a mesh,
+// broadcast through one uplink on a star), and link sharing the closed forms ignore.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "models/formulas.h"
+#include "models/predict.h"
+#include "models/topology_io.h"
+#include "models/units.h"
+
+using namespace gradsync::models;
+
+namespace {
+
+constexpr double kB = 10e9;  // link bandwidth
+constexpr double kA = 4e-6;  // pair latency
+constexpr double kReduceGBps = 50;  // C = 1 / 50 GB/s
+constexpr double kC = 1.0 / 50e9;
+
+// Every GPU pair joined by its own link.
+Topology full_mesh(int n) {
+  std::ostringstream j;
+  j << R"({"name": "mesh", "nodes": [)";
+  for (int i = 0; i < n; ++i) j << (i ? "," : "") << R"({"id": "gpu)" << i << R"(", "kind": "gpu"})";
+  j << R"(], "links": [)";
+  bool first = true;
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      j << (first ? "" : ",") << R"({"a": "gpu)" << a << R"(", "b": "gpu)" << b << R"(", "bandwidth_GBps": )"
+        << kB / 1e9 << R"(, "latency_us": )" << kA * 1e6 << "}";
+      first = false;
+    }
+  }
+  j << "]}";
+  return std::move(load_topology(JsonView::parse(j.str(), "mesh.json")).topology);
+}
+
+// N GPUs and host memory, each on its own link to one switch (pair latency kA).
+Topology star(int n) {
+  std::ostringstream j;
+  j << R"({"name": "star", "nodes": [{"id": "sw", "kind": "pcie_switch"}, {"id": "host", "kind": "host_memory"})";
+  for (int i = 0; i < n; ++i) j << R"(, {"id": "gpu)" << i << R"(", "kind": "gpu"})";
+  j << R"(], "links": [{"a": "host", "b": "sw", "bandwidth_GBps": )" << kB / 1e9 << R"(, "latency_us": )" << kA * 1e6 / 2 << "}";
+  for (int i = 0; i < n; ++i) {
+    j << R"(, {"a": "gpu)" << i << R"(", "b": "sw", "bandwidth_GBps": )" << kB / 1e9 << R"(, "latency_us": )"
+      << kA * 1e6 / 2 << "}";
+  }
+  j << "]}";
+  return std::move(load_topology(JsonView::parse(j.str(), "star.json")).topology);
+}
+
+ResultRecord run(const Topology& t, const std::string& strategy, int n, double bytes,
+                 std::vector<std::string> params, const std::string& executor = "analytic") {
+  PredictRequest q;
+  q.topology = &t;
+  q.bytes = bytes;
+  q.strategy = &find_strategy(strategy);
+  params.push_back("reduce_GBps=" + std::to_string(kReduceGBps));
+  q.params = SyncParams::parse(params);
+  q.placement = first_gpus(t, n);
+  q.executor = executor;
+  return predict(q);
+}
+
+void expect_same(double analytic, double formula) { EXPECT_NEAR(analytic, formula, 1e-12 * formula + 1e-15); }
+
+}  // namespace
+
+TEST(Analytic, RingEqualsTheClosedFormOnAFullMesh) {
+  for (int n : {2, 3, 4, 6, 8}) {
+    const Topology t = full_mesh(n);
+    const double S = 4.0 * n * 25'000;  // blocks of equal size
+    const auto r = run(t, "ring", n, S, {"ring_order=given"});
+    expect_same(r.time_per_sync_s, formulas::ring_allreduce({n, S, kB, kA, kC}).total());
+    EXPECT_EQ(r.phases.size(), 3u);
+  }
+}
+
+TEST(Analytic, HierarchicalEqualsTheClosedFormOnAFullMesh) {
+  for (auto [n, k] : std::vector<std::pair<int, int>>{{4, 2}, {6, 2}, {6, 3}, {8, 2}, {8, 4}}) {
+    const Topology t = full_mesh(n);
+    const double S = 4.0 * n * 3'000;
+    const auto r = run(t, "hierarchical", n, S, {"ring_order=given", "grouping=order", "k=" + std::to_string(k)});
+    expect_same(r.time_per_sync_s, formulas::hierarchical_allreduce({n, S, kB, kA, kC, k}).total());
+    // The formula executor agrees with itself on the same inputs.
+    const auto f = run(t, "hierarchical", n, S, {"ring_order=given", "grouping=order", "k=" + std::to_string(k)}, "formula");
+    expect_same(f.time_per_sync_s, r.time_per_sync_s);
+  }
+}
+
+TEST(Analytic, PsAndRingEqualTheClosedFormOnAStar) {
+  for (int n : {1, 2, 4, 7}) {
+    const Topology t = star(n);
+    const double S = 4.0 * n * 10'000;
+    // Host memory sums at host_reduce_GBps (C_server); the N flows share the server's one link.
+    const auto ps = run(t, "ps", n, S, {"server=host", "host_reduce_GBps=5"});
+    formulas::CostInputs in{n, S, kB, kA, kC, 1, 1.0 / 5e9};
+    expect_same(ps.time_per_sync_s, formulas::parameter_server(in).total());
+    const auto ring = run(t, "ring", n, S, {"ring_order=given"});
+    expect_same(ring.time_per_sync_s, formulas::ring_allreduce({n, S, kB, kA, kC}).total());
+  }
+}
+
+TEST(Analytic, DocumentedDifferencesFromTheClosedForms) {
+  // PS with the server on rank 0's GPU of a full mesh: N-1 gradients arrive over N-1
+  // separate links (no incast), and rank 0's own is local, so it beats 2(a + N·S/B) + N·S·C.
+  const int n = 4;
+  const double S = 4.0e6;
+  const auto mesh_ps = run(full_mesh(n), "ps", n, S, {"server=rank0"});
+  const double transfers = 2 * (kA + S / kB);
+  EXPECT_NEAR(mesh_ps.time_per_sync_s, transfers + n * S * kC, 1e-12);
+  EXPECT_LT(mesh_ps.time_per_sync_s, formulas::parameter_server({n, S, kB, kA, kC}).total());
+  // Hierarchical on a star: a representative broadcasts to its m-1 group members over
+  // its single link, (m-1)·S/B instead of the formula's S/B.
+  const int k = 2, m = n / k;
+  const auto star_h = run(star(n), "hierarchical", n, S, {"ring_order=given", "grouping=order", "k=2"});
+  const double formula = formulas::hierarchical_allreduce({n, S, kB, kA, kC, k}).total();
+  EXPECT_NEAR(star_h.time_per_sync_s, formula - (kA + S / kB) + (kA + (m - 1) * S / kB), 1e-12);
+}
+
+TEST(Analytic, SourceARingIsBoundedByTheCrossSwitchLink) {
+  const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json");
+  const Topology& t = loaded.topology;
+  const double S = 4.0 * 4 * 1'000'000, N = 4;
+  const double a = 4e-6;  // four links of 1 us (latency not measured)
+  const double reduce = (N - 1) * (S / N) * kC;
+  // Ring 0,1,2,3 crosses the inter-switch links once per direction: each step runs at 4.46 GB/s.
+  const auto good = run(t, "ring", 4, S, {"ring_order=given"});
+  EXPECT_NEAR(good.time_per_sync_s, 2 * (N - 1) * (a + S / (N * 4.46e9)) + reduce, 1e-12);
+  // Ring 0,2,1,3 crosses them twice per direction: two flows share each, 2.23 GB/s.
+  const auto bad = run(t, "ring", 4, S, {"ring_order=0,2,1,3"});
+  EXPECT_NEAR(bad.time_per_sync_s, 2 * (N - 1) * (a + S / (N * 2.23e9)) + reduce, 1e-12);
+  // auto finds the good order.
+  EXPECT_NEAR(run(t, "ring", 4, S, {}).time_per_sync_s, good.time_per_sync_s, 1e-15);
+}
+
+TEST(Analytic, PeriodicAndAsynchronousStrategies) {
+  const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json");
+  const Topology& t = loaded.topology;
+  const Workload w = *workload_preset("source-a-ffnn-lm");
+  PredictRequest q;
+  q.topology = &t;
+  q.workload = &w;
+  q.placement = first_gpus(t, 4);
+  // Model averaging every T steps: iteration = compute + (one ring all-reduce) / T.
+  q.strategy = &find_strategy("model_avg");
+  q.params = SyncParams::parse({"T=10", "ring_order=given"});
+  const auto ma = predict(q);
+  q.strategy = &find_strategy("ring");
+  q.params = SyncParams::parse({"ring_order=given"});
+  const auto ring = predict(q);
+  const double average = w.gradient_bytes() / 100e9;  // dividing the sum by N, once per sync
+  EXPECT_NEAR(ma.time_per_sync_s, ring.time_per_sync_s + average, 1e-12);
+  EXPECT_NEAR(*ma.time_per_iteration_s, w.compute_s() + ma.time_per_sync_s / 10, 1e-12);
+  EXPECT_EQ(ma.period_steps, 10);
+  // Downpour with 4 workers pushing 419 MB each through host memory's 4.46 GB/s link
+  // every 2 steps: the server's link is the bound.
+  q.strategy = &find_strategy("downpour");
+  q.params = SyncParams::parse({"step=2"});
+  const auto busy = predict(q);
+  EXPECT_TRUE(busy.asynchronous);
+  const double one_way = 4 * w.gradient_bytes() / 4.46e9;  // four pushes through one link
+  EXPECT_GT(*busy.time_per_iteration_s * 2, 2 * one_way);
+  // With one step of compute per hour, the workers are the bound: iteration ≈ compute.
+  q.params = SyncParams::parse({"step=1000000"});
+  const auto idle = predict(q);
+  EXPECT_NEAR(*idle.time_per_iteration_s, w.compute_s(), w.compute_s() * 1e-3);
+}
