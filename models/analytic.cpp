@@ -14,7 +14,8 @@ namespace {
 class Walker {
  public:
   Walker(const Topology& t, const Schedule& s, const std::vector<double>& reduce)
-      : t_(t), s_(s), reduce_(reduce), contention_(t), local_(static_cast<std::size_t>(s.participant_count())) {}
+      : t_(t), s_(s), reduce_(reduce), contention_(t), local_(static_cast<std::size_t>(s.participant_count())),
+        last_(static_cast<std::size_t>(s.participant_count())) {}
 
   // Sums the rounds; with focus >= 0 only what involves that worker counts (its own ops,
   // and other participants' transfers with it).
@@ -30,6 +31,7 @@ class Walker {
       phases[it->second].seconds += seconds;
     };
     double total = 0;
+    previous_routes_.clear();
     for (const Round& round : s_.rounds) {
       routes_.clear();
       bytes_.clear();
@@ -43,7 +45,10 @@ class Walker {
           if (focus >= 0 && p != focus && !(op.is_transfer() && op.peer == focus)) continue;
           switch (op.kind) {
             case OpKind::send: {
-              const PairInfo& pair = info(p, op.peer);
+              // Most participants talk to the same peer round after round: check that first.
+              auto& last = last_[static_cast<std::size_t>(p)];
+              if (last.peer != op.peer) last = {op.peer, &info(p, op.peer)};
+              const PairInfo& pair = *last.info;
               routes_.push_back(pair.route);
               latency_.push_back(pair.latency);
               bytes_.push_back(static_cast<double>(op.wire()));
@@ -59,7 +64,11 @@ class Walker {
           }
         }
       }
-      contention_.share(routes_, bandwidth_);
+      // Consecutive rounds often repeat the same flows (a ring's steps): share once.
+      if (routes_ != previous_routes_) {
+        contention_.share(routes_, bandwidth_);
+        previous_routes_ = routes_;
+      }
       double comm = 0;
       for (std::size_t i = 0; i < routes_.size(); ++i) {
         const double transfer = routes_[i]->empty() ? 0.0 : latency_[i] + bytes_[i] / bandwidth_[i];
@@ -95,7 +104,12 @@ class Walker {
   ContentionModel contention_;
   std::unordered_map<std::uint64_t, PairInfo> pairs_;
   std::vector<Op> ops_;
-  std::vector<const Route*> routes_;
+  std::vector<const Route*> routes_, previous_routes_;
+  struct LastPeer {
+    int peer = -1;
+    const PairInfo* info = nullptr;
+  };
+  std::vector<LastPeer> last_;
   std::vector<double> bytes_, latency_, bandwidth_, local_;
 };
 

@@ -5,11 +5,6 @@
 #include "models/error.h"
 
 namespace gradsync::models::formulas {
-namespace {
-void need(bool ok, const std::string& what) {
-  if (!ok) throw InputError(what);
-}
-}  // namespace
 
 double Breakdown::total() const {
   double t = 0;
@@ -18,17 +13,25 @@ double Breakdown::total() const {
 }
 
 void check_inputs(const CostInputs& in, bool grouped) {
-  need(in.N >= 1, "N = " + std::to_string(in.N) + ": expected at least 1 worker");
-  need(std::isfinite(in.S) && in.S >= 0, "S = " + std::to_string(in.S) + ": expected a size of at least 0 bytes");
-  need(std::isfinite(in.B) && in.B > 0, "B = " + std::to_string(in.B) + ": expected a bandwidth greater than 0");
-  need(std::isfinite(in.a) && in.a >= 0, "a = " + std::to_string(in.a) + ": expected a latency of at least 0");
-  need(std::isfinite(in.C) && in.C >= 0, "C = " + std::to_string(in.C) + ": expected a reduction cost of at least 0");
-  need(std::isfinite(in.C_server), "C_server = " + std::to_string(in.C_server) + ": expected a finite reduction cost");
+  // Messages are built only on failure: this runs on every evaluation.
+  if (!(in.N >= 1)) throw InputError("N = " + std::to_string(in.N) + ": expected at least 1 worker");
+  if (!(std::isfinite(in.S) && in.S >= 0)) {
+    throw InputError("S = " + std::to_string(in.S) + ": expected a size of at least 0 bytes");
+  }
+  if (!(std::isfinite(in.B) && in.B > 0)) throw InputError("B = " + std::to_string(in.B) + ": expected a bandwidth greater than 0");
+  if (!(std::isfinite(in.a) && in.a >= 0)) throw InputError("a = " + std::to_string(in.a) + ": expected a latency of at least 0");
+  if (!(std::isfinite(in.C) && in.C >= 0)) {
+    throw InputError("C = " + std::to_string(in.C) + ": expected a reduction cost of at least 0");
+  }
+  if (!std::isfinite(in.C_server)) throw InputError("C_server = " + std::to_string(in.C_server) + ": expected a finite reduction cost");
   if (grouped) {
-    need(in.k >= 1 && in.k <= in.N,
-         "k = " + std::to_string(in.k) + ": expected between 1 and N = " + std::to_string(in.N) + " groups");
-    need(in.N % in.k == 0, "N = " + std::to_string(in.N) + " is not divisible by k = " + std::to_string(in.k) +
-                               "; expected k to divide the number of workers");
+    if (!(in.k >= 1 && in.k <= in.N)) {
+      throw InputError("k = " + std::to_string(in.k) + ": expected between 1 and N = " + std::to_string(in.N) + " groups");
+    }
+    if (in.N % in.k != 0) {
+      throw InputError("N = " + std::to_string(in.N) + " is not divisible by k = " + std::to_string(in.k) +
+                       "; expected k to divide the number of workers");
+    }
   }
 }
 

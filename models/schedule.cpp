@@ -12,8 +12,14 @@ Slice block(std::uint64_t base, std::uint64_t elements, int parts, int i, int el
   const auto eb = static_cast<std::uint64_t>(element_bytes);
   const auto p = static_cast<std::uint64_t>(parts);
   const auto k = static_cast<std::uint64_t>(i);
-  const std::uint64_t first = static_cast<std::uint64_t>((static_cast<unsigned __int128>(elements) * k) / p);
-  const std::uint64_t last = static_cast<std::uint64_t>((static_cast<unsigned __int128>(elements) * (k + 1)) / p);
+  std::uint64_t first, last;
+  if (elements < (1ULL << 40) && p < (1ULL << 22)) {  // no overflow in 64 bits
+    first = elements * k / p;
+    last = elements * (k + 1) / p;
+  } else {
+    first = static_cast<std::uint64_t>((static_cast<unsigned __int128>(elements) * k) / p);
+    last = static_cast<std::uint64_t>((static_cast<unsigned __int128>(elements) * (k + 1)) / p);
+  }
   return Slice{base + first * eb, (last - first) * eb};
 }
 

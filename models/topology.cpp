@@ -210,6 +210,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     std::lock_guard<std::mutex> lock(cache_mutex_);
     predecessor_cache_.clear();
     route_cache_.clear();
+    requests_from_.clear();
   }
   return *this;
 }
@@ -243,36 +244,46 @@ std::vector<std::size_t> Topology::nodes_of_kind(NodeKind kind) const {
 std::vector<std::size_t> Topology::gpus() const { return nodes_of_kind(NodeKind::gpu); }
 std::vector<std::size_t> Topology::host_memories() const { return nodes_of_kind(NodeKind::host_memory); }
 
-const std::vector<std::size_t>& Topology::predecessors_from(std::size_t source) const {
-  // Caller holds cache_mutex_.
-  auto it = predecessor_cache_.find(source);
-  if (it != predecessor_cache_.end()) return it->second;
+namespace {
+struct ReachedTarget {};  // thrown to stop Dijkstra once the destination is settled
 
+struct StopAt : boost::default_dijkstra_visitor {
+  std::size_t target;
+  explicit StopAt(std::size_t t) : target(t) {}
+  template <class Vertex, class Graph>
+  void examine_vertex(Vertex u, const Graph&) const {
+    if (u == target) throw ReachedTarget{};
+  }
+};
+}  // namespace
+
+std::vector<std::size_t> Topology::shortest_paths(std::size_t source, std::optional<std::size_t> stop_at) const {
   const BoostGraph& g = graph_->g;
   OutOfForwarding filter{&g, &graph_->forwards, source};
   boost::filtered_graph<BoostGraph, OutOfForwarding> fg(g, filter);
   const std::size_t n = boost::num_vertices(g);
   std::vector<BoostGraph::vertex_descriptor> pred(n);
   std::vector<double> dist(n, std::numeric_limits<double>::infinity());
-  boost::dijkstra_shortest_paths(
-      fg, source,
-      boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
-          .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
-          .weight_map(boost::get(&EdgeData::cost, g)));
-  // Store the link used to arrive at each vertex (npos: none).
+  try {
+    auto params = boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
+                      .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+                      .weight_map(boost::get(&EdgeData::cost, g));
+    if (stop_at) {
+      boost::dijkstra_shortest_paths(fg, source, params.visitor(StopAt(*stop_at)));
+    } else {
+      boost::dijkstra_shortest_paths(fg, source, params);
+    }
+  } catch (const ReachedTarget&) {
+  }
+  // The link used to arrive at each vertex (npos: none, or not settled).
   std::vector<std::size_t> via(n, std::numeric_limits<std::size_t>::max());
   for (std::size_t v = 0; v < n; ++v) {
     if (v == source || pred[v] == v || !std::isfinite(dist[v])) continue;
-    // Among parallel-cost candidates pick the edge Dijkstra used: the cheapest edge pred[v]-v.
-    double best = std::numeric_limits<double>::infinity();
     for (auto [e, end] = boost::out_edges(pred[v], g); e != end; ++e) {
-      if (boost::target(*e, g) == v && g[*e].cost < best) {
-        best = g[*e].cost;
-        via[v] = g[*e].link;
-      }
+      if (boost::target(*e, g) == v) via[v] = g[*e].link;  // one link per pair of nodes
     }
   }
-  return predecessor_cache_.emplace(source, std::move(via)).first->second;
+  return via;
 }
 
 const Route& Topology::route(std::size_t a, std::size_t b) const {
@@ -283,7 +294,20 @@ const Route& Topology::route(std::size_t a, std::size_t b) const {
   if (a >= nodes_.size() || b >= nodes_.size()) throw std::out_of_range("Topology::route: node index");
   Route r;
   if (a != b) {
-    const auto& via = predecessors_from(a);
+    // A source asked for many destinations keeps its whole shortest-path tree; otherwise
+    // Dijkstra stops as soon as the destination is settled (a ring asks one per source).
+    std::vector<std::size_t> single;
+    const std::vector<std::size_t>* tree = nullptr;
+    auto cached = predecessor_cache_.find(a);
+    if (cached != predecessor_cache_.end()) {
+      tree = &cached->second;
+    } else if (++requests_from_[a] > kRoutesBeforeTree) {
+      tree = &predecessor_cache_.emplace(a, shortest_paths(a, std::nullopt)).first->second;
+    } else {
+      single = shortest_paths(a, b);
+      tree = &single;
+    }
+    const auto& via = *tree;
     std::size_t v = b;
     while (v != a) {
       const std::size_t link = via[v];

@@ -96,7 +96,10 @@ class Topology {
  private:
   struct Graph;
   std::optional<double> measured_pair(std::size_t a, std::size_t b, bool latency) const;
-  const std::vector<std::size_t>& predecessors_from(std::size_t source) const;
+  // For every vertex, the link by which the least-cost route from `source` arrives
+  // (npos where unreached); with `stop_at`, only settled up to that vertex.
+  std::vector<std::size_t> shortest_paths(std::size_t source, std::optional<std::size_t> stop_at) const;
+  static constexpr std::size_t kRoutesBeforeTree = 4;
 
   std::string name_, description_, source_;
   std::vector<Node> nodes_;
@@ -109,6 +112,7 @@ class Topology {
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<std::size_t, std::vector<std::size_t>> predecessor_cache_;
   mutable std::unordered_map<std::uint64_t, Route> route_cache_;
+  mutable std::unordered_map<std::size_t, std::size_t> requests_from_;
 };
 
 // "12.34 GB/s"

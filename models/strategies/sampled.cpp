@@ -76,7 +76,10 @@ Schedule build_over_ps(const StrategyContext& ctx, std::shared_ptr<const Sampled
                                  from += row.bytes;
                                }
                              }
-                             pack(rows->union_slices, outgoing, false, out);
+                           }});
+  // Ops of one round run concurrently: packing the updated rows needs a round of its own.
+  s.rounds.push_back(Round{"pack", "pack", [=](int p, std::vector<Op>& out) {
+                             if (p == server) pack(rows->union_slices, outgoing, false, out);
                            }});
   s.rounds.push_back(Round{"send back", "", [=](int p, std::vector<Op>& out) {
                              if (p == server) {

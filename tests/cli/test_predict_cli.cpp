@@ -216,3 +216,39 @@ TEST(ImportCli, BadInputs) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("/no/such/file.txt"), std::string::npos) << r.out;
 }
+
+TEST(PredictCli, EveryStrategyOnEveryTopologyThroughBothExecutors) {
+  const std::vector<std::string> strategies = {"ps", "ring", "hierarchical", "ps_hra", "sampled", "onebit",
+                                               "model_avg", "bmuf", "downpour", "asgd"};
+  const std::vector<std::string> no_closed_form = {"sampled", "onebit"};
+  for (const char* t : {"source-a-titanx-4gpu", "dgx1-v100-hybrid-cube-mesh", "pcie-8gpu-2switch",
+                        "cluster-2x4gpu-ib-10GBps", "cluster-2x4gpu-eth-1GBps"}) {
+    for (const auto& s : strategies) {
+      const auto a = run_cli("predict --format json --topology " + std::string(t) + " --strategy " + s, false);
+      ASSERT_EQ(a.status, 0) << t << " " << s << a.out;
+      const json rec = json::parse(a.out);
+      EXPECT_GT(rec["time_per_sync_s"].get<double>(), 0) << t << " " << s;
+      EXPECT_GT(rec["time_per_epoch_s"].get<double>(), 0) << t << " " << s;
+      const auto f = run_cli("predict --format json --executor formula --topology " + std::string(t) + " --strategy " + s);
+      const bool has_formula = std::find(no_closed_form.begin(), no_closed_form.end(), s) == no_closed_form.end();
+      if (has_formula) {
+        EXPECT_EQ(f.status, 0) << t << " " << s << f.out;
+      } else {
+        EXPECT_EQ(f.status, 2) << t << " " << s << f.out;
+        EXPECT_NE(f.out.find("the source documents give no closed form for strategy " + s), std::string::npos) << f.out;
+      }
+    }
+  }
+}
+
+TEST(PredictCli, RingOrderMattersOnTheSourceAMachine) {
+  const auto good = json::parse(run_cli("predict --format json --strategy ring --ring-order 0,1,2,3", false).out);
+  const auto bad = json::parse(run_cli("predict --format json --strategy ring --ring-order 0,2,1,3", false).out);
+  const auto chosen = json::parse(run_cli("predict --format json --strategy ring", false).out);
+  EXPECT_GT(bad["time_per_sync_s"].get<double>(), 1.8 * good["time_per_sync_s"].get<double>());
+  EXPECT_DOUBLE_EQ(chosen["time_per_sync_s"].get<double>(), good["time_per_sync_s"].get<double>());
+  EXPECT_NE(chosen["notes"].dump().find("ring order: gpu0 gpu1"), std::string::npos) << chosen.dump();
+  const auto r = run_cli("predict --strategy ring --ring-order 0,1,1,3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("position 1 appears twice"), std::string::npos) << r.out;
+}
