@@ -105,13 +105,18 @@ std::shared_ptr<const RingIndex> index_rings(const Schedule& s, const Rings& rin
 }
 }  // namespace
 
-void add_ring_reduce_scatter(Schedule& s, const Rings& rings, Region region, const std::string& phase,
-                             const std::string& compute_phase) {
+namespace {
+// One ring pass of source A's Algorithm 1, m-1 rounds. Reduce-scatter (phase 1): position
+// `id` sends block (i + id) mod m and adds the one it receives into block (i + id - 1) mod m.
+// All-gather (phase 2): sends block (i + id + 1) mod m, overwrites block (i + id) mod m.
+void add_ring_pass(Schedule& s, const Rings& rings, Region region, bool reduce, const std::string& phase,
+                   const std::string& compute_phase) {
   auto idx = index_rings(s, rings);
   auto members = std::make_shared<const Rings>(rings);
   const int m = idx->m;
+  const int shift = reduce ? 0 : 1;
   for (int i = m; i >= 2; --i) {  // Algorithm 1: for i = N ... 2
-    s.rounds.push_back(Round{phase, compute_phase, [idx, members, region, m, i](int p, std::vector<Op>& out) {
+    s.rounds.push_back(Round{phase, compute_phase, [idx, members, region, m, i, shift, reduce](int p, std::vector<Op>& out) {
                                // Participants added after these rounds (a server) take no part.
                                if (static_cast<std::size_t>(p) >= idx->ring.size()) return;
                                const int ring = idx->ring[static_cast<std::size_t>(p)];
@@ -120,34 +125,33 @@ void add_ring_reduce_scatter(Schedule& s, const Rings& rings, Region region, con
                                const auto& members_of = (*members)[static_cast<std::size_t>(ring)];
                                const int next = members_of[static_cast<std::size_t>((id + 1) % m)];
                                const int prev = members_of[static_cast<std::size_t>((id + m - 1) % m)];
-                               out.push_back(Op::send(next, block(region.base, region.elements, m, (i + id) % m,
-                                                                  region.element_bytes)));
-                               out.push_back(Op::recv_reduce(prev, block(region.base, region.elements, m,
-                                                                         (i + id - 1) % m, region.element_bytes)));
+                               const Slice sent = block(region.base, region.elements, m, (i + id + shift) % m, region.element_bytes);
+                               const Slice got = block(region.base, region.elements, m, (i + id + shift - 1) % m, region.element_bytes);
+                               out.push_back(Op::send(next, sent));
+                               out.push_back(reduce ? Op::recv_reduce(prev, got) : Op::recv(prev, got));
                              }});
   }
 }
+}  // namespace
+
+void add_ring_reduce_scatter(Schedule& s, const Rings& rings, Region region, const std::string& phase,
+                             const std::string& compute_phase) {
+  add_ring_pass(s, rings, region, true, phase, compute_phase);
+}
 
 void add_ring_all_gather(Schedule& s, const Rings& rings, Region region, const std::string& phase) {
-  auto idx = index_rings(s, rings);
-  auto members = std::make_shared<const Rings>(rings);
-  const int m = idx->m;
-  for (int i = m; i >= 2; --i) {
-    s.rounds.push_back(Round{phase, "", [idx, members, region, m, i](int p, std::vector<Op>& out) {
-                               // Participants added after these rounds (a server) take no part.
-                               if (static_cast<std::size_t>(p) >= idx->ring.size()) return;
-                               const int ring = idx->ring[static_cast<std::size_t>(p)];
-                               if (ring < 0) return;
-                               const int id = idx->position[static_cast<std::size_t>(p)];
-                               const auto& members_of = (*members)[static_cast<std::size_t>(ring)];
-                               const int next = members_of[static_cast<std::size_t>((id + 1) % m)];
-                               const int prev = members_of[static_cast<std::size_t>((id + m - 1) % m)];
-                               out.push_back(Op::send(next, block(region.base, region.elements, m, (i + id + 1) % m,
-                                                                  region.element_bytes)));
-                               out.push_back(Op::recv(prev, block(region.base, region.elements, m, (i + id) % m,
-                                                                  region.element_bytes)));
-                             }});
+  add_ring_pass(s, rings, region, false, phase, "");
+}
+
+Groups add_group_all_reduce(Schedule& s, const Rings& groups, Region region) {
+  add_ring_reduce_scatter(s, groups, region, "group reduce-scatter", "group reduce");
+  add_ring_all_gather(s, groups, region, "group all-gather");
+  Groups out;
+  for (const auto& g : groups) {
+    out.representatives.push_back(g.front());
+    out.broadcasts.push_back({g.front(), std::vector<int>(g.begin() + 1, g.end())});
   }
+  return out;
 }
 
 void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const std::string& prefix) {

@@ -46,6 +46,13 @@ void add_ring_reduce_scatter(Schedule& s, const Rings& rings, Region region, con
                              const std::string& compute_phase);
 // Phase 2: position j starts with block (j + 1) mod m complete; afterwards all blocks are.
 void add_ring_all_gather(Schedule& s, const Rings& rings, Region region, const std::string& phase);
+// Ring all-reduce inside every group (each member ends with its group's sum); returns
+// each group's representative (its first member) and who it would broadcast to.
+struct Groups {
+  std::vector<int> representatives;
+  std::vector<std::pair<int, std::vector<int>>> broadcasts;
+};
+Groups add_group_all_reduce(Schedule& s, const Rings& groups, Region region);
 // Both phases.
 void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const std::string& prefix = "");
 

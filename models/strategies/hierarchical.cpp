@@ -22,14 +22,7 @@ const Strategy& hierarchical() {
         Schedule s = start_schedule("hierarchical", ctx);
         const Rings groups = groups_of_ranks(ctx);
         const Region all{0, ctx.elements, ctx.element_bytes};
-        add_ring_reduce_scatter(s, groups, all, "group reduce-scatter", "group reduce");
-        add_ring_all_gather(s, groups, all, "group all-gather");
-        std::vector<int> representatives;
-        std::vector<std::pair<int, std::vector<int>>> broadcasts;
-        for (const auto& g : groups) {
-          representatives.push_back(g.front());
-          broadcasts.push_back({g.front(), std::vector<int>(g.begin() + 1, g.end())});
-        }
+        const auto [representatives, broadcasts] = add_group_all_reduce(s, groups, all);
         add_ring_reduce_scatter(s, {representatives}, all, "inter-group ring", "inter-group reduce");
         add_ring_all_gather(s, {representatives}, all, "inter-group ring");
         if (groups.front().size() > 1) add_broadcasts(s, broadcasts, all.slice(), "broadcast");
