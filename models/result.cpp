@@ -74,6 +74,13 @@ ordered_json to_json(const ResultRecord& r) {
   out["period_steps"] = r.period_steps;
   out["asynchronous"] = r.asynchronous;
   out["notes"] = r.notes;
+  if (!r.network_model.empty()) out["network_model"] = r.network_model;
+  if (r.simulated_steps) out["simulated_steps"] = *r.simulated_steps;
+  if (r.updates_per_s) out["updates_per_s"] = *r.updates_per_s;
+  if (r.mean_staleness) out["mean_staleness"] = *r.mean_staleness;
+  if (r.max_staleness) out["max_staleness"] = *r.max_staleness;
+  if (!r.staleness_histogram.empty()) out["staleness_histogram"] = r.staleness_histogram;
+  if (r.sim_wall_s) out["sim_wall_s"] = *r.sim_wall_s;
   return out;
 }
 

@@ -4,6 +4,7 @@
 // every rank holding the reduced gradient).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +35,14 @@ struct ResultRecord {
   int period_steps = 1;  // synchronises once every this many steps
   bool asynchronous = false;
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
+  // Simulator only.
+  std::string network_model;
+  std::optional<int> simulated_steps;
+  std::optional<double> updates_per_s;  // asynchronous pushes applied per second
+  std::optional<double> mean_staleness;
+  std::optional<std::uint64_t> max_staleness;
+  std::vector<std::uint64_t> staleness_histogram;
+  std::optional<double> sim_wall_s;
 
   std::optional<double> algbw_GBps() const;
   std::optional<double> busbw_GBps() const;

@@ -18,13 +18,15 @@ void set_network_model(s4u::Engine& engine, const std::string& model) {
   }
 }
 
-Platform build_platform(const models::Topology& t, const std::vector<std::pair<std::size_t, std::size_t>>& pairs) {
+Platform build_platform(const models::Topology& t, const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
+                        const std::map<std::size_t, int>& cores) {
   s4u::NetZone* zone = s4u::create_full_zone("gradsync");
   Platform platform;
   for (std::size_t i = 0; i < t.node_count(); ++i) {
     const auto kind = t.node(i).kind;
     if (kind == models::NodeKind::gpu || kind == models::NodeKind::host_memory) {
       platform.hosts[i] = zone->create_host(t.node(i).id, kHostSpeed);
+      if (auto c = cores.find(i); c != cores.end()) platform.hosts[i]->set_core_count(c->second);
     }
   }
   // One SimGrid link per topology link.

@@ -8,6 +8,7 @@
 // large topologies do not pay for N² routes.
 #pragma once
 
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -33,7 +34,10 @@ inline constexpr double kHostSpeed = 1e9;
 
 // `pairs` lists the ordered (source, destination) node pairs that need a route; empty
 // means every ordered pair of endpoints.
+// `cores` gives hosts more cores than 1 (several actors on one host compute without
+// slowing each other down).
 Platform build_platform(const models::Topology& topology,
-                        const std::vector<std::pair<std::size_t, std::size_t>>& pairs = {});
+                        const std::vector<std::pair<std::size_t, std::size_t>>& pairs = {},
+                        const std::map<std::size_t, int>& cores = {});
 
 }  // namespace gradsync::sim

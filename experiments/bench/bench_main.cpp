@@ -10,6 +10,8 @@
 #include "models/formulas.h"
 #include "models/predict.h"
 #include "models/topology_io.h"
+#include "sim/simulator.h"
+#include <sys/resource.h>
 
 using namespace gradsync::models;
 using Clock = std::chrono::steady_clock;
@@ -75,12 +77,47 @@ void bench_ring(int switches, int per_switch, double target_s) {
               r.busbw_GBps().value_or(0), target_s > 0 ? (analytic_s <= target_s ? "  target <= 0.1 s: met" : "  target <= 0.1 s: MISSED") : "");
 }
 
+void bench_sim_ring(int switches, int per_switch) {
+  const int n = switches * per_switch;
+  const Topology t = tree(switches, per_switch);
+  PredictRequest q;
+  q.topology = &t;
+  q.bytes = 4.0 * 64 * 1024 * 1024;
+  q.strategy = &find_strategy("ring");
+  q.params = SyncParams::parse({"ring_order=given"});
+  q.placement = first_gpus(t, n);
+  const BuiltSchedule built = build_schedule(q);
+  gradsync::sim::SimOptions o;
+  o.steps = 1;
+  o.sync_every_step = true;
+  o.reduce_s_per_byte.assign(static_cast<std::size_t>(built.schedule.participant_count()), 1e-11);
+  const auto start = Clock::now();
+  const auto r = gradsync::sim::simulate(t, built.schedule, o);
+  const double wall = seconds_since(start);
+  struct rusage usage {};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  std::printf("simulated %4d-rank ring:    %.2f s wall (%.2f s inside SimGrid; %zu transfers; simulated %.1f ms; peak memory of "
+              "simulation processes so far %.0f MB)\n",
+              n, wall, r.wall_s, static_cast<std::size_t>(2 * n * (n - 1)), 1e3 * r.first_sync_s, usage.ru_maxrss / 1024.0);
+}
+
 }  // namespace
 
-int main() {
-  std::printf("gradsync-bench (models)\n");
-  bench_formulas();
-  bench_ring(64, 16, 0.1);
-  bench_ring(256, 16, 0);
+int main(int argc, char** argv) {
+  const std::string only = argc > 1 ? argv[1] : "";
+  if (only != "" && only != "models" && only != "sim") {
+    std::fprintf(stderr, "usage: gradsync-bench [models|sim]\n");
+    return 2;
+  }
+  if (only != "sim") {
+    std::printf("gradsync-bench: models\n");
+    bench_formulas();
+    bench_ring(64, 16, 0.1);
+    bench_ring(256, 16, 0);
+  }
+  if (only != "models") {
+    std::printf("gradsync-bench: simulator (two-level trees of 16-GPU switches; target: 1024 ranks <= 5 s)\n");
+    for (auto [switches, per] : std::vector<std::pair<int, int>>{{1, 8}, {4, 16}, {16, 16}, {64, 16}}) bench_sim_ring(switches, per);
+  }
   return 0;
 }

@@ -11,5 +11,6 @@ using Action = std::function<int()>;
 
 Action add_predict(CLI::App& app);
 Action add_import(CLI::App& app);
+Action add_simulate(CLI::App& app);
 
 }  // namespace gradsync::experiments::cli

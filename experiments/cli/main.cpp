@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   std::map<std::string, gradsync::experiments::cli::Action> actions;
   using namespace gradsync::experiments::cli;
   actions["predict"] = add_predict(app);
+  actions["simulate"] = add_simulate(app);
   actions["import"] = add_import(app);
 
   try {

@@ -1,0 +1,210 @@
+#include "experiments/cli/selection.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include "experiments/cli/output.h"
+#include "experiments/evaluate.h"
+#include "experiments/inputs.h"
+#include "experiments/table.h"
+#include "models/error.h"
+#include "models/json_input.h"
+
+namespace gradsync::experiments::cli {
+
+void add_selection_options(CLI::App* cmd, SelectionOptions& o) {
+  cmd->add_option("--topology,-t", o.topology, "topology JSON file (graph or matrix form) or a shipped name")
+      ->default_str(kDefaultTopology);
+  cmd->add_option("--workload,-w", o.workload, "workload JSON file or preset (default: source-a-ffnn-lm)");
+  cmd->add_option("--size,-s", o.size, "bytes to synchronise instead of a workload's gradient, e.g. 64MiB or 1MiB,16MiB");
+  cmd->add_option("--strategy", o.strategies, "strategy name(s), comma-separated or repeated (default: all)");
+  cmd->add_option("--param,-p", o.params, "strategy parameter key=value (repeatable), e.g. k=2, server=host");
+  cmd->add_option("--gpus,-g", o.gpus, "GPU counts: 4, 1,2,4 or 1-4 (the first N GPUs; default: all)");
+  cmd->add_option("--ranks", o.ranks, "explicit rank order as GPU ids, e.g. gpu0,gpu2");
+  cmd->add_option("--ring-order", o.ring_order, "ring order for strategies with rings: auto, given, or positions i,j,k,...");
+}
+
+void add_output_options(CLI::App* cmd, SelectionOptions& o, bool with_trace) {
+  cmd->add_option("--format,-f", o.format, "table, json (JSON lines) or csv (default: table, or from -o's extension)")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--output,-o", o.output, "write records to this file (.jsonl or .csv), atomically");
+  if (with_trace) {
+    cmd->add_option("--trace", o.trace, "write the simulated timeline (Chrome trace-event JSON, for Perfetto) to this file");
+  }
+}
+
+Experiment experiment_from_flags(const SelectionOptions& o, const std::vector<std::string>& executors) {
+  Experiment e;
+  e.executors = executors;
+  e.topology = o.topology.empty() ? std::string(kDefaultTopology) : o.topology;
+  e.workload = o.workload;
+  if (!o.size.empty()) {
+    if (!o.workload.empty()) throw models::InputError("--size and --workload both given; expected one of them");
+    for (const auto& item : models::split_list(o.size, "--size")) e.sizes_bytes.push_back(parse_size(item, "--size"));
+  }
+  if (!o.ranks.empty()) {
+    if (!o.gpus.empty()) throw models::InputError("--ranks and --gpus both given; expected one of them");
+    e.ranks = models::split_list(o.ranks, "--ranks");
+  } else if (!o.gpus.empty()) {
+    e.gpus = parse_gpu_counts(o.gpus);
+  }
+  models::SyncParams given = models::SyncParams::parse(o.params);
+  if (!o.ring_order.empty()) {
+    if (given.get("ring_order")) throw models::InputError("--ring-order and --param ring_order both given; expected one");
+    given.set("ring_order", o.ring_order);
+  }
+  e.strategies = choose_strategies(o.strategies, given, executors);
+  return e;
+}
+
+namespace {
+
+// The parameters worth a column: what "auto" became for the ones that shape the result,
+// and whatever the user set. The rest is in the JSON / CSV records.
+std::string params_text(const models::ResultRecord& r, const models::SyncParams& given) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : r.params) {
+    const bool resolved = (k == "k" || k == "server" || k == "T" || k == "step" || k == "inner") && v != "-";
+    if (resolved || (given.get(k) && k != "reduce_GBps" && k != "host_reduce_GBps")) parts.push_back(k + "=" + v);
+  }
+  return models::join(parts, " ");
+}
+
+}  // namespace
+
+int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& verb) {
+  const models::Topology& topology = plan.topology.topology;
+  const std::string format = choose_format(o.format, o.output);
+  const bool single = plan.points() == 1;
+  const bool show_executor = plan.executors.size() > 1;
+  const bool show_progress = plan.points() > 1 && ::isatty(STDERR_FILENO) &&
+                             std::find(plan.executors.begin(), plan.executors.end(), "sim") != plan.executors.end();
+  std::vector<models::ResultRecord> records;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row_notes;
+  bool any_async = false;
+  std::optional<models::Trace> trace;
+  std::size_t done = 0;
+  for (const auto& size : plan.sizes) {
+    for (const auto& choice : plan.strategies) {
+      for (const auto& placement : plan.placements) {
+        for (const auto& executor : plan.executors) {
+          ++done;
+          if (show_progress) {
+            std::cerr << "\r[" << done << "/" << plan.points() << "] " << executor << " " << choice.strategy->name << " on "
+                      << placement.size() << " GPUs ...          " << std::flush;
+          }
+          models::PredictRequest q;
+          q.topology = &topology;
+          q.workload = size ? nullptr : (plan.workload ? &*plan.workload : nullptr);
+          q.bytes = size;
+          q.strategy = choice.strategy;
+          q.params = choice.params;
+          q.placement = placement;
+          models::Trace timeline;
+          const bool want_trace = !o.trace.empty() && executor == "sim" && !trace;
+          models::ResultRecord r;
+          try {
+            SimSettings sim = plan.sim;
+            sim.trace = want_trace;
+            r = evaluate(q, executor, sim, want_trace ? &timeline : nullptr);
+          } catch (const models::InputError& e) {
+            if (single) throw;
+            rows.push_back({choice.strategy->name, std::to_string(placement.size()), executor, "-", "skipped"});
+            row_notes.push_back(std::string("^ ") + e.what());
+            continue;
+          }
+          if (want_trace) trace = timeline;
+          auto opt = [](const std::optional<double>& v, int decimals) { return v ? format_fixed(*v, decimals) : "-"; };
+          std::vector<std::string> row = {
+              r.strategy, std::to_string(r.ranks), executor, params_text(r, choice.params),
+              size ? format_bytes(*size) : "", format_seconds(r.time_per_sync_s),
+              r.time_per_iteration_s ? format_seconds(*r.time_per_iteration_s) : "-",
+              r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-",
+              r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-",
+              r.time_per_iteration_s ? format_fixed(100 * r.communication_share(), 0) + "%" : "-",
+              opt(r.algbw_GBps(), 2), opt(r.busbw_GBps(), 2),
+              r.updates_per_s ? format_fixed(*r.updates_per_s, 1) : "",
+              r.mean_staleness ? format_fixed(*r.mean_staleness, 2) + " / " + std::to_string(*r.max_staleness) : ""};
+          any_async = any_async || r.updates_per_s.has_value();
+          rows.push_back(std::move(row));
+          row_notes.push_back("");
+          records.push_back(std::move(r));
+        }
+      }
+    }
+  }
+  if (show_progress) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+
+  if (!o.trace.empty()) {
+    if (!trace) {
+      throw models::InputError("--trace " + o.trace + ": no simulated run produced a timeline (is --executor sim chosen?)");
+    }
+    models::write_file_atomically(o.trace, trace->to_json().dump() + "\n");
+    std::cerr << "wrote the timeline of the first simulated point to " << o.trace << " (open it in https://ui.perfetto.dev)\n";
+  }
+
+  if (format != "table") {
+    models::write_file_atomically(o.output.empty() ? "-" : o.output, records_text(records, format));
+    if (!o.output.empty() && o.output != "-") std::cerr << "wrote " << records.size() << " records to " << o.output << "\n";
+    return 0;
+  }
+
+  // Columns: drop the ones that say nothing here.
+  std::vector<std::string> headers = {"strategy", ">GPUs", "executor", "params", ">size", ">sync/step", ">iteration",
+                                      ">epoch", ">speed-up", ">comm", ">algbw GB/s", ">busbw GB/s", ">updates/s",
+                                      ">staleness mean/max"};
+  std::vector<bool> keep(headers.size(), true);
+  keep[2] = show_executor;
+  keep[4] = !plan.workload || plan.sizes.size() > 1 || plan.sizes[0].has_value();
+  keep[12] = keep[13] = any_async;
+  std::vector<std::string> kept_headers;
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    if (keep[i]) kept_headers.push_back(headers[i]);
+  }
+  Table table(kept_headers);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::vector<std::string> cells;
+    for (std::size_t i = 0; i < headers.size(); ++i) {
+      if (keep[i]) cells.push_back(i < rows[r].size() ? rows[r][i] : "");
+    }
+    table.add_row(cells);
+    if (!row_notes[r].empty()) table.add_note_row(row_notes[r]);
+  }
+
+  std::cout << "gradsync " << verb << ": topology " << topology.name() << " (" << topology.gpus().size() << " GPUs), ";
+  if (plan.workload && !plan.sizes[0]) {
+    const auto& w = *plan.workload;
+    std::cout << "workload " << w.name << " (" << format_fixed(w.total_params() / 1e6, 1) << " M params, "
+              << format_bytes(w.gradient_bytes()) << " per sync, " << format_seconds(w.compute_s())
+              << " compute per minibatch, " << w.minibatches_per_epoch << " minibatches per epoch)";
+  } else {
+    std::cout << "sizes given (no workload: no iteration or epoch figures)";
+  }
+  std::cout << ", executor " << models::join(plan.executors, ", ");
+  if (std::find(plan.executors.begin(), plan.executors.end(), "sim") != plan.executors.end()) {
+    std::cout << " (SimGrid, network model " << plan.sim.network.name << ")";
+  }
+  std::cout << "\n\n" << table.render() << "\n";
+  if (plan.workload && !plan.sizes[0]) {
+    const auto& w = *plan.workload;
+    std::cout << "speed-up: one GPU training alone (" << format_seconds(w.compute_s() * w.minibatches_per_epoch)
+              << " per epoch, no synchronisation) / epoch time; epoch = minibatches / N x iteration (source A, eqs. 5-8)\n";
+  }
+  if (!records.empty()) {
+    const auto& p = records.front().params;
+    std::cout << "reduction: GPU " << p.at("reduce_GBps") << " GB/s, host " << p.at("host_reduce_GBps")
+              << " GB/s (--param reduce_GBps=..., host_reduce_GBps=...)\n";
+  }
+  if (std::find(plan.executors.begin(), plan.executors.end(), "formula") != plan.executors.end()) {
+    std::cout << "formula executor: the papers' closed forms with B = the slowest path a strategy uses and a = its "
+                 "largest latency\n";
+  }
+  if (any_async) {
+    std::cout << "staleness: how many other updates the server applied between a worker's pull and its next push\n";
+  }
+  return 0;
+}
+
+}  // namespace gradsync::experiments::cli

@@ -1,0 +1,76 @@
+// An experiment: which topology, workload (or sizes), GPU counts, strategies with their
+// parameters, and executors — from an experiment JSON file or from command-line flags —
+// resolved into the list of points to evaluate.
+//
+// Experiment JSON (units in the keys; unknown keys are errors):
+//   {"topology": "source-a-titanx-4gpu" | "path.json",
+//    "workload": "source-a-ffnn-lm" | "path.json",          (or "sizes_bytes": [1048576, ...])
+//    "gpus": [1, 2, 3, 4],                                   (or "ranks": ["gpu0", "gpu2"])
+//    "strategies": [{"name": "hierarchical", "k": 2}, {"name": "ring"}],
+//    "executors": ["formula", "analytic", "sim"],
+//    "iterations": 20, "network_model": "CM02", "latency_factor": 1.0, "bandwidth_factor": 1.0,
+//    "speeds": [1.0, 0.8, 1.0, 1.0], "jitter_cv": 0.05, "seed": 1}
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/placement.h"
+#include "models/strategy.h"
+#include "models/topology_io.h"
+#include "models/workload.h"
+#include "sim/simulator.h"
+
+namespace gradsync::experiments {
+
+struct StrategyChoice {
+  const models::Strategy* strategy = nullptr;
+  models::SyncParams params;  // only parameters this strategy declares
+};
+
+struct SimSettings {
+  sim::NetworkModel network;
+  int iterations = 0;  // training steps to simulate; 0: enough for two synchronisations (at least 10)
+  std::vector<double> speeds;  // per rank
+  double jitter_cv = 0;
+  std::uint64_t seed = 1;
+  bool trace = false;
+};
+
+struct Experiment {
+  std::string source = "command line";
+  std::string topology;
+  std::string workload;  // preset or path; empty with sizes_bytes
+  std::vector<double> sizes_bytes;
+  std::vector<int> gpus;  // empty: every GPU of the topology
+  std::vector<std::string> ranks;  // explicit placement (instead of gpus)
+  std::vector<StrategyChoice> strategies;  // empty: every strategy the executors can run
+  std::vector<std::string> executors = {"analytic"};
+  SimSettings sim;
+};
+
+Experiment load_experiment(const std::string& path);
+
+// Spreads --param values over the chosen strategies (each gets the ones it declares);
+// a parameter no chosen strategy declares is an error listing theirs.
+std::vector<StrategyChoice> choose_strategies(const std::vector<std::string>& names, const models::SyncParams& params,
+                                              const std::vector<std::string>& executors);
+
+// "4", "1,2,4", "1-4" -> counts.
+std::vector<int> parse_gpu_counts(const std::string& text);
+
+struct Plan {
+  models::LoadedTopology topology;
+  std::optional<models::Workload> workload;
+  std::vector<std::optional<double>> sizes;  // nullopt: the workload's gradient
+  std::vector<StrategyChoice> strategies;
+  std::vector<models::Placement> placements;
+  std::vector<std::string> executors;
+  SimSettings sim;
+  std::size_t points() const { return sizes.size() * strategies.size() * placements.size() * executors.size(); }
+};
+
+Plan make_plan(const Experiment& e);
+
+}  // namespace gradsync::experiments
