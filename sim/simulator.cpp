@@ -100,7 +100,7 @@ class Simulation {
  public:
   Simulation(const models::Topology& t, const Schedule& s, const SimOptions& o) : t_(t), s_(s), o_(o) {
     const std::size_t n = static_cast<std::size_t>(s.participant_count());
-    first_sync_.assign(n, std::vector<RoundTiming>(s.rounds.size()));
+    first_sync_.assign(s.rounds.size(), RoundTiming{});
     scratch_.resize(n);
     version_.assign(n, 0);
     last_pulled_.assign(n, std::vector<std::uint64_t>(n, 0));
@@ -209,9 +209,9 @@ class Simulation {
     }
     const double end = s4u::Engine::get_clock();
 
-    if (sync_index == 0) {
-      auto& timing = first_sync_[static_cast<std::size_t>(p)][round];
-      if (timing.start < 0) timing.start = start;
+    if (sync_index == 0) {  // the first synchronisation, aggregated over participants
+      auto& timing = first_sync_[round];
+      timing.start = timing.start < 0 ? start : std::min(timing.start, start);
       timing.comm_end = std::max(timing.comm_end, comm_end);
       timing.local_end = std::max(timing.local_end, end);
       timing.local_s = std::max(timing.local_s, local_s);
@@ -377,15 +377,9 @@ class Simulation {
       result.phases[it->second].seconds += seconds;
     };
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
-      double start = -1, end = -1, local = 0;
-      for (const auto& timings : first_sync_) {
-        const RoundTiming& t = timings[r];
-        if (t.start < 0) continue;
-        start = start < 0 ? t.start : std::min(start, t.start);
-        end = std::max(end, t.local_end);
-        local = std::max(local, t.local_s);
-      }
-      if (start < 0) continue;
+      const RoundTiming& t = first_sync_[r];
+      if (t.start < 0) continue;
+      const double start = t.start, end = t.local_end, local = t.local_s;
       if (first_start < 0) first_start = start;
       const double span = end - std::max(start, previous_end < 0 ? start : previous_end);
       const double local_part = std::min(local, std::max(0.0, span));
@@ -406,7 +400,7 @@ class Simulation {
   std::unordered_map<std::uint64_t, s4u::Mailbox*> mailboxes_;
   std::vector<Scratch> scratch_;
   std::map<int, s4u::MutexPtr> mutexes_;
-  std::vector<std::vector<RoundTiming>> first_sync_;
+  std::vector<RoundTiming> first_sync_;  // per round of the first synchronisation
   std::vector<std::uint64_t> version_;
   std::vector<std::vector<std::uint64_t>> last_pulled_;
   std::vector<std::uint64_t> staleness_;

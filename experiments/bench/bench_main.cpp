@@ -77,6 +77,8 @@ void bench_ring(int switches, int per_switch, double target_s) {
               r.busbw_GBps().value_or(0), target_s > 0 ? (analytic_s <= target_s ? "  target <= 0.1 s: met" : "  target <= 0.1 s: MISSED") : "");
 }
 
+double baseline_mb = 0;  // peak memory of the smallest simulation
+
 void bench_sim_ring(int switches, int per_switch) {
   const int n = switches * per_switch;
   const Topology t = tree(switches, per_switch);
@@ -96,9 +98,12 @@ void bench_sim_ring(int switches, int per_switch) {
   const double wall = seconds_since(start);
   struct rusage usage {};
   getrusage(RUSAGE_CHILDREN, &usage);
-  std::printf("simulated %4d-rank ring:    %.2f s wall (%.2f s inside SimGrid; %zu transfers; simulated %.1f ms; peak memory of "
-              "simulation processes so far %.0f MB)\n",
-              n, wall, r.wall_s, static_cast<std::size_t>(2 * n * (n - 1)), 1e3 * r.first_sync_s, usage.ru_maxrss / 1024.0);
+  const double peak_mb = usage.ru_maxrss / 1024.0;
+  if (baseline_mb == 0) baseline_mb = peak_mb;
+  std::printf("simulated %4d-rank ring:    %.2f s wall (%.2f s inside SimGrid; %zu transfers; simulated %.1f ms; peak memory "
+              "%.0f MB, %.0f KB per actor above the 8-rank run)\n",
+              n, wall, r.wall_s, static_cast<std::size_t>(2 * n * (n - 1)), 1e3 * r.first_sync_s, peak_mb,
+              n > 8 ? (peak_mb - baseline_mb) * 1024 / (n - 8) : 0.0);
 }
 
 }  // namespace
