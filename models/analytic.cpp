@@ -54,13 +54,8 @@ class Walker {
               bytes_.push_back(static_cast<double>(op.wire()));
               break;
             }
-            case OpKind::recv: break;
-            case OpKind::recv_reduce:
-            case OpKind::copy:
-            case OpKind::reduce:
-            case OpKind::quantize:
-            case OpKind::dequantize: local_[static_cast<std::size_t>(p)] += static_cast<double>(op.slice.bytes) * c; break;
             case OpKind::compute: local_[static_cast<std::size_t>(p)] += op.seconds; break;
+            default: local_[static_cast<std::size_t>(p)] += op.local_cost_bytes() * c; break;
           }
         }
       }

@@ -1,5 +1,6 @@
 #include "models/matrix_form.h"
 
+#include <algorithm>
 #include <regex>
 
 #include "models/error.h"
@@ -81,7 +82,7 @@ const std::vector<std::string>& matrix_form_keys() {
   static const std::vector<std::string> keys = {
       "name", "description", "source", "gpus", "bandwidth_GBps", "bidirectional_GBps", "latency_us", "cpu_latency_us",
       "topo_classes", "p2p_supported", "host_to_device_GBps", "device_to_host_GBps", "device_local_GBps",
-      "other_measurements"};
+      "other_measurements", "concurrent_probes"};
   return keys;
 }
 
@@ -157,6 +158,25 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
       form.other_measurements[key] = read_set(v->child(member, key), n);
     }
   }
+  if (auto v = doc.get("concurrent_probes")) {
+    for (const auto& pv : v->items()) {
+      pv.expect_object({"flows", "bandwidth_GBps"});
+      ConcurrentProbe probe;
+      for (const auto& fv : pv.at("flows").items(2, "flows [from, to]")) {
+        const auto ends = fv.items(2, "GPU ids [from, to]");
+        std::pair<std::string, std::string> flow{ends[0].as_string(), ends[1].as_string()};
+        for (const auto* id : {&flow.first, &flow.second}) {
+          if (std::find(form.gpus.begin(), form.gpus.end(), *id) == form.gpus.end()) fv.fail("GPU ids listed in \"gpus\"");
+        }
+        if (flow.first == flow.second) fv.fail("two different GPUs");
+        probe.flows.push_back(flow);
+      }
+      for (const auto& bv : pv.at("bandwidth_GBps").items(2, "bandwidths, one per flow")) {
+        probe.bandwidth_Bps.push_back(bv.as_positive() * kGB);
+      }
+      form.concurrent_probes.push_back(std::move(probe));
+    }
+  }
   return form;
 }
 
@@ -186,6 +206,17 @@ ordered_json matrix_form_to_json(const MatrixForm& form) {
       others[name] = s;
     }
     out["other_measurements"] = others;
+  }
+  if (!form.concurrent_probes.empty()) {
+    ordered_json probes = ordered_json::array();
+    for (const auto& p : form.concurrent_probes) {
+      ordered_json flows = ordered_json::array();
+      for (const auto& [a, b] : p.flows) flows.push_back({a, b});
+      ordered_json bw = ordered_json::array();
+      for (double x : p.bandwidth_Bps) bw.push_back(x / kGB);
+      probes.push_back({{"flows", flows}, {"bandwidth_GBps", bw}});
+    }
+    out["concurrent_probes"] = probes;
   }
   return out;
 }

@@ -11,6 +11,7 @@
 //     "topo_classes": null, "p2p_supported": null,
 //     "host_to_device_GBps": null, "device_to_host_GBps": null, "device_local_GBps": null,
 //     "other_measurements": { "p2p_disabled": { "bandwidth_GBps": ..., ... } },
+//     "concurrent_probes": [ {"flows": [["gpu0", "gpu2"], ["gpu1", "gpu3"]], "bandwidth_GBps": [2.3, 2.2]} ],
 //     "description": "...", "source": "..." }
 #pragma once
 
@@ -46,6 +47,12 @@ struct MeasurementSet {
   std::optional<PairMatrix> cpu_latency_s;
 };
 
+// Two transfers measured at the same time: a link they share shows as both slowing down.
+struct ConcurrentProbe {
+  std::vector<std::pair<std::string, std::string>> flows;  // (from, to) GPU ids, two of them
+  std::vector<double> bandwidth_Bps;  // what each got
+};
+
 struct MatrixForm {
   std::string name;
   std::string description;
@@ -62,6 +69,7 @@ struct MatrixForm {
   std::optional<std::vector<double>> device_to_host_Bps;
   std::optional<std::vector<double>> device_local_Bps;
   std::map<std::string, MeasurementSet> other_measurements;
+  std::vector<ConcurrentProbe> concurrent_probes;
 
   std::size_t size() const { return gpus.size(); }
 };

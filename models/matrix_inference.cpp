@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/contention.h"
 #include "models/error.h"
 #include "models/units.h"
 
@@ -54,6 +55,19 @@ std::string InferenceReport::text() const {
   std::snprintf(summary, sizeof summary, "%zu of %zu pairs explained; largest error %.2f %%\n", pairs.size() - unexplained_count(),
                 pairs.size(), 100 * max_abs_error());
   out << summary;
+  if (!probes.empty()) {
+    std::size_t agreeing = 0;
+    out << "concurrent flows (share of the bandwidth each gets alone, measured vs inferred tree):\n";
+    for (const auto& p : probes) {
+      char line[240];
+      std::snprintf(line, sizeof line, "  %-28s %5.0f %% %5.0f %%   vs %5.0f %% %5.0f %%%s\n", p.description.c_str(),
+                    100 * p.measured_share[0], 100 * p.measured_share[1], 100 * p.modeled_share[0],
+                    100 * p.modeled_share[1], p.agrees ? "" : "  DIFFERS");
+      out << line;
+      agreeing += p.agrees ? 1 : 0;
+    }
+    out << agreeing << " of " << probes.size() << " probes agree with the inferred sharing (within 15 points)\n";
+  }
   for (const auto& n : notes) out << "note: " << n << "\n";
   return out.str();
 }
@@ -344,6 +358,27 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
         p.explained = std::fabs(p.relative_error()) <= tol + 1e-12;
         report.pairs.push_back(p);
       }
+    }
+  }
+  // Concurrent-flow probes: does the inferred tree share links where the measurement did?
+  if (!form.concurrent_probes.empty()) {
+    ContentionModel contention(topology);
+    std::vector<double> shared;
+    for (const auto& probe : form.concurrent_probes) {
+      ProbeCheck check;
+      std::vector<Flow> flows;
+      for (const auto& [a, b] : probe.flows) flows.push_back({*topology.find(a), *topology.find(b)});
+      contention.share(flows, shared);
+      for (std::size_t k = 0; k < 2; ++k) {
+        const double alone_model = topology.route_bottleneck_Bps(flows[k].from, flows[k].to);
+        const double alone_measured = topology.bottleneck_Bps(flows[k].from, flows[k].to);
+        check.modeled_share[k] = shared[k] / alone_model;
+        check.measured_share[k] = probe.bandwidth_Bps[k] / alone_measured;
+        check.agrees = check.agrees && std::fabs(check.modeled_share[k] - check.measured_share[k]) <= 0.15;
+      }
+      check.description = probe.flows[0].first + "->" + probe.flows[0].second + " with " + probe.flows[1].first + "->" +
+                          probe.flows[1].second;
+      report.probes.push_back(check);
     }
   }
   topology.attach_measurements(form);

@@ -37,8 +37,17 @@ struct PairCheck {
   bool explained = true;
 };
 
+// A concurrent-flow probe against the inferred topology's sharing (contention.h).
+struct ProbeCheck {
+  std::string description;  // "gpu0->gpu2 with gpu1->gpu3"
+  double measured_share[2] = {1, 1};  // bandwidth with the other flow / bandwidth alone (measured)
+  double modeled_share[2] = {1, 1};  // the same on the inferred topology
+  bool agrees = true;  // both shares within 15 % (absolute) of the model's
+};
+
 struct InferenceReport {
   std::vector<PairCheck> pairs;  // every measured GPU pair, then host pairs
+  std::vector<ProbeCheck> probes;
   std::vector<std::string> notes;  // assumptions and decisions, in plain words
   std::size_t unexplained_count() const;
   double max_abs_error() const;

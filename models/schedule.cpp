@@ -8,6 +8,19 @@ std::vector<Op> Schedule::ops(std::size_t round, int participant) const {
   return out;
 }
 
+double Op::local_cost_bytes() const {
+  switch (kind) {
+    case OpKind::recv_reduce:
+    case OpKind::copy:
+    case OpKind::reduce:
+    case OpKind::quantize:
+    case OpKind::dequantize:
+    case OpKind::scale: return static_cast<double>(slice.bytes);
+    case OpKind::block_update: return 4.0 * static_cast<double>(slice.bytes);  // reads model, previous, delta; writes three
+    default: return 0;
+  }
+}
+
 Slice block(std::uint64_t base, std::uint64_t elements, int parts, int i, int element_bytes) {
   const auto eb = static_cast<std::uint64_t>(element_bytes);
   const auto p = static_cast<std::uint64_t>(parts);

@@ -37,6 +37,9 @@ enum class OpKind : std::uint8_t {
   quantize,     // local: encode `slice` to `bits` per value (in place, with error feedback)
   dequantize,   // local: decode `slice`
   compute,      // local: busy for `seconds`
+  scale,        // local: slice /= divisor (model averaging: a sum of N models divided by N)
+  block_update, // local: BMUF's block momentum on `slice` (the averaged model), with `source` the
+                // previous global model and `aux` the last block update (see runtime kernels)
 };
 
 struct Op {
@@ -46,7 +49,12 @@ struct Op {
   Slice source;  // copy / reduce
   std::uint64_t wire_bytes = 0;  // bytes on the wire when they differ from slice.bytes (compression); 0: same
   int bits = 32;  // quantize / dequantize
+  std::uint64_t column = 0;  // quantize / dequantize (and their quantised transfers): values sharing one pair of scales
   double seconds = 0;  // compute
+  int divisor = 1;  // scale
+  Slice aux;  // block_update: the last block update
+  double block_momentum = 0, block_lr = 1;  // block_update
+  bool nesterov = false;  // block_update
 
   std::uint64_t wire() const { return wire_bytes ? wire_bytes : slice.bytes; }
   bool is_transfer() const { return kind == OpKind::send || kind == OpKind::recv || kind == OpKind::recv_reduce; }
@@ -56,9 +64,30 @@ struct Op {
   static Op recv_reduce(int peer, Slice s, std::uint64_t wire = 0) { return Op{OpKind::recv_reduce, peer, s, {}, wire}; }
   static Op copy(Slice from, Slice to) { return Op{OpKind::copy, -1, to, from}; }
   static Op reduce(Slice from, Slice into) { return Op{OpKind::reduce, -1, into, from}; }
-  static Op quantize(Slice s, int bits) { return Op{OpKind::quantize, -1, s, {}, 0, bits}; }
-  static Op dequantize(Slice s, int bits) { return Op{OpKind::dequantize, -1, s, {}, 0, bits}; }
-  static Op compute(double seconds) { return Op{OpKind::compute, -1, {}, {}, 0, 32, seconds}; }
+  static Op quantize(Slice s, int bits, std::uint64_t column) { return Op{OpKind::quantize, -1, s, {}, 0, bits, column}; }
+  static Op dequantize(Slice s, int bits, std::uint64_t column) {
+    return Op{OpKind::dequantize, -1, s, {}, 0, bits, column};
+  }
+  static Op compute(double seconds) {
+    Op op{OpKind::compute};
+    op.seconds = seconds;
+    return op;
+  }
+  static Op scale(Slice s, int divisor) {
+    Op op{OpKind::scale, -1, s};
+    op.divisor = divisor;
+    return op;
+  }
+  static Op block_update(Slice model, Slice previous, Slice delta, double momentum, double lr, bool nesterov) {
+    Op op{OpKind::block_update, -1, model, previous};
+    op.aux = delta;
+    op.block_momentum = momentum;
+    op.block_lr = lr;
+    op.nesterov = nesterov;
+    return op;
+  }
+  // Local work in bytes x (the participant's reduction time per byte).
+  double local_cost_bytes() const;
 };
 
 // Produces participant `p`'s ops for one round (appends to `out`; none means idle).
@@ -91,6 +120,8 @@ struct ExpectedRegion {
   bool all_workers = true;
   bool own_only = false;
   std::vector<int> contributors;  // when neither flag is set
+  int divisor = 1;  // the values are the contributions' sum divided by this (model averaging)
+  bool numeric_only = false;  // values follow a numeric update (BMUF): only a reference run can check them
 };
 
 struct Schedule {

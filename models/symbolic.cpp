@@ -221,6 +221,10 @@ std::string op_str(const Op& op) {
     case OpKind::quantize: return "quantize " + slice_str(op.slice) + " to " + std::to_string(op.bits) + " bits";
     case OpKind::dequantize: return "dequantize " + slice_str(op.slice) + " from " + std::to_string(op.bits) + " bits";
     case OpKind::compute: return "compute";
+    case OpKind::scale: return "scale " + slice_str(op.slice) + " by 1/" + std::to_string(op.divisor);
+    case OpKind::block_update:
+      return "block update of " + slice_str(op.slice) + " with previous " + slice_str(op.source) + " and delta " +
+             slice_str(op.aux);
   }
   return "op";
 }
@@ -401,6 +405,17 @@ class Checker {
         if (op.source.bytes != op.slice.bytes) {
           fail(who + ": " + op_str(op) + ": source is " + std::to_string(op.source.bytes) + " bytes but destination is " +
                std::to_string(op.slice.bytes) + " bytes");
+        }
+      }
+      // Numeric updates (scale, block_update) leave contributions as they are; their
+      // regions must still lie in the buffer and match in size.
+      if (op.kind == OpKind::scale && op.divisor < 1) fail(who + ": " + op_str(op) + ": divisor below 1");
+      if (op.kind == OpKind::block_update) {
+        for (const Slice& extra : {op.source, op.aux}) {
+          if (!inside(extra, size_) || extra.bytes != op.slice.bytes) {
+            fail(who + ": " + op_str(op) + ": " + slice_str(extra) + " is outside the buffer or of another size than " +
+                 slice_str(op.slice));
+          }
         }
       }
     }

@@ -1,5 +1,10 @@
 #include "models/topology_io.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "gradsync/config.h"
 #include "models/error.h"
 #include "models/units.h"
 
@@ -100,6 +105,43 @@ ordered_json topology_to_graph_json(const Topology& t) {
   out["nodes"] = nodes;
   out["links"] = links;
   return out;
+}
+
+namespace fs = std::filesystem;
+
+std::string topology_dir() {
+  if (const char* env = std::getenv("GRADSYNC_TOPOLOGY_DIR"); env && *env) return env;
+  return std::string(GRADSYNC_SOURCE_DIR) + "/topologies";
+}
+
+std::vector<std::string> shipped_topology_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(topology_dir(), ec)) {
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string resolve_topology_path(const std::string& name_or_path) {
+  std::error_code ec;
+  if (fs::exists(name_or_path, ec)) return name_or_path;
+  const fs::path shipped = fs::path(topology_dir()) / (name_or_path + ".json");
+  if (fs::exists(shipped, ec)) return shipped.string();
+  const auto names = shipped_topology_names();
+  throw InputError("--topology " + name_or_path + ": no such file, nor a shipped topology" + did_you_mean(name_or_path, names) +
+                   "; shipped topologies (in " + topology_dir() + "): " + join(names));
+}
+
+Topology flat_topology(int gpus, double GBps, double latency_us) {
+  std::vector<Node> nodes = {{"switch", NodeKind::pcie_switch}, {"host", NodeKind::host_memory}};
+  std::vector<Link> links = {Link{0, 1, GBps_to_Bps(GBps), us_to_s(latency_us) / 2, true, "host"}};
+  for (int g = 0; g < gpus; ++g) {
+    nodes.push_back({"gpu" + std::to_string(g), NodeKind::gpu});
+    links.push_back(Link{0, nodes.size() - 1, GBps_to_Bps(GBps), us_to_s(latency_us) / 2, true, "flat"});
+  }
+  return Topology("flat-" + std::to_string(gpus), std::move(nodes), std::move(links), "flat topology");
 }
 
 }  // namespace gradsync::models

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/json_input.h"
 #include "models/matrix_inference.h"
@@ -23,5 +24,15 @@ LoadedTopology load_topology_file(const std::string& path, const InferenceOption
 
 // Graph form of any topology (an inferred one included).
 ordered_json topology_to_graph_json(const Topology& topology);
+
+// The folder of shipped topologies: $GRADSYNC_TOPOLOGY_DIR, else <source>/topologies.
+std::string topology_dir();
+std::vector<std::string> shipped_topology_names();
+// A path to an existing file, or the name of a shipped topology (else InputError listing them).
+std::string resolve_topology_path(const std::string& name_or_path);
+
+// N GPUs ("gpu0".."gpuN-1") on one switch with links of `GBps`, and host memory: the
+// topology a run uses when none is given (every pair alike).
+Topology flat_topology(int gpus, double GBps = 10.0, double latency_us = 1.0);
 
 }  // namespace gradsync::models

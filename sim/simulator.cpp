@@ -161,14 +161,11 @@ class Simulation {
           w.is_send.push_back(false);
           received_bytes += op.wire();
           ++recvs;
-          if (op.kind == OpKind::recv_reduce) local_s += static_cast<double>(op.slice.bytes) * c;
+          local_s += op.local_cost_bytes() * c;
           break;
         }
-        case OpKind::copy:
-        case OpKind::reduce:
-        case OpKind::quantize:
-        case OpKind::dequantize: local_s += static_cast<double>(op.slice.bytes) * c; break;
         case OpKind::compute: local_s += op.seconds; break;
+        default: local_s += op.local_cost_bytes() * c; break;
       }
     }
     double send_end = start, recv_end = start;

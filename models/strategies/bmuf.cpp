@@ -31,8 +31,29 @@ const Strategy& bmuf() {
           throw InputError("--param nesterov=" + nesterov + ": expected true or false");
         }
         Schedule s = build_periodic(ctx, "bmuf", 120'000);
-        // Average, then the block update reads the average, the model and the momentum and writes two of them.
-        add_compute(s, all_workers(s), 4 * ctx.bytes() * ctx.gpu_reduce_s_per_byte(), "block update");
+        const int n = s.workers;
+        const double momentum =
+            ctx.params.is_auto("block_momentum") ? 1.0 - 1.0 / n : ctx.params.number("block_momentum", 0, true);
+        const double lr = ctx.params.number("block_lr", 0, false);
+        // Scratch after the inner strategy's: the global model after the last synchronisation,
+        // and the last block update (both kept from one synchronisation to the next).
+        const Slice model{0, s.gradient_bytes};
+        const Slice previous{s.gradient_bytes + s.scratch_bytes, s.gradient_bytes};
+        const Slice delta{previous.end(), s.gradient_bytes};
+        s.scratch_bytes += 2 * s.gradient_bytes;
+        const bool nesterov_on = nesterov == "true";
+        s.rounds.push_back(Round{"average", "average", [model, n](int p, std::vector<Op>& out) {
+                                   if (p < n) out.push_back(Op::scale(model, n));
+                                 }});
+        s.rounds.push_back(Round{"block update", "block update", [=](int p, std::vector<Op>& out) {
+                                   if (p < n) out.push_back(Op::block_update(model, previous, delta, momentum, lr, nesterov_on));
+                                 }});
+        if (s.expected.empty()) s.expected.push_back({model, true, false, {}});
+        for (auto& region : s.expected) region.numeric_only = true;
+        char text[120];
+        std::snprintf(text, sizeof text, "block momentum %.4g, block learning rate %.4g%s", momentum, lr,
+                      nesterov_on ? ", Nesterov" : "");
+        s.notes.push_back(text);
         return s;
       },
   };

@@ -17,7 +17,14 @@ const Strategy& model_avg() {
       [](const StrategyContext& ctx) { return periodic_closed_form(ctx, "model_avg"); },
       [](const StrategyContext& ctx) {
         Schedule s = build_periodic(ctx, "model_avg", 40'000);
-        add_compute(s, all_workers(s), ctx.bytes() * ctx.gpu_reduce_s_per_byte(), "average");
+        // Divide the sum of the N models by N.
+        const Slice model{0, s.gradient_bytes};
+        const int n = s.workers;
+        s.rounds.push_back(Round{"average", "average", [model, n](int p, std::vector<Op>& out) {
+                                   if (p < n) out.push_back(Op::scale(model, n));
+                                 }});
+        if (s.expected.empty()) s.expected.push_back({model, true, false, {}});
+        for (auto& region : s.expected) region.divisor = n;
         return s;
       },
   };

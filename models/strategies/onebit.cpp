@@ -69,9 +69,11 @@ const Strategy& onebit() {
             for (std::size_t i = first; i < last; ++i) {
               Op& op = out[i];
               if (!op.is_transfer()) continue;
-              op.wire_bytes = std::max<std::uint64_t>(1, quantised_bytes(op.slice.bytes, eb, static_cast<int>(bits), column));
-              const Op coding = op.kind == OpKind::send ? Op::quantize(op.slice, static_cast<int>(bits))
-                                                        : Op::dequantize(op.slice, static_cast<int>(bits));
+              op.wire_bytes = quantised_bytes(op.slice.bytes, eb, static_cast<int>(bits), column);
+              op.bits = static_cast<int>(bits);
+              op.column = column;  // the transfer knows its payload's layout too
+              const Op coding = op.kind == OpKind::send ? Op::quantize(op.slice, static_cast<int>(bits), column)
+                                                        : Op::dequantize(op.slice, static_cast<int>(bits), column);
               out.push_back(coding);
             }
           };

@@ -122,8 +122,8 @@ TEST(SymbolicRing, WireBytesCountCompressedSize) {
 TEST(SymbolicRing, QuantizeDequantizeComputeChangeNoContributions) {
   auto s = ring(3, 30, [](std::size_t, int, std::vector<Op>& ops) {
     const Slice sent = ops[0].slice, got = ops[1].slice;
-    ops.push_back(Op::quantize(sent, 8));
-    ops.push_back(Op::dequantize(got, 8));
+    ops.push_back(Op::quantize(sent, 8, 1024));
+    ops.push_back(Op::dequantize(got, 8, 1024));
     ops.push_back(Op::compute(1e-3));
   });
   const auto r = check_schedule(s);

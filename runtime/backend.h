@@ -1,0 +1,59 @@
+// A Backend is where a rank's buffers live and how its bytes travel: a Memory (host or
+// GPU buffers, and the numeric kernels on them) plus a Transport (MPI on host memory,
+// MPI on CUDA buffers, NCCL send/recv). The schedule executor (executor.h) drives any
+// backend the same way; one folder per backend under runtime/backends/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gradsync::runtime {
+
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  virtual std::string kind() const = 0;  // "host" or "cuda"
+  // Zero-filled float buffer of `bytes` (a multiple of 4); owned by the Memory.
+  virtual float* allocate(std::size_t bytes) = 0;
+  virtual void upload(float* dst, const float* host, std::size_t count) = 0;
+  virtual void download(float* host, const float* src, std::size_t count) = 0;
+  virtual void copy(float* dst, const float* src, std::size_t count) = 0;
+  virtual void fill_zero(float* x, std::size_t count) = 0;
+  virtual void sum_into(float* dst, const float* src, std::size_t count) = 0;
+  virtual void divide(float* x, std::size_t count, float divisor) = 0;
+  virtual void onebit_encode(const float* x, float* residual, std::size_t count, std::size_t column, std::uint8_t* out) = 0;
+  virtual void onebit_decode(const std::uint8_t* in, std::size_t count, std::size_t column, float* out, bool add) = 0;
+  virtual void block_momentum_update(float* model, float* previous, float* delta, std::size_t count, float momentum,
+                                     float lr, bool nesterov) = 0;
+  virtual void synchronize() = 0;  // wait for queued kernels
+};
+
+// Point-to-point transfers between processes. Handles identify posted operations.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual int post_send(const void* data, std::size_t bytes, int to_process, int tag) = 0;
+  virtual int post_recv(void* data, std::size_t bytes, int from_process, int tag) = 0;
+  virtual void wait_all() = 0;  // every posted operation
+  // Waits until one of `handles` completes; returns its position in `handles`.
+  virtual std::size_t wait_any(const std::vector<int>& handles) = 0;
+  virtual void begin_round() {}  // NCCL groups a round's operations
+  virtual void end_round() {}
+};
+
+struct Backend {
+  std::string name;
+  std::unique_ptr<Memory> memory;
+  std::unique_ptr<Transport> transport;
+};
+
+std::vector<std::string> backend_names();  // every backend, built or not
+bool backend_built(const std::string& name);
+
+// Host memory with the CPU kernels (used by mpi_host and the in-process reference).
+std::unique_ptr<Memory> make_host_memory();
+
+}  // namespace gradsync::runtime

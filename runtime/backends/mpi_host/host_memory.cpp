@@ -1,0 +1,54 @@
+// Host buffers and the CPU kernels.
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/kernels/kernels.h"
+
+namespace gradsync::runtime {
+
+namespace {
+
+class HostMemory final : public Memory {
+ public:
+  std::string kind() const override { return "host"; }
+  float* allocate(std::size_t bytes) override {
+    buffers_.emplace_back((bytes + 3) / 4, 0.0f);
+    return buffers_.back().data();
+  }
+  void upload(float* dst, const float* host, std::size_t count) override { copy(dst, host, count); }
+  void download(float* host, const float* src, std::size_t count) override { copy(host, src, count); }
+  void copy(float* dst, const float* src, std::size_t count) override {
+    if (count) std::memmove(dst, src, count * sizeof(float));
+  }
+  void fill_zero(float* x, std::size_t count) override {
+    if (count) std::memset(x, 0, count * sizeof(float));
+  }
+  void sum_into(float* dst, const float* src, std::size_t count) override { sum_into_cpu(dst, src, count); }
+  void divide(float* x, std::size_t count, float divisor) override { divide_cpu(x, count, divisor); }
+  void onebit_encode(const float* x, float* residual, std::size_t count, std::size_t column, std::uint8_t* out) override {
+    onebit_encode_cpu(x, residual, count, column, out);
+  }
+  void onebit_decode(const std::uint8_t* in, std::size_t count, std::size_t column, float* out, bool add) override {
+    if (add) {
+      onebit_decode_add_cpu(in, count, column, out);
+    } else {
+      onebit_decode_cpu(in, count, column, out);
+    }
+  }
+  void block_momentum_update(float* model, float* previous, float* delta, std::size_t count, float momentum, float lr,
+                             bool nesterov) override {
+    block_momentum_update_cpu(model, previous, delta, count, momentum, lr, nesterov);
+  }
+  void synchronize() override {}
+
+ private:
+  std::deque<std::vector<float>> buffers_;  // deque: pointers stay valid
+};
+
+}  // namespace
+
+std::unique_ptr<Memory> make_host_memory() { return std::make_unique<HostMemory>(); }
+
+}  // namespace gradsync::runtime

@@ -1,0 +1,345 @@
+// gradsync-run: the strategies' schedules for real, under mpirun, one process per GPU (or
+// per host rank). nccl-tests-style flags and table; every run can be checked exactly.
+//
+//   mpirun -np 4 gradsync-run --strategy ring -b 1MiB -e 64MiB -f 2 --check
+//   mpirun -np 5 gradsync-run --strategy downpour --workers 4      (the server gets rank 4)
+//   mpirun -np 4 gradsync-run measure -o measured.json
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "gradsync/config.h"
+#include "models/error.h"
+#include "models/predict.h"
+#include "models/result.h"
+#include "models/topology_io.h"
+#include "models/units.h"
+#include "runtime/check.h"
+#include "runtime/executor.h"
+#include "runtime/measure.h"
+#include "runtime/run_backends.h"
+
+using namespace gradsync;
+
+namespace {
+
+struct Options {
+  std::string strategy = "ring";
+  std::vector<std::string> params;
+  std::string topology;
+  std::string ranks;
+  std::string backend = "mpi_host";
+  std::string begin = "1MiB", end = "", factor = "2";
+  int iterations = 20, warmup = 5;
+  bool check = false;
+  int workers = 0;
+  double compute_ms = 0;
+  std::string output, trace;
+  // measure
+  std::string measure_size = "32MiB";
+  int measure_iterations = 5;
+};
+
+double parse_bytes(const std::string& text, const std::string& what) {
+  char* endp = nullptr;
+  const double v = std::strtod(text.c_str(), &endp);
+  const std::string unit(endp ? endp : "");
+  double scale = 0;
+  if (unit.empty() || unit == "B") scale = 1;
+  else if (unit == "K" || unit == "KiB") scale = 1024.0;
+  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (unit == "kB" || unit == "KB") scale = 1e3;
+  else if (unit == "MB") scale = 1e6;
+  else if (unit == "GB") scale = 1e9;
+  if (text.empty() || endp == text.c_str() || scale == 0 || !(v >= 0) || !std::isfinite(v)) {
+    throw models::InputError(what + " \"" + text + "\": expected a size in bytes like 1048576, 64K, 1M, 2GiB");
+  }
+  return v * scale;
+}
+
+std::string format_table_row(double bytes, double count, double time_us, double algbw, double busbw, std::uint64_t wrong,
+                             bool checked) {
+  char line[200];
+  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %6s  %8s  %10.1f  %7.2f  %7.2f  %6s\n", bytes, count, "float", "sum",
+                time_us, algbw, busbw, checked ? std::to_string(wrong).c_str() : "N/A");
+  return line;
+}
+
+int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
+  const int workers = o.workers > 0 ? o.workers : size;
+  if (workers > size) {
+    throw models::InputError("--workers " + std::to_string(workers) + ": only " + std::to_string(size) +
+                             " processes; expected at most as many workers as processes");
+  }
+  runtime::Backend backend = runtime::make_backend(o.backend, comm, rank);
+
+  models::LoadedTopology loaded = o.topology.empty()
+                                      ? models::LoadedTopology{models::flat_topology(std::max(workers, 1)), std::nullopt}
+                                      : models::load_topology_file(models::resolve_topology_path(o.topology));
+  const models::Topology& topology = loaded.topology;
+  const models::Strategy& strategy = models::find_strategy(o.strategy);
+  const models::Placement placement = o.ranks.empty() ? models::first_gpus(topology, workers)
+                                                      : models::named_gpus(topology, models::split_list(o.ranks, "--ranks"));
+  if (placement.size() != workers) {
+    throw models::InputError("--ranks names " + std::to_string(placement.size()) + " GPUs for " + std::to_string(workers) +
+                             " workers; expected one per worker");
+  }
+  const double first = parse_bytes(o.begin, "-b");
+  const double last = o.end.empty() ? first : parse_bytes(o.end, "-e");
+  const double factor = std::stod(o.factor);
+  if (!(factor > 1) && last > first) throw models::InputError("-f " + o.factor + ": expected a factor above 1");
+  if (last < first) throw models::InputError("-e: the last size is below the first (-b)");
+
+  if (rank == 0) {
+    std::printf("# gradsync-run: strategy %s, %d workers on %d processes, backend %s, topology %s\n", strategy.name.c_str(),
+                workers, size, backend.name.c_str(), topology.name().c_str());
+    std::printf("# iterations %d, warm-up %d, check %s\n#\n", o.iterations, o.warmup, o.check ? "on" : "off");
+    std::printf("# %10s  %12s  %6s  %8s  %10s  %7s  %7s  %6s\n", "size (B)", "count", "type", "redop", "time (us)",
+                "algbw", "busbw", "#wrong");
+    std::printf("# %10s  %12s  %6s  %8s  %10s  %7s  %7s  %6s\n", "", "(elements)", "", "", "", "(GB/s)", "(GB/s)", "");
+  }
+
+  std::vector<models::ResultRecord> records;
+  models::Trace trace;
+  std::uint64_t total_wrong = 0;
+  runtime::SyncStats last_stats;
+  int last_processes_hosting = 0;
+  for (double bytes = first;; bytes *= factor) {
+    const double aligned = std::floor(bytes / 4) * 4;
+    models::PredictRequest q;
+    q.topology = &topology;
+    q.bytes = aligned;
+    q.strategy = &strategy;
+    q.params = models::SyncParams::parse(o.params);
+    q.placement = placement;
+    models::BuiltSchedule built = models::build_schedule(q);
+    const models::Schedule& schedule = built.schedule;
+    const runtime::ProcessMap map = runtime::map_participants(schedule, size);
+    runtime::ScheduleExecutor executor(schedule, map, rank, *backend.memory, *backend.transport);
+    const auto input = runtime::check_input;
+    executor.reset(input);
+
+    const int period = schedule.asynchronous ? std::max(1, schedule.period_steps) : 1;
+    auto one_iteration = [&](models::Trace* t, double origin) {
+      if (o.compute_ms > 0) {  // emulated compute of the steps between synchronisations
+        const bool worker = std::any_of(executor.hosted().begin(), executor.hosted().end(), [&](int p) { return p < schedule.workers; });
+        if (worker) std::this_thread::sleep_for(std::chrono::duration<double>(period * o.compute_ms / 1e3));
+      }
+      return executor.run(t, origin);
+    };
+    for (int i = 0; i < o.warmup; ++i) one_iteration(nullptr, 0);
+    double total = 0;
+    runtime::SyncStats stats;
+    for (int i = 0; i < o.iterations; ++i) {
+      MPI_Barrier(comm);
+      const double origin = MPI_Wtime();
+      const bool last_iteration = i + 1 == o.iterations && bytes * factor > last;
+      const auto t0 = std::chrono::steady_clock::now();
+      const double steady_origin = std::chrono::duration<double>(t0.time_since_epoch()).count();
+      runtime::SyncStats s = one_iteration(last_iteration && !o.trace.empty() ? &trace : nullptr, steady_origin);
+      double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      double slowest = 0;
+      MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+      total += slowest;
+      (void)origin;
+      for (const auto& [k, v] : s.comm_s) stats.comm_s[k] += v;
+      for (const auto& [k, v] : s.local_s) stats.local_s[k] += v;
+      stats.updates += s.updates;
+      if (stats.staleness.size() < s.staleness.size()) stats.staleness.resize(s.staleness.size(), 0);
+      for (std::size_t k = 0; k < s.staleness.size(); ++k) stats.staleness[k] += s.staleness[k];
+    }
+    const double time = o.iterations > 0 ? total / o.iterations : 0;
+
+    std::uint64_t wrong = 0;
+    if (o.check) {
+      executor.reset(input);
+      executor.run();
+      const bool asynchronous_server = std::find(map.event_loop.begin(), map.event_loop.end(), true) != map.event_loop.end();
+      if (asynchronous_server) {
+        // Workers hold what the server had applied when it answered them (their own push
+        // and whoever pushed before); the server ends with every push.
+        for (int p : executor.hosted()) {
+          if (p < schedule.workers) {
+            wrong += runtime::count_wrong_asynchronous(schedule, p, executor.gradient(p), input);
+          } else {
+            wrong += runtime::count_wrong(schedule, 0, executor.gradient(p), input, nullptr);
+          }
+        }
+      } else {
+        const auto reference = runtime::reference_run(schedule, input);
+        for (int p : executor.hosted()) {
+          if (p >= schedule.workers) continue;
+          wrong += runtime::count_wrong(schedule, p, executor.gradient(p), input, &reference[static_cast<std::size_t>(p)]);
+        }
+      }
+      std::uint64_t all = 0;
+      MPI_Allreduce(&wrong, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
+      wrong = all;
+      total_wrong += wrong;
+    }
+    const double algbw = time > 0 ? aligned / time / 1e9 : 0;
+    const double busbw = algbw * models::busbw_factor(schedule.workers);
+    if (rank == 0) {
+      std::fputs(format_table_row(aligned, aligned / 4, time * 1e6, algbw, busbw, wrong, o.check).c_str(), stdout);
+      std::fflush(stdout);
+    }
+    models::ResultRecord r;
+    r.executor = "run";
+    r.topology = topology.name();
+    r.strategy = strategy.name;
+    r.params = built.params.values();
+    r.ranks = schedule.workers;
+    for (std::size_t node : placement.ranks) r.rank_nodes.push_back(topology.node(node).id);
+    r.bytes = aligned;
+    r.time_per_sync_s = time;
+    for (const auto& [phase, seconds] : stats.comm_s) r.phases.push_back({phase, o.iterations ? seconds / o.iterations : 0});
+    r.period_steps = schedule.period_steps;
+    r.asynchronous = schedule.asynchronous;
+    r.notes = schedule.notes;
+    r.notes.push_back("backend " + backend.name);
+    if (o.check) r.notes.push_back("checked: " + std::to_string(wrong) + " wrong elements");
+    records.push_back(r);
+    last_stats = stats;
+    last_processes_hosting = static_cast<int>(executor.hosted().size());
+    if (bytes * factor > last || !(factor > 1) || last == 0) break;
+    if (bytes == 0) bytes = 4.0 / factor;  // from 0 bytes on to one element
+  }
+  (void)last_processes_hosting;
+
+  // Communication vs local work per phase (source D's syncPerfStats), rank 0's view of the last size.
+  if (rank == 0) {
+    std::printf("#\n# per phase, last size, rank 0 (communication = waiting for transfers; local = reduce, quantise, copy):\n");
+    std::map<std::string, std::pair<double, double>> phases;
+    for (const auto& [k, v] : last_stats.comm_s) phases[k].first = v;
+    for (const auto& [k, v] : last_stats.local_s) phases[k].second = v;
+    double sum = 0;
+    for (const auto& [k, v] : phases) sum += v.first + v.second;
+    for (const auto& [k, v] : phases) {
+      std::printf("#   %-24s communication %9.1f us  local %9.1f us  (%4.1f %% of the synchronisation)\n", k.c_str(),
+                  1e6 * v.first / std::max(1, o.iterations), 1e6 * v.second / std::max(1, o.iterations),
+                  sum > 0 ? 100 * (v.first + v.second) / sum : 0.0);
+    }
+    if (o.check) std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(total_wrong), total_wrong ? "FAILED" : "OK");
+  }
+  // Asynchronous servers report from their processes.
+  std::uint64_t updates = last_stats.updates, all_updates = 0;
+  MPI_Reduce(&updates, &all_updates, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
+  if (rank == 0 && all_updates > 0) std::printf("# asynchronous updates applied in the timed iterations of the last size: %llu\n", static_cast<unsigned long long>(all_updates));
+
+  if (!o.trace.empty()) {
+    const std::string mine = trace.to_json().dump();
+    int length = static_cast<int>(mine.size());
+    std::vector<int> lengths(static_cast<std::size_t>(size));
+    MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+    std::vector<int> displacements(static_cast<std::size_t>(size), 0);
+    int total_length = 0;
+    for (int i = 0; i < size; ++i) {
+      displacements[static_cast<std::size_t>(i)] = total_length;
+      total_length += lengths[static_cast<std::size_t>(i)];
+    }
+    std::string all(rank == 0 ? static_cast<std::size_t>(total_length) : 0, '\0');
+    MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0, comm);
+    if (rank == 0) {
+      models::Trace merged;
+      for (int i = 0; i < size; ++i) {
+        const auto part = models::Trace::from_json(models::json::parse(all.substr(
+            static_cast<std::size_t>(displacements[static_cast<std::size_t>(i)]), static_cast<std::size_t>(lengths[static_cast<std::size_t>(i)]))));
+        for (const auto& e : part.events()) merged.add(e);
+      }
+      for (int p = 0; p < workers; ++p) merged.name_participant(p, "rank " + std::to_string(p));
+      models::write_file_atomically(o.trace, merged.to_json().dump() + "\n");
+      std::printf("# wrote the timeline of the last iteration to %s\n", o.trace.c_str());
+    }
+  }
+  if (rank == 0 && !o.output.empty()) {
+    std::string text;
+    for (const auto& r : records) text += models::to_json_line(r);
+    models::write_file_atomically(o.output, text);
+    std::printf("# wrote %zu records to %s\n", records.size(), o.output.c_str());
+  }
+  return total_wrong > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+
+  Options o;
+  CLI::App app{"gradsync-run: run a synchronisation strategy's schedule for real under mpirun (one process per GPU or "
+               "host rank), time it like nccl-tests, and check every element.",
+               "gradsync-run"};
+  app.footer("Examples:\n"
+             "  mpirun -np 4 gradsync-run --strategy ring -b 1M -e 64M -f 2 --check\n"
+             "  mpirun -np 4 gradsync-run --strategy hierarchical --param k=2 --topology source-a-titanx-4gpu\n"
+             "  mpirun -np 5 gradsync-run --strategy downpour --workers 4 --compute-ms 5   # server on rank 4\n"
+             "  mpirun -np 4 gradsync-run measure -o measured.json\n"
+             "Sizes take B, K/KiB, M/MiB, G/GiB (powers of 2) or kB, MB, GB (powers of 10).");
+  app.add_option("--strategy", o.strategy, "strategy to run (ps, ring, hierarchical, ps_hra, sampled, onebit, model_avg, bmuf, downpour, asgd)")
+      ->default_val("ring");
+  app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
+  app.add_option("--topology,-t", o.topology, "topology the schedule is built for (file or shipped name; default: all ranks alike)");
+  app.add_option("--ranks", o.ranks, "GPU ids of the workers in rank order (default: the first N GPUs)");
+  app.add_option("--backend", o.backend, "mpi_host (host memory over MPI), mpi_cuda (CUDA buffers over MPI), nccl")
+      ->check(CLI::IsMember(runtime::backend_names()))
+      ->default_val("mpi_host");
+  app.add_option("-b,--minbytes", o.begin, "first size")->default_val("1MiB");
+  app.add_option("-e,--maxbytes", o.end, "last size (default: the first)");
+  app.add_option("-f,--stepfactor", o.factor, "size multiplication factor")->default_val("2");
+  app.add_option("-n,--iters", o.iterations, "timed iterations per size")->check(CLI::NonNegativeNumber)->default_val(20);
+  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per size")->check(CLI::NonNegativeNumber)->default_val(5);
+  app.add_flag("--check,-c", o.check, "fill inputs whose exact result is known and count wrong elements (exit 1 if any)");
+  app.add_option("--workers", o.workers, "worker ranks (default: every process); extra processes host servers of "
+                                         "asynchronous strategies")->check(CLI::PositiveNumber);
+  app.add_option("--compute-ms", o.compute_ms, "emulated compute per step before each synchronisation (ms)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("-o,--output", o.output, "write result records (JSON lines) here");
+  app.add_option("--trace", o.trace, "write the last iteration's timeline (Chrome trace JSON) here");
+  auto* measure = app.add_subcommand("measure", "Measure pairwise bandwidth and latency between ranks; write a matrix-form topology");
+  measure->add_option("-o,--output", o.output, "the topology JSON to write")->required();
+  measure->add_option("--size", o.measure_size, "bytes per bandwidth probe")->default_val("32MiB");
+  measure->add_option("-n,--iters", o.measure_iterations, "repetitions per probe (the median is kept)")
+      ->check(CLI::PositiveNumber)->default_val(5);
+  measure->add_option("--backend", o.backend, "mpi_host, mpi_cuda or nccl")->check(CLI::IsMember(runtime::backend_names()))->default_val("mpi_host");
+
+  int status = 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (rank == 0) status = app.exit(e);
+    else status = e.get_exit_code();
+    if (status != 0) status = 2;
+    MPI_Finalize();
+    return status;
+  }
+  try {
+    if (measure->parsed()) {
+      status = runtime::run_measure(comm, rank, size, o.backend, parse_bytes(o.measure_size, "--size"), o.measure_iterations, o.output);
+    } else {
+      status = run_sweep(o, comm, rank, size);
+    }
+  } catch (const models::InputError& e) {
+    if (rank == 0) std::cerr << "gradsync-run: error: " << e.what() << "\n";
+    status = 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gradsync-run: rank " << rank << ": internal error: " << e.what() << "\n";
+    MPI_Abort(comm, 1);
+  }
+  MPI_Finalize();
+  return status;
+}

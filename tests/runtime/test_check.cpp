@@ -1,0 +1,129 @@
+// The in-process reference executor and the checks gradsync-run applies: exact strategies
+// give the closed-form sums, a corrupted element is counted, 1-bit and BMUF results
+// follow their numerics (no closed form), asynchronous results are recognised.
+#include <gtest/gtest.h>
+
+#include "models/predict.h"
+#include "models/topology_io.h"
+#include <cmath>
+
+#include "runtime/check.h"
+#include "runtime/transports.h"
+
+using namespace gradsync;
+
+namespace {
+
+models::Schedule build(const std::string& strategy, int n, std::uint64_t elements, std::vector<std::string> params = {}) {
+  static const models::Topology t = models::flat_topology(8);
+  models::PredictRequest q;
+  q.topology = &t;
+  q.bytes = 4.0 * static_cast<double>(elements);
+  q.strategy = &models::find_strategy(strategy);
+  q.params = models::SyncParams::parse(params);
+  q.placement = models::first_gpus(t, n);
+  return models::build_schedule(q).schedule;
+}
+
+}  // namespace
+
+TEST(Check, ReferenceRunGivesTheClosedFormForExactStrategies) {
+  for (const char* strategy : {"ps", "ring", "hierarchical", "ps_hra", "sampled", "model_avg"}) {
+    for (int n : {1, 3, 4}) {
+      const auto s = build(strategy, n, 1001, strategy == std::string("hierarchical") ? std::vector<std::string>{"k=1"}
+                                                                                        : std::vector<std::string>{});
+      const auto result = runtime::reference_run(s, runtime::check_input);
+      for (int w = 0; w < n; ++w) {
+        EXPECT_EQ(runtime::count_wrong(s, w, result[static_cast<std::size_t>(w)], runtime::check_input, nullptr), 0u)
+            << strategy << " N=" << n << " worker " << w;
+      }
+    }
+  }
+}
+
+TEST(Check, ACorruptedElementIsCounted) {
+  const auto s = build("ring", 4, 1000);
+  auto result = runtime::reference_run(s, runtime::check_input);
+  const auto reference = result[2];
+  result[2][17] += 1.0f;
+  result[2][999] = -result[2][999] - 1;
+  EXPECT_EQ(runtime::count_wrong(s, 2, result[2], runtime::check_input, &reference), 2u);
+  EXPECT_EQ(runtime::count_wrong(s, 2, result[2], runtime::check_input, nullptr), 2u);
+  EXPECT_EQ(runtime::count_wrong(s, 2, reference, runtime::check_input, &reference), 0u);
+}
+
+TEST(Check, LossyAndNumericStrategiesAreCheckedAgainstTheReferenceOnly) {
+  const auto onebit = build("onebit", 4, 4096);
+  EXPECT_TRUE(runtime::is_lossy(onebit));
+  EXPECT_FALSE(runtime::is_lossy(build("onebit", 4, 4096, {"bits=32"})));
+  const auto result = runtime::reference_run(onebit, runtime::check_input);
+  // 1-bit values differ from the exact sum, yet every rank agrees with every other.
+  const auto exact = runtime::reference_run(build("ring", 4, 4096), runtime::check_input);
+  EXPECT_NE(result[0], exact[0]);
+  for (int w = 1; w < 4; ++w) EXPECT_EQ(result[static_cast<std::size_t>(w)], result[0]);
+  EXPECT_EQ(runtime::count_wrong(onebit, 1, result[1], runtime::check_input, &result[1]), 0u);
+  // BMUF from a zero previous model and momentum: model = previous + lr * (average - previous).
+  const auto bmuf = runtime::reference_run(build("bmuf", 4, 64, {"block_lr=0.5"}), runtime::check_input);
+  const auto average = runtime::reference_run(build("model_avg", 4, 64), runtime::check_input);
+  for (std::size_t i = 0; i < 64; ++i) {
+    // Nesterov (default): previous + delta + momentum * delta, delta = 0.5 * average, momentum = 3/4.
+    const float delta = 0.5f * average[0][i];
+    EXPECT_FLOAT_EQ(bmuf[0][i], delta + 0.75f * delta) << i;
+  }
+}
+
+TEST(Check, AsynchronousResultsAreOwnPlusSomeOthers) {
+  const auto s = build("downpour", 4, 100);
+  std::vector<float> got(100);
+  for (std::uint64_t i = 0; i < 100; ++i) got[i] = runtime::check_input(1, i) + runtime::check_input(3, i);
+  EXPECT_EQ(runtime::count_wrong_asynchronous(s, 1, got, runtime::check_input), 0u);  // {1, 3}
+  EXPECT_EQ(runtime::count_wrong_asynchronous(s, 0, got, runtime::check_input), 100u);  // lacks its own
+  got[50] += 2;
+  EXPECT_EQ(runtime::count_wrong_asynchronous(s, 1, got, runtime::check_input), 1u);
+}
+
+TEST(Check, OneBitKeepsEveryCopyOfAValueEqualWhateverItWraps) {
+  for (const char* inner : {"ring", "ps", "hierarchical", "ps_hra"}) {
+    for (int n : {2, 3, 4, 6}) {
+      std::vector<std::string> params = {std::string("inner=") + inner};
+      const bool grouped = std::string(inner) == "hierarchical" || std::string(inner) == "ps_hra";
+      if (grouped) params.push_back(n % 2 == 0 ? "k=2" : "k=1");
+      if (grouped) params.push_back("grouping=order");
+      const auto result = runtime::reference_run(build("onebit", n, 3000, params), runtime::check_input);
+      for (int w = 1; w < n; ++w) EXPECT_EQ(result[static_cast<std::size_t>(w)], result[0]) << inner << " N=" << n << " worker " << w;
+    }
+  }
+}
+
+TEST(Check, OneBitErrorFeedbackConvergesToTheExactSumOverSteps) {
+  // The same gradients every step: with error feedback, the mean of what 1-bit SGD
+  // delivers tends to the exact sum (what is not sent now is sent later).
+  for (const char* inner : {"ps", "ring"}) {
+    const auto s = build("onebit", 3, 512, {std::string("inner=") + inner, "column=4"});
+    auto memory = runtime::make_host_memory();
+    auto transport = runtime::make_local_transport();
+    runtime::ScheduleExecutor executor(s, runtime::map_all_here(s), 0, *memory, *transport);
+    executor.reset(runtime::check_input);
+    std::vector<double> total(512, 0.0);
+    auto error_after = [&](int steps) {
+      double worst = 0;
+      for (std::size_t i = 0; i < 512; ++i) {
+        const double exact = runtime::check_input(0, i) + runtime::check_input(1, i) + runtime::check_input(2, i);
+        worst = std::max(worst, std::fabs(total[i] / steps - exact));
+      }
+      return worst;
+    };
+    double after_10 = 0;
+    for (int step = 1; step <= 1000; ++step) {
+      executor.refill(runtime::check_input);
+      executor.run();
+      const auto got = executor.gradient(0);
+      for (std::size_t i = 0; i < 512; ++i) total[i] += got[i];
+      if (step == 10) after_10 = error_after(10);
+      if (step == 10 || step == 100 || step == 1000) std::printf("%s step %d: %.3f\n", inner, step, error_after(step));
+    }
+    const double after_1000 = error_after(1000);
+    EXPECT_LT(after_1000, after_10 / 5) << inner << ": " << after_10 << " -> " << after_1000;
+    EXPECT_LT(after_1000, 5.0) << inner;  // inputs are integers in [-500, 500)
+  }
+}

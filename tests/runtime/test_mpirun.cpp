@@ -1,0 +1,134 @@
+// gradsync-run under mpirun, as a user runs it: every synchronous strategy on 1..4 host
+// ranks with every element checked, asynchronous servers on a process of their own,
+// measurement, GPU backends refused cleanly without a GPU, and bad input.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+};
+
+Result mpirun(int np, const std::string& args) {
+  // Root in containers and CI: OpenMPI wants both of these; more ranks than cores is fine.
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  ::setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+  const std::string command = std::string(GRADSYNC_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " " +
+                              GRADSYNC_RUN + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int raw = ::pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+class SynchronousStrategies : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(SynchronousStrategies, EveryRankCountEveryElementChecked) {
+  // Sizes 4 B .. 1 MiB by 16: one element, sizes not divisible by the ranks, larger ones.
+  for (int np = 1; np <= 4; ++np) {
+    const auto r = mpirun(np, "--strategy " + GetParam() + " -b 4 -e 1MiB -f 16 -n 2 -w 1 --check");
+    EXPECT_EQ(r.status, 0) << GetParam() << " np=" << np << "\n" << r.out;
+    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << GetParam() << " np=" << np << "\n" << r.out;
+    EXPECT_NE(r.out.find("        4             1   float"), std::string::npos) << r.out;  // the first row: one element
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, SynchronousStrategies,
+                         ::testing::Values("ps", "ring", "hierarchical", "ps_hra", "sampled", "onebit", "model_avg", "bmuf"));
+
+TEST(Runtime, StrategiesWithParametersAndATopology) {
+  auto r = mpirun(4, "--strategy hierarchical --param k=2 --param grouping=order -b 1KiB -e 64KiB -f 8 -n 2 --check");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = mpirun(4, "--strategy ring --topology source-a-titanx-4gpu --param ring_order=0,2,1,3 -b 4KiB -n 2 --check");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = mpirun(4, "--strategy sampled --param inner=ring --param rows=64 -b 64KiB -n 2 --check");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = mpirun(3, "--strategy onebit --param inner=hierarchical --param k=3 -b 12KiB -n 2 --check");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
+}
+
+TEST(Runtime, AsynchronousServersOnTheirOwnProcess) {
+  for (const std::string strategy : {"downpour", "asgd", "ps_hra"}) {
+    const auto r = mpirun(4, "--strategy " + strategy + " --workers 3 -b 64KiB -n 4 -w 1 --check");
+    EXPECT_EQ(r.status, 0) << strategy << "\n" << r.out;
+    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << strategy << "\n" << r.out;
+    EXPECT_NE(r.out.find("asynchronous updates applied"), std::string::npos) << strategy << "\n" << r.out;
+  }
+}
+
+TEST(Runtime, RecordsTimelineAndMeasurement) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-run-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string records = (dir / "run.jsonl").string(), trace = (dir / "trace.json").string();
+  auto r = mpirun(2, "--strategy ring -b 1KiB -e 4KiB -f 4 -n 2 -o " + records + " --trace " + trace);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(records);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lines;
+    EXPECT_NE(line.find("\"executor\":\"run\""), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 2);
+  EXPECT_TRUE(fs::exists(trace));
+  // measure writes a matrix-form topology that predict accepts.
+  const std::string measured = (dir / "measured.json").string();
+  r = mpirun(4, "measure -o " + measured + " --size 256KiB -n 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("pairs explained"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("concurrent flows"), std::string::npos) << r.out;
+  const std::string predict = std::string(GRADSYNC_BIN) + " predict --topology " + measured + " --size 1MiB --strategy ring > /dev/null 2>&1";
+  EXPECT_EQ(std::system(predict.c_str()), 0);
+  fs::remove_all(dir);
+}
+
+TEST(Runtime, GpuBackendsAreRefusedCleanlyWithoutAGpu) {
+  for (const char* backend : {"nccl", "mpi_cuda"}) {
+    const auto r = mpirun(2, std::string("--backend ") + backend + " -b 1KiB -n 1");
+    EXPECT_EQ(r.status, 2) << r.out;
+    const bool refused = r.out.find("no usable GPU") != std::string::npos || r.out.find("built without it") != std::string::npos ||
+                         r.out.find("no GPU found") != std::string::npos;
+    EXPECT_TRUE(refused) << r.out;
+  }
+}
+
+TEST(Runtime, BadInputGivesOneMessageAndStatus2) {
+  struct Case {
+    int np;
+    std::string args, expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {2, "--strategy rng", "gradsync-run: error: --strategy rng: unknown strategy (did you mean 'ring'?)"},
+           {2, "--strategy ring --param kk=1", "strategy ring has no parameter 'kk'"},
+           {2, "-b 12XB", "-b \"12XB\": expected a size in bytes"},
+           {2, "--workers 3", "--workers 3: only 2 processes"},
+           {2, "--strategy ring --topology nowhere.json", "--topology nowhere.json: no such file, nor a shipped topology"},
+           {1, "measure -o /tmp/x.json", "measure: needs at least 2 ranks"},
+       }) {
+    const auto r = mpirun(c.np, c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.expected), std::string::npos) << c.args << "\n--- got:\n" << r.out;
+    // One message, from rank 0 only.
+    EXPECT_EQ(r.out.find("error"), r.out.rfind("error")) << c.args << "\n" << r.out;
+  }
+}
