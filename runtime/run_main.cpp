@@ -42,6 +42,7 @@ struct Options {
   std::string begin = "1MiB", end = "", factor = "2";
   int iterations = 20, warmup = 5;
   bool check = false;
+  bool vs_mpi = false;
   int workers = 0;
   double compute_ms = 0;
   std::string output, trace;
@@ -69,11 +70,32 @@ double parse_bytes(const std::string& text, const std::string& what) {
 }
 
 std::string format_table_row(double bytes, double count, double time_us, double algbw, double busbw, std::uint64_t wrong,
-                             bool checked) {
-  char line[200];
-  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %6s  %8s  %10.1f  %7.2f  %7.2f  %6s\n", bytes, count, "float", "sum",
+                             bool checked, double mpi_us) {
+  char line[240];
+  std::snprintf(line, sizeof line, "%12.0f  %12.0f  %6s  %8s  %10.1f  %7.2f  %7.2f  %6s", bytes, count, "float", "sum",
                 time_us, algbw, busbw, checked ? std::to_string(wrong).c_str() : "N/A");
-  return line;
+  std::string out = line;
+  if (mpi_us > 0) {
+    std::snprintf(line, sizeof line, "  %10.1f  %7.2f", mpi_us, mpi_us / time_us);
+    out += line;
+  }
+  return out + "\n";
+}
+
+// Mean time of MPI_Allreduce (MPI_SUM of floats, in place) over `iterations`, the slowest rank's.
+double time_mpi_allreduce(MPI_Comm comm, std::size_t count, int warmup, int iterations) {
+  std::vector<float> buffer(std::max<std::size_t>(count, 1), 1.0f);
+  for (int i = 0; i < warmup; ++i) MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+  double total = 0;
+  for (int i = 0; i < iterations; ++i) {
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+    double mine = MPI_Wtime() - t0, slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    total += slowest;
+  }
+  return iterations ? total / iterations : 0;
 }
 
 int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
@@ -105,8 +127,8 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
     std::printf("# gradsync-run: strategy %s, %d workers on %d processes, backend %s, topology %s\n", strategy.name.c_str(),
                 workers, size, backend.name.c_str(), topology.name().c_str());
     std::printf("# iterations %d, warm-up %d, check %s\n#\n", o.iterations, o.warmup, o.check ? "on" : "off");
-    std::printf("# %10s  %12s  %6s  %8s  %10s  %7s  %7s  %6s\n", "size (B)", "count", "type", "redop", "time (us)",
-                "algbw", "busbw", "#wrong");
+    std::printf("# %10s  %12s  %6s  %8s  %10s  %7s  %7s  %6s%s\n", "size (B)", "count", "type", "redop", "time (us)",
+                "algbw", "busbw", "#wrong", o.vs_mpi ? "  MPI_Allreduce (us)  ratio" : "");
     std::printf("# %10s  %12s  %6s  %8s  %10s  %7s  %7s  %6s\n", "", "(elements)", "", "", "", "(GB/s)", "(GB/s)", "");
   }
 
@@ -190,8 +212,13 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
     }
     const double algbw = time > 0 ? aligned / time / 1e9 : 0;
     const double busbw = algbw * models::busbw_factor(schedule.workers);
+    double mpi_time = 0;
+    if (o.vs_mpi) {
+      if (workers != size) throw models::InputError("--vs-mpi-allreduce: every process must be a worker (no --workers)");
+      mpi_time = time_mpi_allreduce(comm, static_cast<std::size_t>(aligned / 4), o.warmup, o.iterations);
+    }
     if (rank == 0) {
-      std::fputs(format_table_row(aligned, aligned / 4, time * 1e6, algbw, busbw, wrong, o.check).c_str(), stdout);
+      std::fputs(format_table_row(aligned, aligned / 4, time * 1e6, algbw, busbw, wrong, o.check, mpi_time * 1e6).c_str(), stdout);
       std::fflush(stdout);
     }
     models::ResultRecord r;
@@ -236,6 +263,17 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
   std::uint64_t updates = last_stats.updates, all_updates = 0;
   MPI_Reduce(&updates, &all_updates, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
   if (rank == 0 && all_updates > 0) std::printf("# asynchronous updates applied in the timed iterations of the last size: %llu\n", static_cast<unsigned long long>(all_updates));
+  // Staleness histogram of the servers' pushes (how many other updates since that worker's pull).
+  std::vector<std::uint64_t> histogram(64, 0), all_histogram(64, 0);
+  for (std::size_t k = 0; k < last_stats.staleness.size(); ++k) histogram[std::min<std::size_t>(k, 63)] += last_stats.staleness[k];
+  MPI_Reduce(histogram.data(), all_histogram.data(), 64, MPI_UINT64_T, MPI_SUM, 0, comm);
+  if (rank == 0 && all_updates > 0) {
+    std::printf("# staleness of the pushes:");
+    for (std::size_t k = 0; k < all_histogram.size(); ++k) {
+      if (all_histogram[k]) std::printf(" %zu: %llu", k, static_cast<unsigned long long>(all_histogram[k]));
+    }
+    std::printf("\n");
+  }
 
   if (!o.trace.empty()) {
     const std::string mine = trace.to_json().dump();
@@ -286,6 +324,7 @@ int main(int argc, char** argv) {
                "gradsync-run"};
   app.footer("Examples:\n"
              "  mpirun -np 4 gradsync-run --strategy ring -b 1M -e 64M -f 2 --check\n"
+             "  mpirun -np 4 gradsync-run --strategy ring -b 64M --vs-mpi-allreduce      # against OpenMPI's own\n"
              "  mpirun -np 4 gradsync-run --strategy hierarchical --param k=2 --topology source-a-titanx-4gpu\n"
              "  mpirun -np 5 gradsync-run --strategy downpour --workers 4 --compute-ms 5   # server on rank 4\n"
              "  mpirun -np 4 gradsync-run measure -o measured.json\n"
@@ -304,6 +343,7 @@ int main(int argc, char** argv) {
   app.add_option("-n,--iters", o.iterations, "timed iterations per size")->check(CLI::NonNegativeNumber)->default_val(20);
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per size")->check(CLI::NonNegativeNumber)->default_val(5);
   app.add_flag("--check,-c", o.check, "fill inputs whose exact result is known and count wrong elements (exit 1 if any)");
+  app.add_flag("--vs-mpi-allreduce", o.vs_mpi, "also time MPI_Allreduce (sum of floats) at every size, and print the ratio");
   app.add_option("--workers", o.workers, "worker ranks (default: every process); extra processes host servers of "
                                          "asynchronous strategies")->check(CLI::PositiveNumber);
   app.add_option("--compute-ms", o.compute_ms, "emulated compute per step before each synchronisation (ms)")
