@@ -4,12 +4,12 @@
 // broadcast through one uplink on a star), and link sharing the closed forms ignore.
 #include <gtest/gtest.h>
 
-#include <sstream>
 
 #include "models/formulas.h"
 #include "models/predict.h"
 #include "models/topology_io.h"
 #include "models/units.h"
+#include "support/topologies.h"
 
 using namespace gradsync::models;
 
@@ -20,37 +20,8 @@ constexpr double kA = 4e-6;  // pair latency
 constexpr double kReduceGBps = 50;  // C = 1 / 50 GB/s
 constexpr double kC = 1.0 / 50e9;
 
-// Every GPU pair joined by its own link.
-Topology full_mesh(int n) {
-  std::ostringstream j;
-  j << R"({"name": "mesh", "nodes": [)";
-  for (int i = 0; i < n; ++i) j << (i ? "," : "") << R"({"id": "gpu)" << i << R"(", "kind": "gpu"})";
-  j << R"(], "links": [)";
-  bool first = true;
-  for (int a = 0; a < n; ++a) {
-    for (int b = a + 1; b < n; ++b) {
-      j << (first ? "" : ",") << R"({"a": "gpu)" << a << R"(", "b": "gpu)" << b << R"(", "bandwidth_GBps": )"
-        << kB / 1e9 << R"(, "latency_us": )" << kA * 1e6 << "}";
-      first = false;
-    }
-  }
-  j << "]}";
-  return std::move(load_topology(JsonView::parse(j.str(), "mesh.json")).topology);
-}
-
-// N GPUs and host memory, each on its own link to one switch (pair latency kA).
-Topology star(int n) {
-  std::ostringstream j;
-  j << R"({"name": "star", "nodes": [{"id": "sw", "kind": "pcie_switch"}, {"id": "host", "kind": "host_memory"})";
-  for (int i = 0; i < n; ++i) j << R"(, {"id": "gpu)" << i << R"(", "kind": "gpu"})";
-  j << R"(], "links": [{"a": "host", "b": "sw", "bandwidth_GBps": )" << kB / 1e9 << R"(, "latency_us": )" << kA * 1e6 / 2 << "}";
-  for (int i = 0; i < n; ++i) {
-    j << R"(, {"a": "gpu)" << i << R"(", "b": "sw", "bandwidth_GBps": )" << kB / 1e9 << R"(, "latency_us": )"
-      << kA * 1e6 / 2 << "}";
-  }
-  j << "]}";
-  return std::move(load_topology(JsonView::parse(j.str(), "star.json")).topology);
-}
+Topology full_mesh(int n) { return test_topologies::full_mesh(n, kB / 1e9, kA * 1e6); }
+Topology star(int n) { return test_topologies::star(n, kB / 1e9, kA * 1e6); }
 
 ResultRecord run(const Topology& t, const std::string& strategy, int n, double bytes,
                  std::vector<std::string> params, const std::string& executor = "analytic") {

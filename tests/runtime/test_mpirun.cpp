@@ -3,40 +3,25 @@
 // measurement, GPU backends refused cleanly without a GPU, and bad input.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "support/run_command.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;
-};
+using Result = CommandResult;
 
 Result mpirun(int np, const std::string& args) {
   // Root in containers and CI: OpenMPI wants both of these; more ranks than cores is fine.
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  ::setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
-  const std::string command = std::string(GRADSYNC_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " " +
-                              GRADSYNC_RUN + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int raw = ::pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
+  return run_command(std::string(GRADSYNC_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " " + GRADSYNC_RUN +
+                     " " + args + " 2>&1");
 }
 
 class SynchronousStrategies : public ::testing::TestWithParam<std::string> {};

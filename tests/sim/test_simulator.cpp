@@ -3,12 +3,12 @@
 // stragglers and asynchronous servers, writes timelines; golden values pin a few runs.
 #include <gtest/gtest.h>
 
-#include <sstream>
 
 #include "models/analytic.h"
 #include "models/predict.h"
 #include "models/topology_io.h"
 #include "sim/simulator.h"
+#include "support/topologies.h"
 
 using namespace gradsync;
 using namespace gradsync::models;
@@ -17,31 +17,8 @@ namespace {
 
 constexpr double kB = 10e9, kA = 4e-6, kC = 1.0 / 50e9;
 
-Topology full_mesh(int n) {
-  std::ostringstream j;
-  j << R"({"name": "mesh", "nodes": [)";
-  for (int i = 0; i < n; ++i) j << (i ? "," : "") << R"({"id": "gpu)" << i << R"(", "kind": "gpu"})";
-  j << R"(], "links": [)";
-  bool first = true;
-  for (int a = 0; a < n; ++a) {
-    for (int b = a + 1; b < n; ++b) {
-      j << (first ? "" : ",") << R"({"a": "gpu)" << a << R"(", "b": "gpu)" << b << R"(", "bandwidth_GBps": 10, "latency_us": 4})";
-      first = false;
-    }
-  }
-  j << "]}";
-  return std::move(load_topology(JsonView::parse(j.str(), "mesh.json")).topology);
-}
-
-Topology star(int n) {
-  std::ostringstream j;
-  j << R"({"name": "star", "nodes": [{"id": "sw", "kind": "pcie_switch"}, {"id": "host", "kind": "host_memory"})";
-  for (int i = 0; i < n; ++i) j << R"(, {"id": "gpu)" << i << R"(", "kind": "gpu"})";
-  j << R"(], "links": [{"a": "host", "b": "sw", "bandwidth_GBps": 10, "latency_us": 2})";
-  for (int i = 0; i < n; ++i) j << R"(, {"a": "gpu)" << i << R"(", "b": "sw", "bandwidth_GBps": 10, "latency_us": 2})";
-  j << "]}";
-  return std::move(load_topology(JsonView::parse(j.str(), "star.json")).topology);
-}
+using test_topologies::full_mesh;
+using test_topologies::star;
 
 const Topology& source_a() {
   static const Topology t =
