@@ -29,7 +29,15 @@ void ContentionModel::share(const std::vector<const Route*>& routes, std::vector
   bandwidth_out.resize(routes.size());
   for (std::size_t i = 0; i < routes.size(); ++i) {
     double bw = std::numeric_limits<double>::infinity();
-    for (const Hop& h : *routes[i]) bw = std::min(bw, links[h.link].bandwidth_Bps / load_[slot(h)]);
+    for (const Hop& h : *routes[i]) {
+      const Link& l = links[h.link];
+      bw = std::min(bw, l.bandwidth_Bps / load_[slot(h)]);
+      if (l.full_duplex && l.duplex_share < 1) {
+        // Both directions busy: they share 2 x bandwidth x duplex_share.
+        const std::uint32_t both = load_[2 * h.link] + load_[2 * h.link + 1];
+        bw = std::min(bw, 2 * l.bandwidth_Bps * l.duplex_share / both);
+      }
+    }
     bandwidth_out[i] = bw;
   }
   for (std::size_t s : touched_) load_[s] = 0;

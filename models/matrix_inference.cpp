@@ -78,7 +78,8 @@ std::string describe_links(const Topology& t) {
     char line[256];
     std::snprintf(line, sizeof line, "  %-10s -- %-10s %8.2f GB/s %8.2f us  %s%s%s\n", t.node(l.a).id.c_str(),
                   t.node(l.b).id.c_str(), Bps_to_GBps(l.bandwidth_Bps), s_to_us(l.latency_s),
-                  l.full_duplex ? "full duplex" : "half duplex", l.label.empty() ? "" : "  ", l.label.c_str());
+                  !l.full_duplex ? "half duplex" : l.duplex_share < 1 ? ("duplex " + std::to_string(l.duplex_share).substr(0, 4)).c_str() : "full duplex",
+                  l.label.empty() ? "" : "  ", l.label.c_str());
     out << line;
   }
   return out.str();
@@ -299,9 +300,11 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
                     "server must live on a GPU");
   }
 
-  // Duplex from the bidirectional figures: much less than both directions together means
-  // the two directions share the bottleneck.
+  // Duplex from the bidirectional figures (both directions at once, summed): much less
+  // than both directions alone together means the two directions share the bottleneck
+  // (half duplex); a little less, that they interfere (a duplex share below 1).
   std::set<std::size_t> half_links;
+  std::map<std::size_t, std::vector<double>> shares;  // link -> the ratios its pairs suggest
   std::string name = form.name.empty() ? "measured" : form.name;
   {
     Topology probe(name, nodes, links, name);
@@ -312,15 +315,19 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
           if (!bi) continue;
           const double both = *form.bandwidth_Bps.at(i, j) + *form.bandwidth_Bps.at(j, i);
           const double ratio = *bi / both;
-          if (ratio >= 0.75) continue;
+          if (ratio >= 1 - tol) continue;
           const double bottleneck = probe.route_bottleneck_Bps(i, j);
           for (const Hop& h : probe.route(i, j)) {
-            if (links[h.link].bandwidth_Bps <= bottleneck * (1 + tol) && half_links.insert(h.link).second) {
+            if (links[h.link].bandwidth_Bps > bottleneck * (1 + tol)) continue;
+            if (ratio < 0.75) {
+              if (!half_links.insert(h.link).second) continue;
               char buf[256];
               std::snprintf(buf, sizeof buf, "%s <-> %s: bidirectional %.2f GB/s is %.2f of both directions together; ",
                             form.gpus[i].c_str(), form.gpus[j].c_str(), Bps_to_GBps(*bi), ratio);
               notes.push_back(std::string(buf) + "the bottleneck link " + nodes[links[h.link].a].id + " -- " +
-                             nodes[links[h.link].b].id + " is treated as half duplex (both directions share it)");
+                              nodes[links[h.link].b].id + " is treated as half duplex (both directions share it)");
+            } else {
+              shares[h.link].push_back(ratio);
             }
           }
         }
@@ -328,6 +335,17 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
     }
   }
   for (std::size_t l : half_links) links[l].full_duplex = false;
+  for (const auto& [l, ratios] : shares) {
+    if (half_links.count(l)) continue;
+    double sum = 0;
+    for (double r : ratios) sum += r;
+    links[l].duplex_share = sum / static_cast<double>(ratios.size());
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "link %s -- %s: both directions at once keep %.0f %% of their bandwidth (from %zu "
+                  "bidirectional measurements)",
+                  nodes[links[l].a].id.c_str(), nodes[links[l].b].id.c_str(), 100 * links[l].duplex_share, ratios.size());
+    notes.push_back(buf);
+  }
 
   Topology topology(name, std::move(nodes), std::move(links), name);
   topology.set_description(form.description);

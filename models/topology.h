@@ -44,6 +44,11 @@ struct Link {
   double latency_s = 0;
   bool full_duplex = true;
   std::string label;  // optional: "nvlink", "pcie", "qpi", "infiniband", ...
+  // Full-duplex links whose two directions interfere a little (acknowledgements of the
+  // opposite flow, a shared DMA engine): when both directions carry traffic, together they
+  // get at most 2 x bandwidth x duplex_share. 1: independent directions. (Half duplex is
+  // full_duplex = false: both directions share one bandwidth.)
+  double duplex_share = 1.0;
 };
 
 // One link crossed by a route, and in which direction (a->b is forward).

@@ -52,9 +52,17 @@ Topology graph_from_json(const JsonView& doc) {
     link.bandwidth_Bps = GBps_to_Bps(lv.at("bandwidth_GBps").as_positive());
     link.latency_s = us_to_s(lv.at("latency_us").as_non_negative());
     if (auto d = lv.get("duplex")) {
-      const std::string duplex = d->as_string();
-      if (duplex != "full" && duplex != "half") d->fail("\"full\" or \"half\"");
-      link.full_duplex = duplex == "full";
+      if (d->value().is_number()) {
+        // The share of the bandwidth each direction keeps when both are busy.
+        const double share = d->as_number();
+        if (!(share >= 0.5 && share <= 1)) d->fail("\"full\", \"half\" or a share between 0.5 and 1");
+        link.full_duplex = share > 0.5;
+        link.duplex_share = share;
+      } else {
+        const std::string duplex = d->as_string();
+        if (duplex != "full" && duplex != "half") d->fail("\"full\", \"half\" or a share between 0.5 and 1");
+        link.full_duplex = duplex == "full";
+      }
     }
     if (auto l = lv.get("label")) link.label = l->as_string();
     links.push_back(link);
@@ -98,7 +106,7 @@ ordered_json topology_to_graph_json(const Topology& t) {
                  {"b", t.node(l.b).id},
                  {"bandwidth_GBps", Bps_to_GBps(l.bandwidth_Bps)},
                  {"latency_us", s_to_us(l.latency_s)},
-                 {"duplex", l.full_duplex ? "full" : "half"}};
+                 {"duplex", !l.full_duplex ? ordered_json("half") : l.duplex_share < 1 ? ordered_json(l.duplex_share) : ordered_json("full")}};
     if (!l.label.empty()) link["label"] = l.label;
     links.push_back(link);
   }

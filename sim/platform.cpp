@@ -29,8 +29,10 @@ Platform build_platform(const models::Topology& t, const std::vector<std::pair<s
       if (auto c = cores.find(i); c != cores.end()) platform.hosts[i]->set_core_count(c->second);
     }
   }
-  // One SimGrid link per topology link.
+  // One SimGrid link per topology link; a full-duplex link whose directions interfere gets
+  // a second, shared link in series that both directions cross (2 x bandwidth x share).
   std::vector<s4u::Link*> links(t.links().size(), nullptr);
+  std::vector<s4u::Link*> both_ways(t.links().size(), nullptr);
   for (std::size_t l = 0; l < t.links().size(); ++l) {
     const models::Link& link = t.links()[l];
     const std::string name = "link" + std::to_string(l) + ":" + t.node(link.a).id + "--" + t.node(link.b).id;
@@ -42,6 +44,12 @@ Platform build_platform(const models::Topology& t, const std::vector<std::pair<s
                      ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED);
     }
     links[l]->seal();
+    if (link.full_duplex && link.duplex_share < 1) {
+      both_ways[l] = zone->create_link(name + ":both-ways", 2 * link.bandwidth_Bps * link.duplex_share)
+                         ->set_latency(0)
+                         ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED);
+      both_ways[l]->seal();
+    }
   }
   auto add = [&](std::size_t a, std::size_t b) {
     std::vector<s4u::LinkInRoute> route;
@@ -50,6 +58,7 @@ Platform build_platform(const models::Topology& t, const std::vector<std::pair<s
       route.emplace_back(links[h.link], split ? (h.forward ? s4u::LinkInRoute::Direction::UP
                                                            : s4u::LinkInRoute::Direction::DOWN)
                                               : s4u::LinkInRoute::Direction::NONE);
+      if (both_ways[h.link]) route.emplace_back(both_ways[h.link]);
     }
     zone->add_route(platform.hosts.at(a)->get_netpoint(), platform.hosts.at(b)->get_netpoint(), nullptr, nullptr, route,
                     false);

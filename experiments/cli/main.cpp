@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
   actions["predict"] = add_predict(app);
   actions["simulate"] = add_simulate(app);
   actions["import"] = add_import(app);
+  actions["sweep"] = add_sweep(app);
+  actions["reproduce"] = add_reproduce(app);
+  actions["testbed"] = add_testbed(app);
+  actions["validate"] = add_validate(app);
 
   try {
     app.parse(argc, argv);

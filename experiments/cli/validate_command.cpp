@@ -1,0 +1,55 @@
+// gradsync validate: predictions and simulations checked against real runs on the
+// emulated cluster.
+#include <memory>
+
+#include "experiments/cli/commands.h"
+#include "experiments/experiment.h"
+#include "experiments/table.h"
+#include "experiments/validate.h"
+#include "models/placement.h"
+
+namespace gradsync::experiments::cli {
+
+namespace {
+struct ValidateFlags {
+  ValidateOptions o;
+  std::string strategies, gpus, sizes;
+};
+}  // namespace
+
+Action add_validate(CLI::App& app) {
+  auto f = std::make_shared<ValidateFlags>();
+  auto* cmd = app.add_subcommand("validate", "Measure the emulated cluster, predict, simulate, run for real, and compare (root)");
+  cmd->footer(
+      "Builds the testbed of the topology (gradsync testbed up), measures it with gradsync-run measure, predicts and\n"
+      "simulates every strategy x GPUs x size on the measured topology, runs each for real with --check under mpirun\n"
+      "in the testbed's namespaces, prints measured vs predicted with the errors, and removes the testbed.\n"
+      "Example:\n"
+      "  gradsync validate --gpus 2,4 --strategies ring,ps --sizes 1MiB,4MiB");
+  cmd->add_option("--topology,-t", f->o.topology, "a tree topology to emulate (file or shipped name)")->default_val("pcie-8gpu-2switch");
+  cmd->add_option("--scale", f->o.scale, "bandwidth scale of the testbed (two cores cannot move GB/s)")->default_val(0.005);
+  cmd->add_option("--strategies", f->strategies, "strategies (default: ring,ps,hierarchical,ps_hra,sampled,onebit)");
+  cmd->add_option("--gpus,-g", f->gpus, "GPU counts (default: 2,4,8)");
+  cmd->add_option("--sizes,-s", f->sizes, "sizes (default: 1MiB,4MiB,16MiB)");
+  cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(3)->check(CLI::PositiveNumber);
+  cmd->add_option("--measure-size", f->o.measure_size, "probe size of the measurement")->default_val("4MiB");
+  cmd->add_option("-o,--output", f->o.output_dir, "folder for measured.json and validation.jsonl/.csv")->default_val("out/validate");
+  cmd->add_flag("--keep-testbed", f->o.keep_testbed, "leave the testbed up afterwards");
+  cmd->add_flag("--reuse-testbed", f->o.reuse_testbed, "measure and run on the testbed that is up (and leave it)");
+  return [f] {
+    ValidateOptions o = f->o;
+    if (!f->strategies.empty()) {
+      o.strategies = models::split_list(f->strategies, "--strategies");
+      for (const auto& s : o.strategies) models::find_strategy(s);
+    }
+    if (!f->gpus.empty()) o.gpus = parse_gpu_counts(f->gpus);
+    if (!f->sizes.empty()) {
+      o.sizes.clear();
+      for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(parse_size(s, "--sizes"));
+    }
+    run_validation(o);
+    return 0;
+  };
+}
+
+}  // namespace gradsync::experiments::cli

@@ -1,0 +1,662 @@
+#include "experiments/sweep.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "experiments/evaluate.h"
+#include "models/error.h"
+
+namespace gradsync::experiments {
+
+using models::ordered_json;
+
+// ---------------------------------------------------------------------------------
+// Points of a plan.
+
+std::vector<Point> plan_points(const Plan& plan) {
+  std::vector<Point> points;
+  for (const auto& size : plan.sizes) {
+    for (const auto& choice : plan.strategies) {
+      for (const auto& placement : plan.placements) {
+        for (const auto& executor : plan.executors) {
+          points.push_back(Point{points.size(), size, &choice, &placement, executor});
+        }
+      }
+    }
+  }
+  return points;
+}
+
+models::PredictRequest point_request(const Plan& plan, const Point& p) {
+  models::PredictRequest q;
+  q.topology = &plan.topology.topology;
+  q.workload = p.size ? nullptr : (plan.workload ? &*plan.workload : nullptr);
+  q.bytes = p.size;
+  q.strategy = p.choice->strategy;
+  q.params = p.choice->params;
+  q.placement = *p.placement;
+  q.executor = p.executor;
+  return q;
+}
+
+namespace {
+std::string number_text(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string given_params(const StrategyChoice& c) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : c.params.values()) parts.push_back(k + "=" + v);
+  return models::join(parts, ";");
+}
+}  // namespace
+
+std::string point_key(const Plan& plan, const Point& p) {
+  const models::Topology& t = plan.topology.topology;
+  std::vector<std::string> ranks;
+  for (std::size_t node : p.placement->ranks) ranks.push_back(t.node(node).id);
+  std::string key = "topology=" + t.name() + " executor=" + p.executor + " strategy=" + p.choice->strategy->name;
+  const std::string params = given_params(*p.choice);
+  if (!params.empty()) key += " params=" + params;
+  key += " ranks=" + models::join(ranks, ",");
+  if (p.size) {
+    key += " bytes=" + number_text(*p.size);
+  } else {
+    key += " workload=" + (plan.workload ? plan.workload->name : std::string("-"));
+  }
+  return key;
+}
+
+std::string point_label(const Point& p) {
+  std::string label = p.executor + " " + p.choice->strategy->name + " N=" + std::to_string(p.placement->size());
+  for (const auto& [k, v] : p.choice->params.values()) label += " " + k + "=" + v;
+  return label;
+}
+
+// ---------------------------------------------------------------------------------
+// Records <-> JSON.
+
+models::ResultRecord record_from_json(const ordered_json& d) {
+  auto opt = [&](const char* key) -> std::optional<double> {
+    if (!d.contains(key) || d.at(key).is_null()) return std::nullopt;
+    return d.at(key).get<double>();
+  };
+  models::ResultRecord r;
+  r.executor = d.at("executor").get<std::string>();
+  r.topology = d.at("topology").get<std::string>();
+  r.strategy = d.at("strategy").get<std::string>();
+  for (const auto& [k, v] : d.at("params").items()) r.params[k] = v.get<std::string>();
+  r.ranks = d.at("ranks").get<int>();
+  for (const auto& n : d.at("rank_nodes")) r.rank_nodes.push_back(n.get<std::string>());
+  if (d.contains("server")) r.server = d.at("server").get<std::string>();
+  r.workload = d.at("workload").get<std::string>();
+  r.bytes = d.at("bytes").get<double>();
+  r.time_per_sync_s = d.at("time_per_sync_s").get<double>();
+  for (const auto& [name, seconds] : d.at("phases_s").items()) r.phases.push_back({name, seconds.get<double>()});
+  r.compute_s_per_minibatch = opt("compute_s_per_minibatch");
+  r.time_per_iteration_s = opt("time_per_iteration_s");
+  r.time_per_epoch_s = opt("time_per_epoch_s");
+  r.one_gpu_epoch_s = opt("one_gpu_epoch_s");
+  r.speedup_vs_1gpu = opt("speedup_vs_1gpu");
+  if (d.contains("period_steps")) r.period_steps = d.at("period_steps").get<int>();
+  if (d.contains("asynchronous")) r.asynchronous = d.at("asynchronous").get<bool>();
+  if (d.contains("notes")) {
+    for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
+  }
+  if (d.contains("network_model")) r.network_model = d.at("network_model").get<std::string>();
+  if (d.contains("simulated_steps")) r.simulated_steps = d.at("simulated_steps").get<int>();
+  r.updates_per_s = opt("updates_per_s");
+  r.mean_staleness = opt("mean_staleness");
+  if (d.contains("max_staleness")) r.max_staleness = d.at("max_staleness").get<std::uint64_t>();
+  if (d.contains("staleness_histogram")) {
+    for (const auto& n : d.at("staleness_histogram")) r.staleness_histogram.push_back(n.get<std::uint64_t>());
+  }
+  r.sim_wall_s = opt("sim_wall_s");
+  return r;
+}
+
+// ---------------------------------------------------------------------------------
+// Parallel evaluation.
+
+namespace {
+
+Outcome evaluate_job(const Job& job) {
+  Outcome out;
+  try {
+    out.record = evaluate(job.request, job.executor, job.sim);
+  } catch (const models::InputError& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+bool write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A worker: reads point numbers (one per line) from `in`, evaluates each and answers
+// with one JSON line on `out`, until `in` closes.
+[[noreturn]] void worker_main(const std::vector<Job>& jobs, int in, int out) {
+  int status = 0;
+  std::string buffer;
+  char chunk[256];
+  bool more = true;
+  while (more) {
+    std::size_t nl;
+    while ((nl = buffer.find('\n')) == std::string::npos) {
+      const ssize_t n = ::read(in, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        more = false;
+        break;
+      }
+      buffer.append(chunk, static_cast<std::size_t>(n));
+    }
+    if (!more) break;
+    const std::size_t index = std::stoul(buffer.substr(0, nl));
+    buffer.erase(0, nl + 1);
+    ordered_json message = {{"i", index}};
+    bool fatal = false;
+    try {
+      message["record"] = models::to_json(evaluate(jobs[index].request, jobs[index].executor, jobs[index].sim));
+    } catch (const models::InputError& e) {
+      message["input_error"] = e.what();
+    } catch (const std::exception& e) {
+      message["error"] = e.what();
+      fatal = true;
+    }
+    if (!write_all(out, message.dump() + "\n")) {
+      status = 3;
+      break;
+    }
+    if (fatal) {
+      status = 1;
+      break;
+    }
+  }
+  ::close(in);
+  ::close(out);
+  ::_exit(status);
+}
+
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;  // results from the worker
+  int task_fd = -1;  // point numbers to the worker
+  std::string buffer;
+  bool open = true;
+};
+
+// Ends the children this evaluation started (by their pids) when it stops early.
+struct ChildGuard {
+  std::vector<Child>& children;
+  bool armed = true;
+  ~ChildGuard() {
+    if (!armed) return;
+    for (auto& c : children) {
+      if (c.fd >= 0) ::close(c.fd);
+      if (c.task_fd >= 0) ::close(c.task_fd);
+      if (c.pid > 0) {
+        ::kill(c.pid, SIGTERM);
+        int status = 0;
+        ::waitpid(c.pid, &status, 0);
+      }
+    }
+  }
+};
+
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
+  return "exit status " + std::to_string(WEXITSTATUS(status));
+}
+
+}  // namespace
+
+void evaluate_jobs(const std::vector<Job>& jobs, const std::vector<std::size_t>& indices, int workers,
+                   const OnResult& on_result) {
+  workers = std::max(1, std::min<int>(workers, static_cast<int>(indices.size())));
+  if (workers <= 1) {
+    for (std::size_t index : indices) on_result(index, evaluate_job(jobs[index]));
+    return;
+  }
+  std::vector<Child> children(static_cast<std::size_t>(workers));
+  ChildGuard guard{children};
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  // A worker that died must not take this process with it: writes to its task pipe fail
+  // with EPIPE instead of raising SIGPIPE.
+  struct IgnoreSigpipe {
+    struct sigaction old {};
+    IgnoreSigpipe() {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigaction(SIGPIPE, &ignore, &old);
+    }
+    ~IgnoreSigpipe() { ::sigaction(SIGPIPE, &old, nullptr); }
+  } ignore_sigpipe;
+  for (int w = 0; w < workers; ++w) {
+    int results[2], tasks[2];
+    if (::pipe(results) != 0 || ::pipe(tasks) != 0) throw std::runtime_error(std::string("sweep: pipe: ") + std::strerror(errno));
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("sweep: fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::close(results[0]);
+      ::close(tasks[1]);
+      for (int v = 0; v < w; ++v) {
+        ::close(children[static_cast<std::size_t>(v)].fd);
+        ::close(children[static_cast<std::size_t>(v)].task_fd);
+      }
+      worker_main(jobs, tasks[0], results[1]);
+    }
+    ::close(results[1]);
+    ::close(tasks[0]);
+    children[static_cast<std::size_t>(w)].pid = pid;
+    children[static_cast<std::size_t>(w)].fd = results[0];
+    children[static_cast<std::size_t>(w)].task_fd = tasks[1];
+  }
+  // Points are handed out one at a time to whichever worker is free (a slow simulation
+  // does not hold up the rest); a worker whose task pipe closes finishes.
+  std::size_t next = 0;
+  auto hand_out = [&](Child& c) {
+    if (c.task_fd < 0) return;
+    if (next < indices.size()) {
+      if (write_all(c.task_fd, std::to_string(indices[next]) + "\n")) {
+        ++next;
+        return;
+      }
+    }
+    ::close(c.task_fd);
+    c.task_fd = -1;
+  };
+  for (auto& c : children) hand_out(c);
+
+  std::set<std::size_t> pending(indices.begin(), indices.end());
+  auto handle_line = [&](const std::string& line) {
+    const ordered_json message = ordered_json::parse(line);
+    const std::size_t index = message.at("i").get<std::size_t>();
+    Outcome out;
+    if (message.contains("error")) {
+      throw std::runtime_error(jobs[index].label + ": " + message.at("error").get<std::string>());
+    }
+    if (message.contains("input_error")) {
+      out.error = message.at("input_error").get<std::string>();
+    } else {
+      out.record = record_from_json(message.at("record"));
+    }
+    pending.erase(index);
+    on_result(index, out);
+  };
+
+  std::size_t open = children.size();
+  char chunk[65536];
+  while (open > 0) {
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> which;
+    for (std::size_t c = 0; c < children.size(); ++c) {
+      if (!children[c].open) continue;
+      fds.push_back(pollfd{children[c].fd, POLLIN, 0});
+      which.push_back(c);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(std::string("sweep: poll: ") + std::strerror(errno));
+    }
+    for (std::size_t f = 0; f < fds.size(); ++f) {
+      if (!(fds[f].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Child& c = children[which[f]];
+      const ssize_t n = ::read(c.fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
+        c.buffer.append(chunk, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = c.buffer.find('\n')) != std::string::npos) {
+          const std::string line = c.buffer.substr(0, nl);
+          c.buffer.erase(0, nl + 1);
+          handle_line(line);
+          hand_out(c);
+        }
+        continue;
+      }
+      // End of this worker's results.
+      ::close(c.fd);
+      c.fd = -1;
+      c.open = false;
+      --open;
+      int status = 0;
+      ::waitpid(c.pid, &status, 0);
+      const pid_t pid = c.pid;
+      c.pid = -1;
+      if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        throw std::runtime_error("sweep: worker process " + std::to_string(pid) + " stopped (" + describe_status(status) + ")");
+      }
+    }
+  }
+  guard.armed = false;
+  if (!pending.empty()) {
+    throw std::runtime_error("sweep: " + std::to_string(pending.size()) + " points came back from no worker");
+  }
+}
+
+std::vector<Outcome> evaluate_all(const std::vector<Job>& jobs, int workers, bool progress) {
+  std::vector<Outcome> out(jobs.size());
+  std::vector<std::size_t> indices(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) indices[i] = i;
+  std::optional<Progress> bar;
+  if (progress) bar.emplace(Progress::for_stderr(jobs.size()));
+  evaluate_jobs(jobs, indices, workers, [&](std::size_t index, const Outcome& o) {
+    out[index] = o;
+    if (bar) bar->step(jobs[index].label);
+  });
+  if (bar) bar->finish();
+  return out;
+}
+
+// ---------------------------------------------------------------------------------
+// Progress.
+
+Progress::Progress(std::size_t total, std::ostream& out, bool terminal) : total_(total), out_(out), terminal_(terminal) {}
+
+Progress Progress::for_stderr(std::size_t total) { return Progress(total, std::cerr, ::isatty(STDERR_FILENO) != 0); }
+
+void Progress::step(const std::string& label) {
+  ++done_;
+  const std::string text = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + label + " ...";
+  if (terminal_) {
+    std::string shown = text.size() > 100 ? text.substr(0, 100) : text;
+    out_ << "\r" << shown << std::string(shown.size() < 100 ? 100 - shown.size() : 0, ' ') << std::flush;
+    dirty_ = true;
+    return;
+  }
+  const int decile = total_ ? static_cast<int>(10 * done_ / total_) : 10;
+  if (decile > last_decile_ || done_ == total_) {
+    last_decile_ = decile;
+    out_ << text << "\n" << std::flush;
+  }
+}
+
+void Progress::finish() {
+  if (terminal_ && dirty_) out_ << "\r" << std::string(101, ' ') << "\r" << std::flush;
+  dirty_ = false;
+}
+
+// ---------------------------------------------------------------------------------
+// Sweep result files.
+
+namespace {
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A CSV row split into raw field texts (quotes kept), so the row can be rebuilt exactly.
+struct CsvRow {
+  std::vector<std::string> raw;
+  std::string text;
+  int line = 0;
+};
+
+std::vector<CsvRow> split_csv(const std::string& text) {
+  std::vector<CsvRow> rows;
+  CsvRow row;
+  std::string field;
+  bool quoted = false;
+  int line = 1;
+  row.line = 1;
+  std::size_t row_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') quoted = !quoted;
+    if (!quoted && c == ',') {
+      row.raw.push_back(field);
+      field.clear();
+      continue;
+    }
+    if (!quoted && c == '\n') {
+      row.raw.push_back(field);
+      row.text = text.substr(row_start, i - row_start);
+      if (!row.text.empty()) rows.push_back(row);
+      row = CsvRow{};
+      field.clear();
+      row_start = i + 1;
+      row.line = ++line;
+      continue;
+    }
+    if (c == '\n') ++line;
+    field += c;
+  }
+  if (row_start < text.size()) {
+    row.raw.push_back(field);
+    row.text = text.substr(row_start);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string csv_unquote(const std::string& raw) {
+  if (raw.size() < 2 || raw.front() != '"') return raw;
+  std::string out;
+  for (std::size_t i = 1; i + 1 < raw.size(); ++i) {
+    out += raw[i];
+    if (raw[i] == '"') ++i;  // "" -> "
+  }
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw models::InputError(path + ": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+}  // namespace
+
+std::string sweep_csv_header() {
+  std::string h = models::csv_header();
+  if (!h.empty() && h.back() == '\n') h.pop_back();
+  return h + ",point_index,point\n";
+}
+
+std::string sweep_line(const models::ResultRecord& r, std::size_t index, const std::string& key,
+                       const std::string& format) {
+  if (format == "csv") {
+    std::string row = models::to_csv_row(r);
+    if (!row.empty() && row.back() == '\n') row.pop_back();
+    return row + "," + std::to_string(index) + "," + csv_escape(key);
+  }
+  ordered_json j = models::to_json(r);
+  j["point_index"] = index;
+  j["point"] = key;
+  return j.dump();
+}
+
+std::vector<StoredRecord> read_sweep_file(const std::string& path, const std::string& format) {
+  const std::string text = read_text(path);
+  std::vector<StoredRecord> out;
+  if (format == "csv") {
+    const auto rows = split_csv(text);
+    if (rows.empty()) return out;
+    std::string header = sweep_csv_header();
+    header.pop_back();
+    if (rows[0].text != header) {
+      throw models::InputError(path + ":1: not a CSV file written by gradsync sweep; expected the header \"" + header +
+                               "\" (with the point_index and point columns)");
+    }
+    const std::size_t columns = rows[0].raw.size();
+    for (std::size_t r = 1; r < rows.size(); ++r) {
+      const CsvRow& row = rows[r];
+      if (row.raw.size() != columns) {
+        throw models::InputError(path + ":" + std::to_string(row.line) + ": got " + std::to_string(row.raw.size()) +
+                                 " fields; expected " + std::to_string(columns));
+      }
+      StoredRecord s;
+      s.line = row.line;
+      s.text = row.text;
+      s.key = csv_unquote(row.raw[columns - 1]);
+      const std::string& index = row.raw[columns - 2];
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(index.c_str(), &end, 10);
+      if (index.empty() || *end != '\0') {
+        throw models::InputError(path + ":" + std::to_string(row.line) + ": point_index \"" + index +
+                                 "\" is not a point number");
+      }
+      s.index = static_cast<std::size_t>(v);
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    ordered_json doc;
+    try {
+      doc = ordered_json::parse(line);
+    } catch (const std::exception& e) {
+      throw models::InputError(path + ":" + std::to_string(number) + ": not a JSON record (" + e.what() + ")");
+    }
+    if (!doc.is_object() || !doc.contains("point") || !doc.at("point").is_string() || !doc.contains("point_index") ||
+        !doc.at("point_index").is_number_unsigned()) {
+      throw models::InputError(path + ":" + std::to_string(number) +
+                               ": a record without \"point\" and \"point_index\"; expected a file written by gradsync "
+                               "sweep (--resume and --merge continue only those)");
+    }
+    out.push_back(StoredRecord{doc.at("point_index").get<std::size_t>(), doc.at("point").get<std::string>(), line, number});
+  }
+  return out;
+}
+
+std::string with_index(const StoredRecord& r, std::size_t index, const std::string& format) {
+  if (r.index == index) return r.text;
+  if (format == "csv") {
+    auto rows = split_csv(r.text + "\n");
+    auto& raw = rows.at(0).raw;
+    raw[raw.size() - 2] = std::to_string(index);
+    return models::join(raw, ",");
+  }
+  ordered_json doc = ordered_json::parse(r.text);
+  doc["point_index"] = index;
+  return doc.dump();
+}
+
+MpiRank mpi_rank_from_environment() {
+  MpiRank m;
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (!size && !rank) return m;
+  auto parse = [](const char* name, const char* text, int minimum) {
+    if (!text) throw models::InputError(std::string(name) + " is not set while the other OMPI_COMM_WORLD_* variable is");
+    char* end = nullptr;
+    const long v = std::strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || v < minimum || v > 1'000'000) {
+      throw models::InputError(std::string(name) + "=\"" + text + "\": expected an integer of at least " +
+                               std::to_string(minimum));
+    }
+    return static_cast<int>(v);
+  };
+  m.size = parse("OMPI_COMM_WORLD_SIZE", size, 1);
+  m.rank = parse("OMPI_COMM_WORLD_RANK", rank, 0);
+  if (m.rank >= m.size) {
+    throw models::InputError("OMPI_COMM_WORLD_RANK=" + std::to_string(m.rank) + " is not below OMPI_COMM_WORLD_SIZE=" +
+                             std::to_string(m.size));
+  }
+  return m;
+}
+
+std::size_t merge_rank_files(const std::string& output, const std::string& format, std::ostream& log) {
+  namespace fs = std::filesystem;
+  const fs::path target(output);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = target.filename().string() + ".rank";
+  std::map<int, fs::path> parts;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw models::InputError("--merge " + output + ": the folder " + folder.string() + " does not exist");
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    parts[std::stoi(digits)] = target.has_parent_path() ? entry.path() : fs::path(name);
+  }
+  if (parts.empty()) {
+    throw models::InputError("--merge " + output + ": no rank files " + (folder / prefix).string() +
+                             "<r> found; expected the parts a sweep under mpirun wrote with -o " + output);
+  }
+  std::vector<std::string> missing;
+  const int n = parts.rbegin()->first + 1;
+  for (int r = 0; r < n; ++r) {
+    if (!parts.count(r)) missing.push_back(prefix + std::to_string(r));
+  }
+  if (!missing.empty()) {
+    throw models::InputError("--merge " + output + ": found " + std::to_string(parts.size()) + " rank files up to rank " +
+                             std::to_string(n - 1) + " but not " + models::join(missing) +
+                             "; expected one file per rank (did every rank finish?)");
+  }
+  // Rank r computed the points with index % size == r: a record that breaks this with
+  // size = the number of files found means that some rank's file is missing.
+  std::vector<StoredRecord> all;
+  for (const auto& [rank, path] : parts) {
+    for (auto& r : read_sweep_file(path.string(), format)) {
+      if (static_cast<int>(r.index % static_cast<std::size_t>(n)) != rank) {
+        throw models::InputError(path.string() + ":" + std::to_string(r.line) + ": point " + std::to_string(r.index) +
+                                 " is not one rank " + std::to_string(rank) + " of " + std::to_string(n) +
+                                 " computes: the sweep ran on more ranks than the " + std::to_string(n) +
+                                 " files found (is " + prefix + std::to_string(n) + " missing?)");
+      }
+      all.push_back(std::move(r));
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const StoredRecord& a, const StoredRecord& b) { return a.index < b.index; });
+  std::string text = format == "csv" ? sweep_csv_header() : "";
+  std::set<std::string> seen;
+  std::size_t duplicates = 0, count = 0;
+  for (const auto& r : all) {
+    if (!seen.insert(r.key).second) {
+      ++duplicates;
+      continue;
+    }
+    text += r.text + "\n";
+    ++count;
+  }
+  models::write_file_atomically(output, text);
+  for (const auto& [rank, path] : parts) fs::remove(path, ec);
+  log << "merged " << count << " records from " << parts.size() << " rank files into " << output;
+  if (duplicates) log << " (" << duplicates << " duplicate points dropped)";
+  log << "\n";
+  return count;
+}
+
+}  // namespace gradsync::experiments

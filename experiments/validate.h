@@ -1,0 +1,43 @@
+// gradsync validate: the loop this tool exists for, on the emulated cluster. Build the
+// testbed of a topology, measure it (gradsync-run measure), build the topology from the
+// measurement, predict every point (formula, analytic) and simulate it, run the same
+// strategies for real (gradsync-run under mpirun in the testbed's namespaces), and report
+// predicted vs measured with the error of each executor.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/result.h"
+
+namespace gradsync::experiments {
+
+struct ValidateOptions {
+  std::string topology = "pcie-8gpu-2switch";
+  double scale = 0.005;
+  std::vector<std::string> strategies = {"ring", "ps", "hierarchical", "ps_hra", "sampled", "onebit"};
+  std::vector<int> gpus = {2, 4, 8};
+  std::vector<double> sizes = {1 << 20, 4 << 20, 16 << 20};
+  int iterations = 3;
+  std::string measure_size = "4MiB";
+  int measure_iterations = 3;
+  std::string output_dir = "out/validate";
+  bool keep_testbed = false;
+  bool reuse_testbed = false;  // measure and run on the testbed that is up
+  std::string run_binary;  // gradsync-run (default: next to gradsync)
+};
+
+struct ValidationPoint {
+  std::string strategy;
+  int ranks = 0;
+  double bytes = 0;
+  double measured_s = 0;
+  std::uint64_t wrong = 0;
+  double formula_s = -1, analytic_s = -1, sim_s = -1;  // -1: not available
+};
+
+// Runs everything, prints progress and the table, writes OUTPUT_DIR/{measured.json,
+// validation.jsonl, validation.csv}; returns the points.
+std::vector<ValidationPoint> run_validation(const ValidateOptions& options);
+
+}  // namespace gradsync::experiments

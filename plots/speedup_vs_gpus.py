@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Speed-up over one GPU vs number of GPUs, one line per strategy, from result records.
+
+Reads result files written by gradsync (predict/simulate/sweep -o, reproduce): JSON lines
+or CSV with the fields strategy, ranks, executor and speedup_vs_1gpu (records without a
+workload have no speed-up and are left out). Run with /usr/bin/python3.
+
+Example:
+  /usr/bin/python3 plots/speedup_vs_gpus.py out/reproduce/source-a.jsonl \\
+      --filter reproduce.part=dense --filter workload=source-a-ffnn-lm -o docs/figures/speedup.png
+"""
+import argparse
+import sys
+
+import _records as R
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="+", help="result files (.jsonl or .csv)")
+    ap.add_argument("-o", "--output", required=True, help="figure file; .png and .svg are both written")
+    ap.add_argument("--executor", default="analytic", help="executor whose records are plotted (default: analytic)")
+    ap.add_argument("--filter", action="append", metavar="KEY=VALUE",
+                    help="keep records whose field equals the value (repeatable; reproduce.part=dense looks inside)")
+    ap.add_argument("--title", default=None, help="figure title")
+    ap.add_argument("--log", action="store_true", help="logarithmic speed-up axis")
+    args = ap.parse_args()
+    try:
+        filters = R.parse_filters(args.filter) + [("executor", args.executor)]
+        lines = {}
+        for path in args.results:
+            records = R.load_records(path)
+            for i, rec in enumerate(records):
+                if not R.matches(rec, filters):
+                    continue
+                if R.field(rec, "speedup_vs_1gpu") is None:
+                    continue
+                strategy = R.require(rec, "strategy", path, i)
+                key = (strategy, R.field(rec, "workload") or "", R.field(rec, "topology") or "")
+                n = int(R.require(rec, "ranks", path, i))
+                lines.setdefault(key, {}).setdefault(n, float(rec["speedup_vs_1gpu"]))
+        if not lines:
+            raise R.PlotError(f"no record of {', '.join(args.results)} matches executor={args.executor}"
+                              + "".join(f", {k}={v}" for k, v in R.parse_filters(args.filter))
+                              + " with a speed-up (records need a workload)")
+        # Labels name the workload and the topology only where several are drawn.
+        several_workloads = len({k[1] for k in lines}) > 1
+        several_topologies = len({k[2] for k in lines}) > 1
+        plt = R.matplotlib_pyplot(__file__)
+        fig, ax = plt.subplots(figsize=(6.4, 4.4))
+        top = 1
+        for key in sorted(lines):
+            pts = sorted(lines[key].items())
+            xs = [p[0] for p in pts]
+            ys = [p[1] for p in pts]
+            top = max(top, max(xs))
+            extra = [k for k, show in ((key[1], several_workloads), (key[2], several_topologies)) if show and k]
+            shown = key[0] + (f" ({', '.join(extra)})" if extra else "")
+            ax.plot(xs, ys, marker="o", label=shown)
+        ax.plot(list(range(1, top + 1)), list(range(1, top + 1)), color="grey", linestyle="--", linewidth=0.8,
+                label="linear")
+        ax.axhline(1.0, color="black", linewidth=0.6)
+        ax.set_xlabel("GPUs")
+        ax.set_ylabel("speed-up over one GPU (epoch time)")
+        ax.set_xticks(range(1, top + 1))
+        import matplotlib.ticker as ticker
+        if args.log:
+            ax.set_yscale("log")
+            ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%gx"))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.set_title(args.title or f"Speed-up vs GPUs ({args.executor})")
+        ax.legend(fontsize=8)
+        paths = R.save(fig, args.output)
+        print("wrote " + ", ".join(paths))
+    except R.PlotError as e:
+        R.fail(__file__, str(e))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+#include "runtime/testbed/testbed.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "models/error.h"
+
+namespace gradsync::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string ip_of(const char* net, std::size_t i) {
+  return std::string(net) + "." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
+}
+
+// Runs a shell command; returns its exit status and output.
+int run(const std::string& command, std::string* output = nullptr) {
+  std::string full = command + " 2>&1";
+  FILE* pipe = ::popen(full.c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  std::string out;
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  const int raw = ::pclose(pipe);
+  if (output) *output = out;
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+std::string bits_per_second(double bytes_per_second) {
+  return std::to_string(static_cast<long long>(std::llround(bytes_per_second * 8))) + "bit";
+}
+
+// Token bucket on one veth end's egress: the link's rate in that direction.
+std::string shape(const std::string& where, const std::string& dev, double bytes_per_second) {
+  // A burst of about 2 ms of traffic (at least 64 KB: one TSO segment and some), a queue of 100 ms.
+  const auto burst = static_cast<long long>(std::max(65536.0, bytes_per_second * 0.002));
+  return where + "tc qdisc replace dev " + dev + " root tbf rate " + bits_per_second(bytes_per_second) + " burst " +
+         std::to_string(burst) + " latency 100ms";
+}
+
+std::string in_ns(const std::string& ns) { return "ip netns exec " + ns + " "; }
+
+}  // namespace
+
+bool running_as_root() { return ::geteuid() == 0; }
+
+models::ordered_json TestbedPlan::state() const {
+  models::ordered_json eps = models::ordered_json::array();
+  for (const auto& e : endpoints) eps.push_back({{"node", e.node}, {"netns", e.netns}, {"data_ip", e.data_ip}, {"mgmt_ip", e.mgmt_ip}});
+  return {{"name", name}, {"scale", scale}, {"endpoints", eps}, {"notes", notes}};
+}
+
+TestbedPlan plan_testbed(const models::Topology& t, double scale) {
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    throw models::InputError("--scale " + std::to_string(scale) + ": expected a factor greater than 0 (e.g. 0.01)");
+  }
+  if (t.links().size() + 1 != t.node_count()) {
+    throw models::InputError("testbed: topology \"" + t.name() + "\" has " + std::to_string(t.links().size()) + " links for " +
+                             std::to_string(t.node_count()) +
+                             " nodes, so it has cycles (NVLink meshes, several paths); the testbed emulates trees of "
+                             "switches only (bridges would loop)");
+  }
+  TestbedPlan plan;
+  plan.name = t.name();
+  plan.scale = scale;
+  std::map<std::size_t, std::string> netns, bridge;
+  std::vector<int> degree(t.node_count(), 0);
+  for (const auto& l : t.links()) {
+    ++degree[l.a];
+    ++degree[l.b];
+  }
+  std::size_t endpoint_count = 0;
+  for (std::size_t i = 0; i < t.node_count(); ++i) {
+    if (models::forwards_traffic(t.node(i).kind) && t.node(i).kind != models::NodeKind::nic) {
+      bridge[i] = std::string(kTestbedPrefix) + "br" + std::to_string(i);
+      continue;
+    }
+    if (t.node(i).kind == models::NodeKind::nic) {  // a NIC forwards: a bridge as well
+      bridge[i] = std::string(kTestbedPrefix) + "br" + std::to_string(i);
+      continue;
+    }
+    if (degree[i] != 1) {
+      throw models::InputError("testbed: endpoint \"" + t.node(i).id + "\" has " + std::to_string(degree[i]) +
+                               " links; the testbed gives each endpoint one network interface (a leaf of the tree)");
+    }
+    TestbedEndpoint e{t.node(i).id, std::string(kTestbedPrefix) + "-" + t.node(i).id, ip_of("10.77", endpoint_count),
+                      ip_of("10.78", endpoint_count)};
+    netns[i] = e.netns;
+    plan.endpoints.push_back(e);
+    ++endpoint_count;
+  }
+  if (endpoint_count > 2000) throw models::InputError("testbed: at most 2000 endpoints");
+
+  auto& up = plan.up;
+  up.push_back("ip link add " + std::string(kTestbedPrefix) + "mgmt type bridge");
+  up.push_back("ip addr add 10.78.255.254/16 dev " + std::string(kTestbedPrefix) + "mgmt");
+  up.push_back("ip link set " + std::string(kTestbedPrefix) + "mgmt up");
+  for (const auto& [node, name] : bridge) {
+    up.push_back("ip link add " + name + " type bridge forward_delay 0 stp_state 0");
+    up.push_back("ip link set " + name + " up");
+  }
+  for (std::size_t k = 0; k < plan.endpoints.size(); ++k) {
+    const auto& e = plan.endpoints[k];
+    const std::string m = std::string(kTestbedPrefix) + "m" + std::to_string(k);
+    up.push_back("ip netns add " + e.netns);
+    up.push_back(in_ns(e.netns) + "ip link set lo up");
+    // Large messages come in bursts with idle gaps between: keep TCP's window across them.
+    up.push_back(in_ns(e.netns) + "sysctl -qw net.ipv4.tcp_slow_start_after_idle=0");
+    up.push_back("ip link add " + m + "a type veth peer name " + m + "b");
+    up.push_back("ip link set " + m + "a master " + std::string(kTestbedPrefix) + "mgmt up");
+    up.push_back("ip link set " + m + "b netns " + e.netns);
+    up.push_back(in_ns(e.netns) + "ip link set " + m + "b name mgmt0");
+    up.push_back(in_ns(e.netns) + "ip addr add " + e.mgmt_ip + "/16 dev mgmt0");
+    up.push_back(in_ns(e.netns) + "ip link set mgmt0 up");
+  }
+  bool half = false;
+  for (std::size_t l = 0; l < t.links().size(); ++l) {
+    const auto& link = t.links()[l];
+    half = half || !link.full_duplex;
+    const std::string a = std::string(kTestbedPrefix) + std::to_string(l) + "a", b = std::string(kTestbedPrefix) + std::to_string(l) + "b";
+    up.push_back("ip link add " + a + " type veth peer name " + b);
+    const double rate = link.bandwidth_Bps * scale;
+    for (const auto& [node, dev] : {std::pair{link.a, a}, std::pair{link.b, b}}) {
+      if (netns.count(node)) {
+        const std::string& ns = netns.at(node);
+        const auto ep = std::find_if(plan.endpoints.begin(), plan.endpoints.end(), [&](const auto& e) { return e.netns == ns; });
+        up.push_back("ip link set " + dev + " netns " + ns);
+        up.push_back(in_ns(ns) + "ip link set " + dev + " name data0");
+        up.push_back(in_ns(ns) + "ip addr add " + ep->data_ip + "/16 dev data0");
+        up.push_back(in_ns(ns) + "ip link set data0 up");
+        up.push_back(shape(in_ns(ns), "data0", rate));
+      } else {
+        up.push_back("ip link set " + dev + " master " + bridge.at(node) + " up");
+        up.push_back(shape("", dev, rate));
+      }
+    }
+  }
+  char text[200];
+  std::snprintf(text, sizeof text, "bandwidths scaled by %g (a 5.96 GB/s link becomes %.1f MB/s)", scale, 5.96e3 * scale);
+  plan.notes.push_back(text);
+  plan.notes.push_back("latency is not emulated (no netem in this kernel): links have the veth + TCP latency");
+  if (half) plan.notes.push_back("half-duplex links are shaped per direction, like full-duplex ones");
+  return plan;
+}
+
+models::json testbed_state() {
+  const fs::path file = fs::path(kTestbedStateDir) / "state.json";
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return models::json::object();
+  std::ifstream in(file);
+  try {
+    return models::json::parse(in);
+  } catch (const std::exception&) {
+    return models::json::object();
+  }
+}
+
+std::vector<TestbedEndpoint> testbed_endpoints() {
+  std::vector<TestbedEndpoint> out;
+  const auto state = testbed_state();
+  if (!state.contains("endpoints")) return out;
+  for (const auto& e : state.at("endpoints")) {
+    out.push_back({e.at("node").get<std::string>(), e.at("netns").get<std::string>(), e.at("data_ip").get<std::string>(),
+                   e.at("mgmt_ip").get<std::string>()});
+  }
+  return out;
+}
+
+std::vector<std::string> testbed_down() {
+  std::vector<std::string> removed;
+  std::string out;
+  // Namespaces first (their interfaces go with them), then our links and bridges.
+  run("ip netns list", &out);
+  std::istringstream ns_list(out);
+  for (std::string line; std::getline(ns_list, line);) {
+    const std::string name = line.substr(0, line.find(' '));
+    if (name.rfind(std::string(kTestbedPrefix) + "-", 0) == 0) {
+      if (run("ip netns delete " + name) == 0) removed.push_back("namespace " + name);
+    }
+  }
+  run("ip -o link show", &out);
+  std::istringstream links(out);
+  std::vector<std::string> bridges;
+  for (std::string line; std::getline(links, line);) {
+    // "12: gs3a@gs3b: <...>" or "5: gsbr2: <...>"
+    const auto colon = line.find(": ");
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(colon + 2);
+    name = name.substr(0, name.find_first_of("@:"));
+    static const std::regex ours("^" + std::string(kTestbedPrefix) + "(br[0-9]+|mgmt|m[0-9]+[ab]|[0-9]+[ab])$");
+    if (!std::regex_match(name, ours)) continue;
+    if (name.rfind(std::string(kTestbedPrefix) + "br", 0) == 0 || name == std::string(kTestbedPrefix) + "mgmt") {
+      bridges.push_back(name);
+      continue;
+    }
+    if (run("ip link delete " + name) == 0) removed.push_back("link " + name);
+  }
+  for (const auto& b : bridges) {
+    if (run("ip link delete " + b) == 0) removed.push_back("bridge " + b);
+  }
+  std::error_code ec;
+  fs::remove_all(kTestbedStateDir, ec);
+  // The emulated hosts' temporary folders.
+  for (const auto& entry : fs::directory_iterator("/tmp", ec)) {
+    if (entry.path().filename().string().rfind(std::string(kTestbedPrefix) + "-", 0) == 0) fs::remove_all(entry.path(), ec);
+  }
+  return removed;
+}
+
+void testbed_up(const TestbedPlan& plan) {
+  if (!running_as_root()) throw models::InputError("testbed up: needs root (network namespaces, bridges and tc)");
+  testbed_down();  // idempotent: whatever an earlier run or crash left goes first
+  for (const auto& command : plan.up) {
+    std::string out;
+    if (run(command, &out) != 0) {
+      testbed_down();
+      throw models::InputError("testbed up: `" + command + "` failed: " + out.substr(0, out.find('\n')) +
+                               "; nothing is left behind");
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(kTestbedStateDir, ec);
+  const fs::path dir(kTestbedStateDir);
+  models::write_file_atomically((dir / "state.json").string(), plan.state().dump(2) + "\n");
+  std::string hosts, hostfile;
+  for (const auto& e : plan.endpoints) {
+    hosts += e.mgmt_ip + " " + e.netns + "\n";
+    hostfile += e.mgmt_ip + " slots=1\n";
+  }
+  models::write_file_atomically((dir / "hosts").string(), hosts);
+  models::write_file_atomically((dir / "hostfile").string(), hostfile);
+  // The rsh agent: mpirun calls it as `agent HOST COMMAND...`; it runs COMMAND in HOST's namespace.
+  const std::string agent = "#!/bin/sh\n"
+                            "# gradsync testbed: enter the namespace of an emulated host (OpenMPI plm_rsh_agent).\n"
+                            "host=\"$1\"; shift\n"
+                            "ns=$(awk -v h=\"$host\" '$1 == h { print $2 }' " + std::string(kTestbedStateDir) + "/hosts)\n"
+                            "[ -n \"$ns\" ] || { echo \"gradsync testbed: no namespace for host $host\" >&2; exit 2; }\n"
+                            "# Its own hostname and temporary folder: OpenMPI names session files after the host.\n"
+                            "mkdir -p /tmp/$ns\n"
+                            "exec ip netns exec \"$ns\" unshare --uts /bin/sh -c \"hostname $ns; export TMPDIR=/tmp/$ns; $*\"\n";
+  models::write_file_atomically((dir / "rsh-agent").string(), agent);
+  fs::permissions(dir / "rsh-agent", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                         fs::perms::others_read | fs::perms::others_exec, ec);
+}
+
+std::string testbed_mpirun(int np, const std::vector<std::string>& nodes) {
+  const auto endpoints = testbed_endpoints();
+  if (endpoints.empty()) throw models::InputError("testbed: none is up (gradsync testbed up TOPOLOGY)");
+  std::vector<const TestbedEndpoint*> chosen;
+  if (nodes.empty()) {
+    if (np < 1 || static_cast<std::size_t>(np) > endpoints.size()) {
+      throw models::InputError("testbed: " + std::to_string(np) + " processes for " + std::to_string(endpoints.size()) + " endpoints");
+    }
+    for (int i = 0; i < np; ++i) chosen.push_back(&endpoints[static_cast<std::size_t>(i)]);
+  } else {
+    for (const auto& n : nodes) {
+      auto it = std::find_if(endpoints.begin(), endpoints.end(), [&](const auto& e) { return e.node == n; });
+      if (it == endpoints.end()) throw models::InputError("testbed: no endpoint \"" + n + "\" in the running testbed");
+      chosen.push_back(&*it);
+    }
+  }
+  std::string hosts;
+  for (std::size_t i = 0; i < chosen.size(); ++i) hosts += (i ? "," : "") + chosen[i]->mgmt_ip;
+  const std::string dir = kTestbedStateDir;
+  return "mpirun --allow-run-as-root -np " + std::to_string(chosen.size()) + " --host " + hosts + " --map-by node" +
+         " --mca plm_rsh_agent " + dir + "/rsh-agent" + " --mca oob_tcp_if_include 10.78.0.0/16" +
+         " --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/16" + " --mca routed direct" +
+         // Many ranks on few cores: waiting ranks must yield, or they starve the ones that work.
+         " --mca mpi_yield_when_idle 1" +
+         // The emulated hosts share one machine: no hwloc topology in shared memory, no binding.
+         " --mca rtc ^hwloc --bind-to none";
+}
+
+}  // namespace gradsync::runtime

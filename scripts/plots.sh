@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Regenerates every figure of docs/experiments.md: runs `gradsync reproduce all` into
+# out/reproduce/ and draws from its result files into docs/figures/ (PNG and SVG).
+#
+#   bash scripts/plots.sh              # reproduce + figures (build dir: $GRADSYNC_BUILD or build)
+#   bash scripts/plots.sh --with-run   # also measure this machine, run ring and PS for real under
+#                                      # mpirun and predict them: the predicted-vs-measured figure
+#
+# Without --with-run the predicted-vs-measured figure is drawn from out/validation/validation.jsonl
+# when it exists (skipped otherwise). Plot scripts need Debian's matplotlib: /usr/bin/python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+with_run=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-run) with_run=1 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "plots.sh: unknown argument '$arg'; expected --with-run or --help" >&2; exit 2 ;;
+  esac
+done
+build=${GRADSYNC_BUILD:-build}
+bin="$build/bin"
+py=/usr/bin/python3
+out=out/reproduce
+fig=docs/figures
+if [ ! -x "$bin/gradsync" ]; then
+  echo "plots.sh: $bin/gradsync not found; build first (cmake -S . -B $build && cmake --build $build)" >&2
+  exit 2
+fi
+if ! "$py" -c 'import matplotlib' 2>/dev/null; then
+  echo "plots.sh: $py cannot import matplotlib; install python3-matplotlib" >&2
+  exit 2
+fi
+mkdir -p "$out" "$fig"
+
+echo "== gradsync reproduce all -o $out (reports in $out/source-*.txt)"
+"$bin/gradsync" reproduce all -o "$out" -j 2 > "$out/reproduce-all.txt" 2> "$out/reproduce-all.log"
+
+echo "== figures"
+"$py" plots/epoch_bars_vs_paper.py "$out/source-a-comparison.json" --diagnostic -o "$fig/source-a-table4.png"
+"$py" plots/speedup_vs_gpus.py "$out/source-a.jsonl" --filter reproduce.part=dense --filter workload=source-a-ffnn-lm \
+  --log --title "Source A FFNN LM, dense gradients: speed-up vs GPUs (analytic)" -o "$fig/source-a-speedup.png"
+"$py" plots/bandwidth_heatmap.py topologies/source-a-titanx-4gpu.json -o "$fig/source-a-bandwidth.png"
+"$py" plots/time_vs_latency_workers.py "$out/source-b.jsonl" -o "$fig/source-b-latency-workers.png"
+"$py" plots/speedup_vs_gpus.py "$out/source-c.jsonl" --filter reproduce.part=scaling \
+  --title "Source C NMT: sync SGD speed-up, 2 machines x 4 GPUs (analytic)" -o "$fig/source-c-speedup.png"
+
+validation=out/validation/validation.jsonl
+if [ "$with_run" = 1 ]; then
+  echo "== measure, run and predict on this machine (4 ranks under mpirun)"
+  mkdir -p out/validation
+  export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
+  mpirun --oversubscribe -np 4 "$bin/gradsync-run" measure -o out/validation/measured.json > out/validation/measure.txt
+  sizes=1MiB,4MiB,16MiB,64MiB
+  mpirun --oversubscribe -np 4 "$bin/gradsync-run" --strategy ring -b 1MiB -e 64MiB -f 4 \
+    --topology out/validation/measured.json -o out/validation/run-ring.jsonl > out/validation/run-ring.txt
+  mpirun --oversubscribe -np 4 "$bin/gradsync-run" --strategy ps -p server=rank0 -b 1MiB -e 64MiB -f 4 \
+    --topology out/validation/measured.json -o out/validation/run-ps.jsonl > out/validation/run-ps.txt
+  "$bin/gradsync" predict --topology out/validation/measured.json --gpus 4 --size "$sizes" --strategy ring \
+    -o out/validation/predict-ring.jsonl
+  "$bin/gradsync" predict --topology out/validation/measured.json --gpus 4 --size "$sizes" --strategy ps \
+    --param server=rank0 -o out/validation/predict-ps.jsonl
+  "$bin/gradsync" simulate --topology out/validation/measured.json --gpus 4 --size "$sizes" --strategy ring,ps \
+    --param server=rank0 -o out/validation/simulate.jsonl
+  cat out/validation/run-*.jsonl out/validation/predict-*.jsonl out/validation/simulate.jsonl > "$validation"
+fi
+if [ -f "$validation" ]; then
+  "$py" plots/predicted_vs_measured.py "$validation" -o "$fig/predicted-vs-measured.png"
+else
+  echo "plots.sh: no $validation: predicted-vs-measured figure skipped (run with --with-run)"
+fi
+echo "figures in $fig/"

@@ -1,0 +1,104 @@
+// The emulated cluster (root only): built and removed exactly, idempotent and safe after a
+// crash, refusing what it cannot build; real MPI runs through it; and gradsync validate end
+// to end on a small case. These tests share the machine's one testbed: they run one at a
+// time (ctest RESOURCE_LOCK) and skip, saying why, when not root.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "support/run_command.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+CommandResult gradsync(const std::string& args) { return run_command(std::string(GRADSYNC_BIN) + " " + args + " 2>&1"); }
+
+int count_namespaces() {
+  const auto r = run_command("ip netns list 2>/dev/null | grep -c '^gst-'");
+  return std::stoi(r.out.empty() ? "0" : r.out);
+}
+
+int count_links() {
+  const auto r = run_command("ip -o link show 2>/dev/null | grep -cE ': gst(br[0-9]+|mgmt|m[0-9]+[ab]|[0-9]+[ab])[@:]'");
+  return std::stoi(r.out.empty() ? "0" : r.out);
+}
+
+class Testbed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "the testbed needs root (network namespaces, bridges, tc)";
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+    gradsync("testbed down");
+  }
+  void TearDown() override {
+    if (::geteuid() == 0) gradsync("testbed down");
+  }
+};
+
+}  // namespace
+
+TEST_F(Testbed, UpAndDownExactlyIdempotentAndAfterACrash) {
+  auto r = gradsync("testbed up source-a-titanx-4gpu --scale 0.01");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count_namespaces(), 5) << r.out;  // 4 GPUs and host memory
+  const int links = count_links();
+  EXPECT_GT(links, 10);
+  // Every GPU link is shaped to its bandwidth x scale: 5.96 GB/s -> 476.8 Mbit/s.
+  const auto tc = run_command("ip netns exec gst-gpu0 tc qdisc show dev data0");
+  EXPECT_NE(tc.out.find("tbf"), std::string::npos) << tc.out;
+  EXPECT_NE(tc.out.find("rate 476"), std::string::npos) << tc.out;
+  // Up again: the same testbed, nothing doubled.
+  ASSERT_EQ(gradsync("testbed up source-a-titanx-4gpu --scale 0.01").status, 0);
+  EXPECT_EQ(count_namespaces(), 5);
+  EXPECT_EQ(count_links(), links);
+  // A crash leaves an extra namespace, a veth and no state file: down still removes all of them.
+  run_command("ip netns add gst-leftover; ip link add gst99a type veth peer name gst99b; rm -rf /run/gradsync-testbed");
+  r = gradsync("testbed down");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count_namespaces(), 0);
+  EXPECT_EQ(count_links(), 0);
+  EXPECT_NE(gradsync("testbed status").out.find("no testbed is up"), std::string::npos);
+}
+
+TEST_F(Testbed, RefusesWhatItCannotBuild) {
+  auto r = gradsync("testbed up dgx1-v100-hybrid-cube-mesh");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("has cycles"), std::string::npos) << r.out;
+  r = gradsync("testbed up source-a-titanx-4gpu --scale 0");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--scale 0"), std::string::npos) << r.out;
+  EXPECT_EQ(count_namespaces(), 0);
+}
+
+TEST_F(Testbed, RealRunsThroughTheShapedLinks) {
+  ASSERT_EQ(gradsync("testbed up source-a-titanx-4gpu --scale 0.01").status, 0);
+  const std::string mpirun = gradsync("testbed mpirun -n 4").out;
+  ASSERT_NE(mpirun.find("plm_rsh_agent"), std::string::npos) << mpirun;
+  const std::string prefix = mpirun.substr(0, mpirun.find('\n'));
+  const auto r = run_command(prefix + " " + GRADSYNC_RUN + " --strategy ring -b 1MiB -n 2 -w 1 --check 2>&1");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
+  // 1 MiB around a ring of 4 at <= 44.6 MB/s (the cross-switch links x 0.01) takes at least
+  // 6 x 256 KiB / 44.6 MB/s = 35 ms: the links really are shaped.
+  const auto row = r.out.find("     1048576");
+  ASSERT_NE(row, std::string::npos) << r.out;
+  const double time_us = std::stod(r.out.substr(row + 42, 12));
+  EXPECT_GT(time_us, 35000) << r.out;
+}
+
+TEST_F(Testbed, ValidateEndToEnd) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-" + std::to_string(::getpid()));
+  const auto r = gradsync("validate --topology source-a-titanx-4gpu --gpus 2 --strategies ring,ps --sizes 1MiB -n 2 "
+                          "--measure-size 1MiB -o " + dir.string());
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("sim: median |error|"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(dir / "measured.json"));
+  EXPECT_TRUE(fs::exists(dir / "validation.jsonl"));
+  EXPECT_EQ(count_namespaces(), 0);  // validate removes the testbed it built
+  fs::remove_all(dir);
+}
