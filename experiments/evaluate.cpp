@@ -28,7 +28,7 @@ models::ResultRecord simulate_record(const models::PredictRequest& q, const SimS
   one.network = settings.network;
   one.steps = 1;
   one.sync_every_step = true;
-  one.reduce_s_per_byte = models::participant_reduce_costs(ctx, schedule);
+  one.costs = models::participant_costs(ctx, schedule);
   const sim::SimResult sync = sim::simulate(*q.topology, schedule, one);
   r.time_per_sync_s = sync.first_sync_s;
   r.phases = sync.phases;

@@ -14,11 +14,11 @@ namespace gradsync::experiments {
 
 struct ValidateOptions {
   std::string topology = "pcie-8gpu-2switch";
-  double scale = 0.005;
+  double scale = 0.002;
   std::vector<std::string> strategies = {"ring", "ps", "hierarchical", "ps_hra", "sampled", "onebit"};
   std::vector<int> gpus = {2, 4, 8};
-  std::vector<double> sizes = {1 << 20, 4 << 20, 16 << 20};
-  int iterations = 3;
+  std::vector<double> sizes = {1 << 20, 4 << 20};
+  int iterations = 4;
   std::string measure_size = "4MiB";
   int measure_iterations = 3;
   std::string output_dir = "out/validate";

@@ -13,7 +13,7 @@ namespace {
 
 class Walker {
  public:
-  Walker(const Topology& t, const Schedule& s, const std::vector<double>& reduce)
+  Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce)
       : t_(t), s_(s), reduce_(reduce), contention_(t), local_(static_cast<std::size_t>(s.participant_count())),
         last_(static_cast<std::size_t>(s.participant_count())) {}
 
@@ -40,7 +40,7 @@ class Walker {
       for (int p = 0; p < s_.participant_count(); ++p) {
         ops_.clear();
         round.ops(p, ops_);
-        const double c = reduce_[static_cast<std::size_t>(p)];
+        const LocalCosts& c = reduce_[static_cast<std::size_t>(p)];
         for (const Op& op : ops_) {
           if (focus >= 0 && p != focus && !(op.is_transfer() && op.peer == focus)) continue;
           switch (op.kind) {
@@ -54,8 +54,7 @@ class Walker {
               bytes_.push_back(static_cast<double>(op.wire()));
               break;
             }
-            case OpKind::compute: local_[static_cast<std::size_t>(p)] += op.seconds; break;
-            default: local_[static_cast<std::size_t>(p)] += op.local_cost_bytes() * c; break;
+            default: local_[static_cast<std::size_t>(p)] += op.local_seconds(c); break;
           }
         }
       }
@@ -95,7 +94,7 @@ class Walker {
 
   const Topology& t_;
   const Schedule& s_;
-  const std::vector<double>& reduce_;
+  const std::vector<LocalCosts>& reduce_;
   ContentionModel contention_;
   std::unordered_map<std::uint64_t, PairInfo> pairs_;
   std::vector<Op> ops_;
@@ -111,8 +110,8 @@ class Walker {
 }  // namespace
 
 AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
-                            const std::vector<double>& reduce_s_per_byte, double compute_s_per_step) {
-  Walker walker(topology, schedule, reduce_s_per_byte);
+                            const std::vector<LocalCosts>& costs, double compute_s_per_step) {
+  Walker walker(topology, schedule, costs);
   AnalyticResult r;
   const double period = static_cast<double>(std::max(1, schedule.period_steps));
   if (!schedule.asynchronous) {

@@ -28,9 +28,9 @@ struct AnalyticResult {
   std::string bound;  // async only: "workers" or "server links"
 };
 
-// `reduce_s_per_byte[p]`: participant p's local work cost; `compute_s_per_step`: the
+// `costs[p]`: participant p's local work costs; `compute_s_per_step`: the
 // workload's compute per minibatch (0 without a workload).
 AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
-                            const std::vector<double>& reduce_s_per_byte, double compute_s_per_step);
+                            const std::vector<LocalCosts>& costs, double compute_s_per_step);
 
 }  // namespace gradsync::models

@@ -81,7 +81,7 @@ std::optional<double> PairMatrix::symmetric(std::size_t i, std::size_t j) const 
 const std::vector<std::string>& matrix_form_keys() {
   static const std::vector<std::string> keys = {
       "name", "description", "source", "gpus", "bandwidth_GBps", "bidirectional_GBps", "latency_us", "cpu_latency_us",
-      "topo_classes", "p2p_supported", "host_to_device_GBps", "device_to_host_GBps", "device_local_GBps",
+      "topo_classes", "p2p_supported", "host_to_device_GBps", "device_to_host_GBps", "device_local_GBps", "device_quantize_GBps",
       "other_measurements", "concurrent_probes"};
   return keys;
 }
@@ -152,6 +152,7 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
   if (auto v = doc.get("host_to_device_GBps")) form.host_to_device_Bps = read_vector(*v, n, kGB);
   if (auto v = doc.get("device_to_host_GBps")) form.device_to_host_Bps = read_vector(*v, n, kGB);
   if (auto v = doc.get("device_local_GBps")) form.device_local_Bps = read_vector(*v, n, kGB);
+  if (auto v = doc.get("device_quantize_GBps")) form.device_quantize_Bps = read_vector(*v, n, kGB);
   if (auto v = doc.get("other_measurements")) {
     if (!v->value().is_object()) v->fail("an object of named measurement sets");
     for (const auto& [key, member] : v->value().items()) {
@@ -162,7 +163,9 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
     for (const auto& pv : v->items()) {
       pv.expect_object({"flows", "bandwidth_GBps"});
       ConcurrentProbe probe;
-      for (const auto& fv : pv.at("flows").items(2, "flows [from, to]")) {
+      const auto flows = pv.at("flows").items();
+      if (flows.size() < 2) pv.at("flows").fail("at least two flows [from, to] measured at once");
+      for (const auto& fv : flows) {
         const auto ends = fv.items(2, "GPU ids [from, to]");
         std::pair<std::string, std::string> flow{ends[0].as_string(), ends[1].as_string()};
         for (const auto* id : {&flow.first, &flow.second}) {
@@ -171,7 +174,7 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
         if (flow.first == flow.second) fv.fail("two different GPUs");
         probe.flows.push_back(flow);
       }
-      for (const auto& bv : pv.at("bandwidth_GBps").items(2, "bandwidths, one per flow")) {
+      for (const auto& bv : pv.at("bandwidth_GBps").items(flows.size(), "bandwidths, one per flow")) {
         probe.bandwidth_Bps.push_back(bv.as_positive() * kGB);
       }
       form.concurrent_probes.push_back(std::move(probe));
@@ -195,6 +198,7 @@ ordered_json matrix_form_to_json(const MatrixForm& form) {
   if (form.host_to_device_Bps) out["host_to_device_GBps"] = vector_to_json(*form.host_to_device_Bps, kGB);
   if (form.device_to_host_Bps) out["device_to_host_GBps"] = vector_to_json(*form.device_to_host_Bps, kGB);
   if (form.device_local_Bps) out["device_local_GBps"] = vector_to_json(*form.device_local_Bps, kGB);
+  if (form.device_quantize_Bps) out["device_quantize_GBps"] = vector_to_json(*form.device_quantize_Bps, kGB);
   if (!form.other_measurements.empty()) {
     ordered_json others = ordered_json::object();
     for (const auto& [name, set] : form.other_measurements) {

@@ -47,9 +47,9 @@ struct MeasurementSet {
   std::optional<PairMatrix> cpu_latency_s;
 };
 
-// Two transfers measured at the same time: a link they share shows as both slowing down.
+// Transfers measured at the same time: a link they share shows as them slowing down.
 struct ConcurrentProbe {
-  std::vector<std::pair<std::string, std::string>> flows;  // (from, to) GPU ids, two of them
+  std::vector<std::pair<std::string, std::string>> flows;  // (from, to) GPU ids, two or more
   std::vector<double> bandwidth_Bps;  // what each got
 };
 
@@ -68,6 +68,7 @@ struct MatrixForm {
   std::optional<std::vector<double>> host_to_device_Bps;
   std::optional<std::vector<double>> device_to_host_Bps;
   std::optional<std::vector<double>> device_local_Bps;
+  std::optional<std::vector<double>> device_quantize_Bps;  // 1-bit encode + decode rate (gradsync-run measure)
   std::map<std::string, MeasurementSet> other_measurements;
   std::vector<ConcurrentProbe> concurrent_probes;
 

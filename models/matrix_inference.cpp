@@ -57,7 +57,7 @@ std::string InferenceReport::text() const {
   out << summary;
   if (!probes.empty()) {
     std::size_t agreeing = 0;
-    out << "concurrent flows (share of the bandwidth each gets alone, measured vs inferred tree):\n";
+    out << "concurrent flows (share of the bandwidth alone: smallest and largest, measured vs inferred tree):\n";
     for (const auto& p : probes) {
       char line[240];
       std::snprintf(line, sizeof line, "  %-28s %5.0f %% %5.0f %%   vs %5.0f %% %5.0f %%%s\n", p.description.c_str(),
@@ -85,7 +85,30 @@ std::string describe_links(const Topology& t) {
   return out.str();
 }
 
+namespace {
+InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, bool use_probe_groups);
+
+std::size_t agreeing(const InferenceReport& r) {
+  return static_cast<std::size_t>(std::count_if(r.probes.begin(), r.probes.end(), [](const ProbeCheck& p) { return p.agrees; }));
+}
+}  // namespace
+
 InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& options) {
+  InferredTopology plain = infer(form, options, false);
+  if (form.concurrent_probes.empty()) return plain;
+  // Switches found from the probes are kept only if the probes agree with them better.
+  InferredTopology grouped = infer(form, options, true);
+  if (agreeing(grouped.report) > agreeing(plain.report)) return grouped;
+  if (grouped.report.notes != plain.report.notes) {
+    plain.report.notes.push_back("the concurrent-flow probes suggested switch groups, but a tree with them explains the "
+                                 "probes no better (" + std::to_string(agreeing(grouped.report)) + " vs " +
+                                 std::to_string(agreeing(plain.report)) + " agreeing): not used");
+  }
+  return plain;
+}
+
+namespace {
+InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, bool use_probe_groups) {
   const std::size_t n = form.size();
   const double tol = options.tolerance;
   std::vector<Node> nodes;
@@ -120,6 +143,110 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
     return form.latency_s->symmetric(i, j);
   };
 
+  // Concurrent-flow probes reveal switches whose uplink is as fast as the GPUs' own links
+  // (pair bandwidths alone cannot): flows that slow each other down cross a shared link.
+  // In a probe where every GPU sends and receives at most one flow, no GPU link is shared,
+  // so a slowed flow crosses a shared uplink: its two ends sit behind different switches.
+  // (slowed: below 70 % of the pair's bandwidth alone, well under the few percent two
+  // directions of one link may cost). GPUs whose sets of such partners look alike
+  // (Jaccard >= 0.5) and that never slowed
+  // each other form one group; groups are clustered first.
+  std::vector<int> probe_group(n, -1);
+  std::vector<std::set<std::size_t>> slowed_partners(n);
+  std::vector<std::vector<bool>> slowed(n, std::vector<bool>(n, false));
+  {
+    std::map<std::string, std::size_t> index_of;
+    for (std::size_t i = 0; i < n; ++i) index_of[form.gpus[i]] = i;
+    for (const auto& probe : form.concurrent_probes) {
+      if (!use_probe_groups) break;
+      std::vector<int> sends(n, 0), receives(n, 0);
+      for (const auto& [a, b] : probe.flows) {
+        ++sends[index_of.at(a)];
+        ++receives[index_of.at(b)];
+      }
+      if (*std::max_element(sends.begin(), sends.end()) > 1 || *std::max_element(receives.begin(), receives.end()) > 1) continue;
+      for (std::size_t f = 0; f < probe.flows.size(); ++f) {
+        const std::size_t i = index_of.at(probe.flows[f].first), j = index_of.at(probe.flows[f].second);
+        if (probe.bandwidth_Bps[f] < 0.7 * *form.bandwidth_Bps.at(i, j)) {
+          slowed[i][j] = slowed[j][i] = true;
+          slowed_partners[i].insert(j);
+          slowed_partners[j].insert(i);
+        }
+      }
+    }
+    bool any = false;
+    for (const auto& partners : slowed_partners) any = any || !partners.empty();
+    if (any) {
+      std::vector<std::size_t> parent(n);
+      for (std::size_t i = 0; i < n; ++i) parent[i] = i;
+      auto root = [&](std::size_t x) {
+        while (parent[x] != x) x = parent[x] = parent[parent[x]];
+        return x;
+      };
+      for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = i + 1; j < n; ++j) {
+          if (slowed[i][j]) continue;
+          std::set<std::size_t> a = slowed_partners[i], b = slowed_partners[j];
+          a.erase(j);
+          b.erase(i);
+          std::size_t common = 0;
+          for (std::size_t x : a) common += b.count(x);
+          const std::size_t all = a.size() + b.size() - common;
+          if (all > 0 && 2 * common >= all) parent[root(i)] = root(j);
+        }
+      }
+      std::map<std::size_t, int> ids;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto r = root(i);
+        if (!ids.count(r)) ids[r] = static_cast<int>(ids.size());
+        probe_group[i] = ids[r];
+      }
+      if (ids.size() > 1) {
+        std::string text = "concurrent-flow probes show " + std::to_string(ids.size()) + " groups behind shared links:";
+        for (const auto& [r, id] : ids) {
+          text += " {";
+          bool first = true;
+          for (std::size_t i = 0; i < n; ++i) {
+            if (probe_group[i] == id) {
+              text += (first ? "" : " ") + form.gpus[i];
+              first = false;
+            }
+          }
+          text += "}";
+        }
+        notes.push_back(text);
+      } else {
+        std::fill(probe_group.begin(), probe_group.end(), -1);
+      }
+    }
+  }
+  // The most a cluster's members sent (or received) at once across its boundary in one
+  // probe: what its uplink carries when shared.
+  auto probe_uplink = [&](const std::vector<std::size_t>& members) {
+    std::vector<bool> inside(n, false);
+    for (std::size_t i : members) inside[i] = true;
+    std::map<std::string, std::size_t> index_of;
+    for (std::size_t i = 0; i < n; ++i) index_of[form.gpus[i]] = i;
+    double best = 0;
+    for (const auto& probe : form.concurrent_probes) {
+      double out = 0, in = 0;
+      for (std::size_t f = 0; f < probe.flows.size(); ++f) {
+        const bool from = inside[index_of.at(probe.flows[f].first)], to = inside[index_of.at(probe.flows[f].second)];
+        if (from && !to) out += probe.bandwidth_Bps[f];
+        if (!from && to) in += probe.bandwidth_Bps[f];
+      }
+      best = std::max({best, out, in});
+    }
+    return best;
+  };
+  auto one_probe_group = [&](const std::vector<std::size_t>& a, const std::vector<std::size_t>& b) {
+    const int g = probe_group[a.front()];
+    if (g < 0) return true;
+    for (std::size_t i : a) if (probe_group[i] != g) return false;
+    for (std::size_t i : b) if (probe_group[i] != g) return false;
+    return true;
+  };
+
   std::vector<Cluster> clusters;
   for (std::size_t i = 0; i < n; ++i) clusters.push_back({{i}, i, 0.0});
 
@@ -145,12 +272,24 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
     std::vector<std::vector<std::optional<double>>> link_bw(c, std::vector<std::optional<double>>(c));
     double best = -1;
     std::size_t best_a = 0;
+    std::vector<std::vector<bool>> compatible(c, std::vector<bool>(c, true));
     for (std::size_t a = 0; a < c; ++a) {
       for (std::size_t b = a + 1; b < c; ++b) {
         link_bw[a][b] = link_bw[b][a] = linkage(clusters[a], clusters[b]);
-        if (link_bw[a][b] && *link_bw[a][b] > best) {
-          best = *link_bw[a][b];
-          best_a = a;
+        compatible[a][b] = compatible[b][a] = one_probe_group(clusters[a].gpus, clusters[b].gpus);
+      }
+    }
+    // Within probe groups first; across them once each group is one cluster.
+    bool restricted = false;
+    for (int pass = 0; pass < 2 && best < 0; ++pass) {
+      restricted = pass == 0;
+      for (std::size_t a = 0; a < c; ++a) {
+        for (std::size_t b = a + 1; b < c; ++b) {
+          if (restricted && !compatible[a][b]) continue;
+          if (link_bw[a][b] && *link_bw[a][b] > best) {
+            best = *link_bw[a][b];
+            best_a = a;
+          }
         }
       }
     }
@@ -163,7 +302,8 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
     in_group[best_a] = true;
     for (std::size_t k = 0; k < group.size(); ++k) {
       for (std::size_t other = 0; other < c; ++other) {
-        if (!in_group[other] && link_bw[group[k]][other] && *link_bw[group[k]][other] >= threshold) {
+        if (!in_group[other] && link_bw[group[k]][other] && *link_bw[group[k]][other] >= threshold &&
+            (!restricted || compatible[group[k]][other])) {
           in_group[other] = true;
           group.push_back(other);
         }
@@ -222,6 +362,8 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
       l.a = member.root;
       l.b = sw_index;
       l.bandwidth_Bps = count ? sum / count : best;
+      // A group's uplink carries what the probes saw cross it at once, if that is more.
+      if (!restricted && member.gpus.size() > 1) l.bandwidth_Bps = std::max(l.bandwidth_Bps, probe_uplink(member.gpus));
       l.latency_s = level_latency ? std::max(0.0, *level_latency / 2 - member.depth_latency_s) : options.default_link_latency_s;
       l.label = "pcie";
       links.push_back(l);
@@ -314,32 +456,34 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
           const auto& bi = form.bidirectional_Bps->at(i, j);
           if (!bi) continue;
           const double both = *form.bandwidth_Bps.at(i, j) + *form.bandwidth_Bps.at(j, i);
-          const double ratio = *bi / both;
-          if (ratio >= 1 - tol) continue;
+          double ratio = *bi / both;
+          if (ratio >= 1 - tol) ratio = 1;  // full duplex, as far as this pair can tell
           const double bottleneck = probe.route_bottleneck_Bps(i, j);
           for (const Hop& h : probe.route(i, j)) {
-            if (links[h.link].bandwidth_Bps > bottleneck * (1 + tol)) continue;
-            if (ratio < 0.75) {
-              if (!half_links.insert(h.link).second) continue;
-              char buf[256];
-              std::snprintf(buf, sizeof buf, "%s <-> %s: bidirectional %.2f GB/s is %.2f of both directions together; ",
-                            form.gpus[i].c_str(), form.gpus[j].c_str(), Bps_to_GBps(*bi), ratio);
-              notes.push_back(std::string(buf) + "the bottleneck link " + nodes[links[h.link].a].id + " -- " +
-                              nodes[links[h.link].b].id + " is treated as half duplex (both directions share it)");
-            } else {
-              shares[h.link].push_back(ratio);
-            }
+            if (links[h.link].bandwidth_Bps <= bottleneck * (1 + tol)) shares[h.link].push_back(ratio);
           }
         }
       }
     }
   }
-  for (std::size_t l : half_links) links[l].full_duplex = false;
+  // Each link: the mean of what its pairs suggest (one noisy pair must not decide).
+  for (const auto& [l, ratios] : shares) {
+    double sum = 0;
+    for (double r : ratios) sum += r;
+    if (sum / static_cast<double>(ratios.size()) < 0.75) half_links.insert(l);
+  }
+  for (std::size_t l : half_links) {
+    links[l].full_duplex = false;
+    notes.push_back("link " + nodes[links[l].a].id + " -- " + nodes[links[l].b].id +
+                    ": both directions at once get about the bandwidth of one: half duplex");
+  }
   for (const auto& [l, ratios] : shares) {
     if (half_links.count(l)) continue;
     double sum = 0;
     for (double r : ratios) sum += r;
-    links[l].duplex_share = sum / static_cast<double>(ratios.size());
+    const double share = sum / static_cast<double>(ratios.size());
+    if (share >= 1 - tol) continue;
+    links[l].duplex_share = share;
     char buf[256];
     std::snprintf(buf, sizeof buf, "link %s -- %s: both directions at once keep %.0f %% of their bandwidth (from %zu "
                   "bidirectional measurements)",
@@ -387,20 +531,32 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
       std::vector<Flow> flows;
       for (const auto& [a, b] : probe.flows) flows.push_back({*topology.find(a), *topology.find(b)});
       contention.share(flows, shared);
-      for (std::size_t k = 0; k < 2; ++k) {
+      // The least shared and the most shared flow of the probe, measured vs modeled.
+      double measured_min = 1e300, measured_max = 0, modeled_min = 1e300, modeled_max = 0;
+      for (std::size_t k = 0; k < flows.size(); ++k) {
         const double alone_model = topology.route_bottleneck_Bps(flows[k].from, flows[k].to);
         const double alone_measured = topology.bottleneck_Bps(flows[k].from, flows[k].to);
-        check.modeled_share[k] = shared[k] / alone_model;
-        check.measured_share[k] = probe.bandwidth_Bps[k] / alone_measured;
-        check.agrees = check.agrees && std::fabs(check.modeled_share[k] - check.measured_share[k]) <= 0.15;
+        const double modeled = shared[k] / alone_model, measured = probe.bandwidth_Bps[k] / alone_measured;
+        check.agrees = check.agrees && std::fabs(modeled - measured) <= 0.15;
+        measured_min = std::min(measured_min, measured);
+        measured_max = std::max(measured_max, measured);
+        modeled_min = std::min(modeled_min, modeled);
+        modeled_max = std::max(modeled_max, modeled);
       }
-      check.description = probe.flows[0].first + "->" + probe.flows[0].second + " with " + probe.flows[1].first + "->" +
-                          probe.flows[1].second;
+      check.measured_share[0] = measured_min;
+      check.measured_share[1] = measured_max;
+      check.modeled_share[0] = modeled_min;
+      check.modeled_share[1] = modeled_max;
+      check.description = flows.size() == 2 ? probe.flows[0].first + "->" + probe.flows[0].second + " with " +
+                                                  probe.flows[1].first + "->" + probe.flows[1].second
+                                            : std::to_string(flows.size()) + " flows " + probe.flows[0].first + "->" +
+                                                  probe.flows[0].second + ", ...";
       report.probes.push_back(check);
     }
   }
   topology.attach_measurements(form);
   return InferredTopology{std::move(topology), std::move(report)};
 }
+}  // namespace
 
 }  // namespace gradsync::models

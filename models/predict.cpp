@@ -33,9 +33,9 @@ BuiltSchedule build_schedule(const PredictRequest& q) {
   return BuiltSchedule{q.strategy->build(ctx), params};
 }
 
-std::vector<double> participant_reduce_costs(const StrategyContext& ctx, const Schedule& schedule) {
-  std::vector<double> costs;
-  for (const Participant& p : schedule.participants) costs.push_back(ctx.reduce_s_per_byte_at(p.node));
+std::vector<LocalCosts> participant_costs(const StrategyContext& ctx, const Schedule& schedule) {
+  std::vector<LocalCosts> costs;
+  for (const Participant& p : schedule.participants) costs.push_back(ctx.costs_at(p.node));
   return costs;
 }
 
@@ -101,7 +101,7 @@ ResultRecord predict(const PredictRequest& q) {
     r.phases = b.phases;
     r.time_per_sync_s = b.total();
   } else {
-    const AnalyticResult a = run_analytic(t, schedule, participant_reduce_costs(ctx, schedule), compute);
+    const AnalyticResult a = run_analytic(t, schedule, participant_costs(ctx, schedule), compute);
     r.phases = a.phases;
     r.time_per_sync_s = a.sync_s;
     if (schedule.asynchronous) {

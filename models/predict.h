@@ -35,8 +35,8 @@ struct BuiltSchedule {
 };
 BuiltSchedule build_schedule(const PredictRequest& request);
 
-// Each participant's reduction time per byte (host memory: the CPU's rate).
-std::vector<double> participant_reduce_costs(const StrategyContext& ctx, const Schedule& schedule);
+// Each participant's local work costs (host memory: the CPU's rate).
+std::vector<LocalCosts> participant_costs(const StrategyContext& ctx, const Schedule& schedule);
 
 ResultRecord predict(const PredictRequest& request);
 

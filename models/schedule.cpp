@@ -21,6 +21,12 @@ double Op::local_cost_bytes() const {
   }
 }
 
+double Op::local_seconds(const LocalCosts& costs) const {
+  if (kind == OpKind::compute) return seconds;
+  if (kind == OpKind::quantize || kind == OpKind::dequantize) return static_cast<double>(slice.bytes) * costs.quantize_s_per_byte;
+  return local_cost_bytes() * costs.reduce_s_per_byte;
+}
+
 Slice block(std::uint64_t base, std::uint64_t elements, int parts, int i, int element_bytes) {
   const auto eb = static_cast<std::uint64_t>(element_bytes);
   const auto p = static_cast<std::uint64_t>(parts);

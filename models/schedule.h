@@ -42,6 +42,13 @@ enum class OpKind : std::uint8_t {
                 // previous global model and `aux` the last block update (see runtime kernels)
 };
 
+// What local work costs a participant, per byte: reductions (and copies, scaling), and
+// 1-bit quantisation (a slower pass: means per column, bits, residuals).
+struct LocalCosts {
+  double reduce_s_per_byte = 0;
+  double quantize_s_per_byte = 0;
+};
+
 struct Op {
   OpKind kind = OpKind::compute;
   int peer = -1;  // participant index (send / recv / recv_reduce)
@@ -88,6 +95,8 @@ struct Op {
   }
   // Local work in bytes x (the participant's reduction time per byte).
   double local_cost_bytes() const;
+  // Seconds of local work on a participant with these costs (compute ops: their seconds).
+  double local_seconds(const LocalCosts& costs) const;
 };
 
 // Produces participant `p`'s ops for one round (appends to `out`; none means idle).

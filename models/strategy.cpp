@@ -71,6 +71,9 @@ const std::vector<ParamSpec>& common_params() {
        "rate at which a GPU sums gradients, in GB/s of input; auto: 2/3 of the measured device-local copy bandwidth "
        "(a sum reads two buffers and writes one), else 100"},
       {"host_reduce_GBps", "10", "rate at which the CPU sums gradients in host memory (a server there), in GB/s"},
+      {"quantize_GBps", "auto",
+       "rate of 1-bit quantisation or dequantisation, in GB/s of values; auto: the measured rate when the topology has "
+       "one (device_quantize_GBps), else the reduction rate"},
   };
   return params;
 }

@@ -84,6 +84,17 @@ double StrategyContext::reduce_s_per_byte_at(std::size_t node) const {
   return gpu_reduce_s_per_byte();
 }
 
+double StrategyContext::quantize_s_per_byte_at(std::size_t node) const {
+  if (!params.is_auto("quantize_GBps")) return 1.0 / GBps_to_Bps(params.number("quantize_GBps", 0, false));
+  const auto& m = topology.measured();
+  if (m && m->device_quantize_Bps && topology.node(node).kind == NodeKind::gpu) {
+    for (std::size_t i = 0; i < m->gpus.size(); ++i) {
+      if (m->gpus[i] == topology.node(node).id) return 1.0 / (*m->device_quantize_Bps)[i];
+    }
+  }
+  return reduce_s_per_byte_at(node);
+}
+
 double StrategyContext::server_reduce_s_per_byte() const { return reduce_s_per_byte_at(server_node()); }
 
 std::int64_t StrategyContext::samples_per_minibatch() const {

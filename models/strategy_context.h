@@ -42,6 +42,9 @@ struct StrategyContext {
   double server_reduce_s_per_byte() const;
   // Seconds to reduce one byte on a participant placed on `node` (host memory: the CPU's rate).
   double reduce_s_per_byte_at(std::size_t node) const;
+  // Seconds to 1-bit quantise (or dequantise) one byte there.
+  double quantize_s_per_byte_at(std::size_t node) const;
+  LocalCosts costs_at(std::size_t node) const { return {reduce_s_per_byte_at(node), quantize_s_per_byte_at(node)}; }
   // k from the "k" parameter, or "auto": one group per switch above the ranks when the
   // switches hold equal shares of them, else 1.
   int groups() const;

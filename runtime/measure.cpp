@@ -9,6 +9,7 @@
 #include "models/error.h"
 #include "models/matrix_form.h"
 #include "models/matrix_inference.h"
+#include "runtime/kernels/kernels.h"
 #include "runtime/run_backends.h"
 
 namespace gradsync::runtime {
@@ -67,29 +68,30 @@ double ping_pong(MPI_Comm comm, int rank, int a, int b, int rounds) {
   return one_way;
 }
 
-// Two transfers at once (a->b and c->d); returns both bandwidths (bytes/s).
-std::pair<double, double> probe_two(MPI_Comm comm, int rank, int a, int b, int c, int d, std::vector<char>& out,
-                                    std::vector<char>& in) {
+// Every rank sends to rank + shift and receives from rank - shift, all at once (the shift
+// pattern of bisection tests): each GPU link carries one flow per direction, so a flow
+// that slows down crosses a link it shares with another. Returns each sender's bandwidth.
+std::vector<double> probe_shift(MPI_Comm comm, int rank, int size, int shift, std::vector<char>& out, std::vector<char>& in) {
   MPI_Barrier(comm);
-  double t_ab = 0, t_cd = 0;
   const int n = static_cast<int>(out.size());
-  char ack = 0;
+  const int to = (rank + shift) % size, from = (rank - shift + size) % size;
+  char ack_out = 0, ack_in = 0;
   const double t0 = MPI_Wtime();
-  auto flow = [&](int from, int to, double& t) {
-    if (rank == from) {
-      MPI_Send(out.data(), n, MPI_BYTE, to, kTagData, comm);
-      MPI_Recv(&ack, 1, MPI_BYTE, to, kTagAck, comm, MPI_STATUS_IGNORE);
-      t = MPI_Wtime() - t0;
-    } else if (rank == to) {
-      MPI_Recv(in.data(), n, MPI_BYTE, from, kTagData, comm, MPI_STATUS_IGNORE);
-      MPI_Send(&ack, 1, MPI_BYTE, from, kTagAck, comm);
-    }
-  };
-  flow(a, b, t_ab);
-  flow(c, d, t_cd);
-  MPI_Bcast(&t_ab, 1, MPI_DOUBLE, a, comm);
-  MPI_Bcast(&t_cd, 1, MPI_DOUBLE, c, comm);
-  return {static_cast<double>(n) / t_ab, static_cast<double>(n) / t_cd};
+  MPI_Request data_in, data_out, got_ack, sent_ack;
+  MPI_Irecv(in.data(), n, MPI_BYTE, from, kTagData, comm, &data_in);
+  MPI_Irecv(&ack_in, 1, MPI_BYTE, to, kTagAck, comm, &got_ack);
+  MPI_Isend(out.data(), n, MPI_BYTE, to, kTagData, comm, &data_out);
+  // My flow ends when its receiver has it all: the receiver acknowledges as soon as its
+  // receive completes (not when its own flow ends, which would chain the flows together).
+  MPI_Wait(&data_in, MPI_STATUS_IGNORE);
+  MPI_Isend(&ack_out, 1, MPI_BYTE, from, kTagAck, comm, &sent_ack);
+  MPI_Wait(&got_ack, MPI_STATUS_IGNORE);
+  const double mine = static_cast<double>(n) / (MPI_Wtime() - t0);
+  MPI_Wait(&data_out, MPI_STATUS_IGNORE);
+  MPI_Wait(&sent_ack, MPI_STATUS_IGNORE);
+  std::vector<double> all(static_cast<std::size_t>(size));
+  MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm);
+  return all;
 }
 
 }  // namespace
@@ -118,91 +120,82 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
   const auto progress = [&](const char* what, int i, int total) {
     if (rank == 0) std::fprintf(stderr, "\rmeasure: %s %d/%d ...   ", what, i, total);
   };
-  // Each ordered pair: transfers of the probe size and of a sixteenth of it. Their times
-  // give the pair's Hockney model t(n) = a + n / B: B from the difference, a from the
-  // intercept — the latency a large message really pays (protocol handshakes included),
-  // which an 8-byte ping-pong (kept in other_measurements) understates.
-  const std::size_t small = std::max<std::size_t>(1, static_cast<std::size_t>(bytes) / 16);
-  std::vector<char> small_out(small, 1), small_in(small, 0);
-  models::MeasurementSet ping;
-  ping.latency_s = models::PairMatrix(n);
+  // Each ordered pair alone: a transfer of the probe size (its median rate is the pair's
+  // bandwidth, per-message overheads of large messages included), both directions at
+  // once, and an 8-byte ping-pong (the latency a message pays).
   int step = 0;
   const int pairs = size * (size - 1);
   for (int a = 0; a < size; ++a) {
     for (int b = 0; b < size; ++b) {
       if (a == b) continue;
       progress("pairs", ++step, pairs);
-      std::vector<double> t_large, t_small, bi;
+      std::vector<double> uni, bi;
       for (int k = 0; k < iterations; ++k) {
-        t_large.push_back(probe_pair(comm, rank, a, b, out, in, false));
-        t_small.push_back(probe_pair(comm, rank, a, b, small_out, small_in, false));
+        uni.push_back(bytes / probe_pair(comm, rank, a, b, out, in, false));
         if (a < b) bi.push_back(2 * bytes / probe_pair(comm, rank, a, b, out, in, true));
       }
-      const double tl = median(t_large), ts = median(t_small);
-      const double slope = (tl - ts) / (bytes - static_cast<double>(small));
-      const double bandwidth = slope > 0 ? 1.0 / slope : bytes / tl;
-      const double intercept = std::max(0.0, tl - bytes * (slope > 0 ? slope : 0.0));
       const auto i = static_cast<std::size_t>(a), j = static_cast<std::size_t>(b);
-      form.bandwidth_Bps.at(i, j) = bandwidth;
-      form.latency_s->at(i, j) = intercept;
+      form.bandwidth_Bps.at(i, j) = median(uni);
       if (a < b) {
         form.bidirectional_Bps->at(i, j) = median(bi);
         form.bidirectional_Bps->at(j, i) = median(bi);
         const double lat = ping_pong(comm, rank, a, b, 200);
-        ping.latency_s->at(i, j) = lat;
-        ping.latency_s->at(j, i) = lat;
+        form.latency_s->at(i, j) = lat;
+        form.latency_s->at(j, i) = lat;
       }
     }
   }
-  form.other_measurements["ping_pong_8_bytes"] = ping;
-  // Local copy rate of each rank (what a reduction can use).
-  std::vector<double> local(n, 0);
+  // Local work rates of each rank, one rank at a time (what one device does alone): the
+  // copy rate (reductions use 2/3 of it) and the 1-bit quantisation rate.
+  std::vector<double> local(n, 0), quantize(n, 0);
   {
+    const std::size_t count = static_cast<std::size_t>(bytes) / 4;
     std::vector<char> copy(static_cast<std::size_t>(bytes));
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < iterations; ++k) std::memcpy(copy.data(), out.data(), copy.size());
-    const double mine = iterations * bytes / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    MPI_Gather(&mine, 1, MPI_DOUBLE, local.data(), 1, MPI_DOUBLE, 0, comm);
-    MPI_Bcast(local.data(), size, MPI_DOUBLE, 0, comm);
+    std::vector<float> values(count), residual(count, 0.0f), decoded(count);
+    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(static_cast<int>(i % 1000) - 500);
+    std::vector<std::uint8_t> payload(onebit_bytes(count, 1024));
+    for (int r = 0; r < size; ++r) {
+      MPI_Barrier(comm);
+      if (rank != r) continue;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int k = 0; k < iterations; ++k) std::memcpy(copy.data(), out.data(), copy.size());
+      local[static_cast<std::size_t>(r)] =
+          iterations * bytes / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      t0 = std::chrono::steady_clock::now();
+      for (int k = 0; k < iterations; ++k) {
+        onebit_encode_cpu(values.data(), residual.data(), count, 1024, payload.data());
+        onebit_decode_cpu(payload.data(), count, 1024, decoded.data());
+      }
+      quantize[static_cast<std::size_t>(r)] = 2.0 * iterations * 4.0 * static_cast<double>(count) /
+                                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    MPI_Allreduce(MPI_IN_PLACE, local.data(), size, MPI_DOUBLE, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, quantize.data(), size, MPI_DOUBLE, MPI_SUM, comm);
   }
   form.device_local_Bps = local;
+  form.device_quantize_Bps = quantize;
 
-  // Concurrent-flow probes: two disjoint transfers at once; a shared link shows as both
-  // slowing down. All disjoint pairs of flows for up to 6 ranks.
+  // Shift probes: reveal links that pairs measured one at a time cannot (a switch uplink as
+  // fast as a GPU link, shared by the GPUs behind it).
   std::vector<models::ConcurrentProbe> probes;
-  if (size <= 6 && size >= 4) {
-    int total = 0;
-    for (int a = 0; a < size; ++a) for (int b = 0; b < size; ++b) for (int c = a + 1; c < size; ++c) for (int d = 0; d < size; ++d)
-      if (a != b && c != d && c != b && d != a && d != b) ++total;
-    int k = 0;
-    for (int a = 0; a < size; ++a) {
-      for (int b = 0; b < size; ++b) {
-        for (int c = a + 1; c < size; ++c) {
-          for (int d = 0; d < size; ++d) {
-            if (a == b || c == d || c == b || d == a || d == b) continue;
-            progress("concurrent flows", ++k, total);
-            std::vector<double> x, y;
-            for (int i = 0; i < iterations; ++i) {
-              const auto [bx, by] = probe_two(comm, rank, a, b, c, d, out, in);
-              x.push_back(bx);
-              y.push_back(by);
-            }
-            models::ConcurrentProbe p;
-            p.flows = {{form.gpus[static_cast<std::size_t>(a)], form.gpus[static_cast<std::size_t>(b)]},
-                       {form.gpus[static_cast<std::size_t>(c)], form.gpus[static_cast<std::size_t>(d)]}};
-            p.bandwidth_Bps = {median(x), median(y)};
-            probes.push_back(p);
-          }
-        }
-      }
+  for (int shift = 1; shift < size; ++shift) {
+    progress("concurrent flows, shift", shift, size - 1);
+    std::vector<std::vector<double>> runs;
+    for (int k = 0; k < iterations; ++k) runs.push_back(probe_shift(comm, rank, size, shift, out, in));
+    models::ConcurrentProbe p;
+    for (int r = 0; r < size; ++r) {
+      p.flows.push_back({form.gpus[static_cast<std::size_t>(r)], form.gpus[static_cast<std::size_t>((r + shift) % size)]});
+      std::vector<double> values;
+      for (const auto& run : runs) values.push_back(run[static_cast<std::size_t>(r)]);
+      p.bandwidth_Bps.push_back(median(values));
     }
+    probes.push_back(p);
   }
   form.concurrent_probes = probes;
   if (rank == 0) std::fprintf(stderr, "\r%60s\r", "");
   form.description = "Measured by gradsync-run measure over " + backend + " on " + std::to_string(size) + " ranks (" +
                      std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(static_cast<long long>(bytes)) +
-                     "- and " + std::to_string(small) + "-byte probes (bandwidth and latency from their Hockney fit), median of " +
-                     std::to_string(iterations) + ".";
+                     "-byte probes (median of " + std::to_string(iterations) + "), latency from 8-byte ping-pongs.";
   form.source = "gradsync-run measure";
   if (rank == 0) {
     models::write_file_atomically(output, models::pretty_json(models::matrix_form_to_json(form)));

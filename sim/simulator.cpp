@@ -136,7 +136,7 @@ class Simulation {
     w.received.clear();
     w.received.reserve(ops.size());
     double local_s = 0;
-    const double c = o_.reduce_s_per_byte[static_cast<std::size_t>(server >= 0 ? server : p)];
+    const models::LocalCosts& c = o_.costs[static_cast<std::size_t>(server >= 0 ? server : p)];
     std::uint64_t sent_bytes = 0, received_bytes = 0;
     int sends = 0, recvs = 0;
     for (const Op& op : ops) {
@@ -161,11 +161,10 @@ class Simulation {
           w.is_send.push_back(false);
           received_bytes += op.wire();
           ++recvs;
-          local_s += op.local_cost_bytes() * c;
+          local_s += op.local_seconds(c);
           break;
         }
-        case OpKind::compute: local_s += op.seconds; break;
-        default: local_s += op.local_cost_bytes() * c; break;
+        default: local_s += op.local_seconds(c); break;
       }
     }
     double send_end = start, recv_end = start;
@@ -410,7 +409,7 @@ class Simulation {
 }  // namespace
 
 SimResult simulate_here(const models::Topology& topology, const Schedule& schedule, const SimOptions& options) {
-  if (options.reduce_s_per_byte.size() != static_cast<std::size_t>(schedule.participant_count())) {
+  if (options.costs.size() != static_cast<std::size_t>(schedule.participant_count())) {
     throw std::logic_error("simulate: one reduction cost per participant is required");
   }
   if (!options.speeds.empty() && options.speeds.size() != static_cast<std::size_t>(schedule.workers)) {

@@ -46,7 +46,7 @@ struct SimOptions {
   std::vector<double> speeds;  // per worker (compute time = compute_s / speed); empty: all 1
   double jitter_cv = 0;  // coefficient of variation of log-normal noise on each compute step
   std::uint64_t seed = 1;
-  std::vector<double> reduce_s_per_byte;  // per participant
+  std::vector<models::LocalCosts> costs;  // per participant
   bool trace = false;
 };
 

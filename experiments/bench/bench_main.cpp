@@ -92,7 +92,7 @@ void bench_sim_ring(int switches, int per_switch) {
   gradsync::sim::SimOptions o;
   o.steps = 1;
   o.sync_every_step = true;
-  o.reduce_s_per_byte.assign(static_cast<std::size_t>(built.schedule.participant_count()), 1e-11);
+  o.costs.assign(static_cast<std::size_t>(built.schedule.participant_count()), gradsync::models::LocalCosts{1e-11, 1e-11});
   const auto start = Clock::now();
   const auto r = gradsync::sim::simulate(t, built.schedule, o);
   const double wall = seconds_since(start);

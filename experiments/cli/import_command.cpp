@@ -1,6 +1,8 @@
 // gradsync import: real tool outputs (p2pBandwidthLatencyTest, nvbandwidth,
 // nvidia-smi topo -m) -> a matrix-form topology JSON, with the inferred switch tree and
 // how well it reproduces every measured pair.
+#include <cctype>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -23,7 +25,24 @@ struct ImportOptions {
   bool graph = false;
 };
 
+// A matrix-form topology JSON (e.g. from gradsync-run measure): show what gradsync infers from it.
+int show_matrix_form(const std::string& path, const ImportOptions& o) {
+  const auto loaded = models::load_topology_file(path);
+  if (o.graph) models::write_file_atomically(o.output.empty() ? "-" : o.output, models::pretty_json(models::topology_to_graph_json(loaded.topology)));
+  std::ostream& report = (o.graph && (o.output.empty() || o.output == "-")) ? std::cerr : std::cout;
+  report << "inferred topology of " << path << ":\n" << models::describe_links(loaded.topology) << "\n";
+  if (loaded.inference) report << loaded.inference->text();
+  return 0;
+}
+
 int run_import(const ImportOptions& o) {
+  if (o.files.size() == 1) {
+    std::ifstream in(o.files[0]);
+    char first = 0;
+    while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+    }
+    if (first == '{') return show_matrix_form(o.files[0], o);
+  }
   models::ImportOptions options;
   options.name = o.name;
   options.p2p_enabled = o.p2p == "enabled";

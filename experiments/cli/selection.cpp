@@ -66,7 +66,7 @@ std::string params_text(const models::ResultRecord& r, const models::SyncParams&
   std::vector<std::string> parts;
   for (const auto& [k, v] : r.params) {
     const bool resolved = (k == "k" || k == "server" || k == "T" || k == "step" || k == "inner") && v != "-";
-    if (resolved || (given.get(k) && k != "reduce_GBps" && k != "host_reduce_GBps")) parts.push_back(k + "=" + v);
+    if (resolved || (given.get(k) && k != "reduce_GBps" && k != "host_reduce_GBps" && k != "quantize_GBps")) parts.push_back(k + "=" + v);
   }
   return models::join(parts, " ");
 }

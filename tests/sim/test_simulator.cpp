@@ -28,7 +28,7 @@ const Topology& source_a() {
 
 struct Built {
   Schedule schedule;
-  std::vector<double> reduce;
+  std::vector<LocalCosts> reduce;
 };
 
 Built build(const Topology& t, const std::string& strategy, int n, double bytes, std::vector<std::string> params) {
@@ -41,7 +41,7 @@ Built build(const Topology& t, const std::string& strategy, int n, double bytes,
   q.placement = first_gpus(t, n);
   BuiltSchedule built = build_schedule(q);
   const StrategyContext ctx{t, q.placement, built.params, static_cast<std::uint64_t>(bytes / 4), 4, nullptr};
-  auto reduce = participant_reduce_costs(ctx, built.schedule);
+  auto reduce = participant_costs(ctx, built.schedule);
   return Built{std::move(built.schedule), std::move(reduce)};
 }
 
@@ -49,7 +49,7 @@ sim::SimResult one_sync(const Topology& t, const Built& run, const std::string& 
   sim::SimOptions o;
   o.network.name = model;
   o.sync_every_step = true;
-  o.reduce_s_per_byte = run.reduce;
+  o.costs = run.reduce;
   return sim::simulate(t, run.schedule, o);
 }
 
@@ -102,13 +102,13 @@ TEST(Simulator, CapturesBandwidthFreedWhenAFlowEnds) {
                              if (p == 3) out.push_back(Op::recv(1, Slice{0, 4'000'000}));
                            }});
   s.expected = {{Slice{0, 4'000'000}, false, true, {}}};
-  const std::vector<double> reduce(4, 0.0);
+  const std::vector<LocalCosts> reduce(4, LocalCosts{0, 0});
   const double latency = t.route_latency_s(*t.find("gpu1"), *t.find("gpu3"));
   const double B = 4.46e9;
   EXPECT_NEAR(run_analytic(t, s, reduce, 0).sync_s, latency + 8e6 / B, 1e-12);
   sim::SimOptions o;
   o.sync_every_step = true;
-  o.reduce_s_per_byte = reduce;
+  o.costs = reduce;
   EXPECT_NEAR(sim::simulate(t, s, o).first_sync_s, latency + 5e6 / B, 1e-8);
 }
 
@@ -119,7 +119,7 @@ TEST(Simulator, TrainingLoopWithAStraggler) {
   sim::SimOptions o;
   o.steps = 10;
   o.compute_s = 0.02;
-  o.reduce_s_per_byte = ring.reduce;
+  o.costs = ring.reduce;
   expect_close(sim::simulate(t, ring.schedule, o).total_s, 10 * (0.02 + sync));
   // One GPU at half speed: every step waits for it.
   o.speeds = {1, 1, 0.5, 1};
@@ -132,7 +132,7 @@ TEST(Simulator, AsynchronousServerStalenessAndThroughput) {
   sim::SimOptions o;
   o.steps = 40;
   o.compute_s = 0.01;
-  o.reduce_s_per_byte = downpour.reduce;
+  o.costs = downpour.reduce;
   const auto even = sim::simulate(t, downpour.schedule, o);
   EXPECT_EQ(even.updates, 4u * 20u);  // every worker pushes every 2 of its 40 steps
   EXPECT_LE(even.max_staleness(), 3u);  // at most the other three workers' updates
@@ -160,7 +160,7 @@ TEST(Simulator, TimelineHasEveryKindOfSlice) {
   sim::SimOptions o;
   o.steps = 2;
   o.compute_s = 0.001;
-  o.reduce_s_per_byte = ps.reduce;
+  o.costs = ps.reduce;
   o.trace = true;
   const auto r = sim::simulate(t, ps.schedule, o);
   ASSERT_TRUE(r.trace);
