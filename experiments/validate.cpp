@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "experiments/evaluate.h"
 #include "experiments/inputs.h"
@@ -169,6 +170,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   }
   std::cout << "gradsync validate: testbed of " << plan.name << " (bandwidths x " << o.scale << "), measured topology "
             << measured << "\n\n" << table.render() << "\n";
+  std::cout << "note: the emulated GPUs are " << max_gpus << " processes sharing " << std::thread::hardware_concurrency()
+            << " cores; the models give each its own device (local work at the rate measured for one rank alone)\n";
   for (const std::string executor : {"formula", "analytic", "sim"}) {
     const auto& e = errors[executor];
     if (e.empty()) continue;
