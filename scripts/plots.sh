@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates every figure of docs/experiments.md: runs `gradsync reproduce all` into
+# Regenerates every figure of the README: runs `gradsync reproduce all` into
 # out/reproduce/ and draws from its result files into docs/figures/ (PNG and SVG).
 #
 #   bash scripts/plots.sh              # reproduce + figures (build dir: $GRADSYNC_BUILD or build)
-#   bash scripts/plots.sh --with-run   # also measure this machine, run ring and PS for real under
-#                                      # mpirun and predict them: the predicted-vs-measured figure
+#   bash scripts/plots.sh --with-run   # also run gradsync validate on the emulated cluster (root):
+#                                      # the predicted-vs-measured figure
 #
-# Without --with-run the predicted-vs-measured figure is drawn from out/validation/validation.jsonl
+# Without --with-run the predicted-vs-measured figure is drawn from out/validate/validation.jsonl
 # when it exists (skipped otherwise). Plot scripts need Debian's matplotlib: /usr/bin/python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,28 +45,15 @@ echo "== figures"
 "$py" plots/speedup_vs_gpus.py "$out/source-c.jsonl" --filter reproduce.part=scaling \
   --title "Source C NMT: sync SGD speed-up, 2 machines x 4 GPUs (analytic)" -o "$fig/source-c-speedup.png"
 
-validation=out/validation/validation.jsonl
+validation=out/validate/validation.jsonl
 if [ "$with_run" = 1 ]; then
-  echo "== measure, run and predict on this machine (4 ranks under mpirun)"
-  mkdir -p out/validation
+  echo "== gradsync validate (the emulated cluster: measure, predict, simulate, run; needs root)"
   export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
-  mpirun --oversubscribe -np 4 "$bin/gradsync-run" measure -o out/validation/measured.json > out/validation/measure.txt
-  sizes=1MiB,4MiB,16MiB,64MiB
-  mpirun --oversubscribe -np 4 "$bin/gradsync-run" --strategy ring -b 1MiB -e 64MiB -f 4 \
-    --topology out/validation/measured.json -o out/validation/run-ring.jsonl > out/validation/run-ring.txt
-  mpirun --oversubscribe -np 4 "$bin/gradsync-run" --strategy ps -p server=rank0 -b 1MiB -e 64MiB -f 4 \
-    --topology out/validation/measured.json -o out/validation/run-ps.jsonl > out/validation/run-ps.txt
-  "$bin/gradsync" predict --topology out/validation/measured.json --gpus 4 --size "$sizes" --strategy ring \
-    -o out/validation/predict-ring.jsonl
-  "$bin/gradsync" predict --topology out/validation/measured.json --gpus 4 --size "$sizes" --strategy ps \
-    --param server=rank0 -o out/validation/predict-ps.jsonl
-  "$bin/gradsync" simulate --topology out/validation/measured.json --gpus 4 --size "$sizes" --strategy ring,ps \
-    --param server=rank0 -o out/validation/simulate.jsonl
-  cat out/validation/run-*.jsonl out/validation/predict-*.jsonl out/validation/simulate.jsonl > "$validation"
+  "$bin/gradsync" validate -o out/validate > out/validate.txt
 fi
 if [ -f "$validation" ]; then
   "$py" plots/predicted_vs_measured.py "$validation" -o "$fig/predicted-vs-measured.png"
 else
-  echo "plots.sh: no $validation: predicted-vs-measured figure skipped (run with --with-run)"
+  echo "plots.sh: no $validation: predicted-vs-measured figure skipped (run with --with-run, as root)"
 fi
 echo "figures in $fig/"
