@@ -409,15 +409,6 @@ void Progress::finish() {
 // Sweep result files.
 
 namespace {
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // A CSV row split into raw field texts (quotes kept), so the row can be rebuilt exactly.
 struct CsvRow {
@@ -493,7 +484,7 @@ std::string sweep_line(const models::ResultRecord& r, std::size_t index, const s
   if (format == "csv") {
     std::string row = models::to_csv_row(r);
     if (!row.empty() && row.back() == '\n') row.pop_back();
-    return row + "," + std::to_string(index) + "," + csv_escape(key);
+    return row + "," + std::to_string(index) + "," + models::csv_escape(key);
   }
   ordered_json j = models::to_json(r);
   j["point_index"] = index;

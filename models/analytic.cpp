@@ -14,8 +14,8 @@ namespace {
 class Walker {
  public:
   Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce)
-      : t_(t), s_(s), reduce_(reduce), contention_(t), local_(static_cast<std::size_t>(s.participant_count())),
-        last_(static_cast<std::size_t>(s.participant_count())) {}
+      : t_(t), s_(s), reduce_(reduce), contention_(t), last_(static_cast<std::size_t>(s.participant_count())),
+        local_(static_cast<std::size_t>(s.participant_count())) {}
 
   // Sums the rounds; with focus >= 0 only what involves that worker counts (its own ops,
   // and other participants' transfers with it).

@@ -31,15 +31,6 @@ double ResultRecord::communication_share() const {
 namespace {
 ordered_json optional_number(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string number_text(double v) {
   char buf[64];
@@ -90,6 +81,16 @@ std::string csv_header() {
   return "executor,topology,strategy,params,ranks,rank_nodes,server,workload,bytes,time_per_sync_s,phases_s,"
          "compute_s_per_minibatch,time_per_iteration_s,time_per_epoch_s,one_gpu_epoch_s,speedup_vs_1gpu,algbw_GBps,"
          "busbw_GBps\n";
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
 }
 
 std::string to_csv_row(const ResultRecord& r) {

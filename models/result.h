@@ -54,6 +54,8 @@ double busbw_factor(int ranks);  // 2(N-1)/N
 
 ordered_json to_json(const ResultRecord& r);
 std::string to_json_line(const ResultRecord& r);
+// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a newline.
+std::string csv_escape(const std::string& s);
 std::string csv_header();
 std::string to_csv_row(const ResultRecord& r);
 

@@ -52,46 +52,42 @@ struct LocalCosts {
 struct Op {
   OpKind kind = OpKind::compute;
   int peer = -1;  // participant index (send / recv / recv_reduce)
-  Slice slice;
-  Slice source;  // copy / reduce
+  Slice slice{};
+  Slice source{};  // copy / reduce
   std::uint64_t wire_bytes = 0;  // bytes on the wire when they differ from slice.bytes (compression); 0: same
   int bits = 32;  // quantize / dequantize
   std::uint64_t column = 0;  // quantize / dequantize (and their quantised transfers): values sharing one pair of scales
   double seconds = 0;  // compute
   int divisor = 1;  // scale
-  Slice aux;  // block_update: the last block update
+  Slice aux{};  // block_update: the last block update
   double block_momentum = 0, block_lr = 1;  // block_update
   bool nesterov = false;  // block_update
 
   std::uint64_t wire() const { return wire_bytes ? wire_bytes : slice.bytes; }
   bool is_transfer() const { return kind == OpKind::send || kind == OpKind::recv || kind == OpKind::recv_reduce; }
 
-  static Op send(int peer, Slice s, std::uint64_t wire = 0) { return Op{OpKind::send, peer, s, {}, wire}; }
-  static Op recv(int peer, Slice s, std::uint64_t wire = 0) { return Op{OpKind::recv, peer, s, {}, wire}; }
-  static Op recv_reduce(int peer, Slice s, std::uint64_t wire = 0) { return Op{OpKind::recv_reduce, peer, s, {}, wire}; }
-  static Op copy(Slice from, Slice to) { return Op{OpKind::copy, -1, to, from}; }
-  static Op reduce(Slice from, Slice into) { return Op{OpKind::reduce, -1, into, from}; }
-  static Op quantize(Slice s, int bits, std::uint64_t column) { return Op{OpKind::quantize, -1, s, {}, 0, bits, column}; }
+  static Op send(int peer, Slice s, std::uint64_t wire = 0) {
+    return Op{.kind = OpKind::send, .peer = peer, .slice = s, .wire_bytes = wire};
+  }
+  static Op recv(int peer, Slice s, std::uint64_t wire = 0) {
+    return Op{.kind = OpKind::recv, .peer = peer, .slice = s, .wire_bytes = wire};
+  }
+  static Op recv_reduce(int peer, Slice s, std::uint64_t wire = 0) {
+    return Op{.kind = OpKind::recv_reduce, .peer = peer, .slice = s, .wire_bytes = wire};
+  }
+  static Op copy(Slice from, Slice to) { return Op{.kind = OpKind::copy, .slice = to, .source = from}; }
+  static Op reduce(Slice from, Slice into) { return Op{.kind = OpKind::reduce, .slice = into, .source = from}; }
+  static Op quantize(Slice s, int bits, std::uint64_t column) {
+    return Op{.kind = OpKind::quantize, .slice = s, .bits = bits, .column = column};
+  }
   static Op dequantize(Slice s, int bits, std::uint64_t column) {
-    return Op{OpKind::dequantize, -1, s, {}, 0, bits, column};
+    return Op{.kind = OpKind::dequantize, .slice = s, .bits = bits, .column = column};
   }
-  static Op compute(double seconds) {
-    Op op{OpKind::compute};
-    op.seconds = seconds;
-    return op;
-  }
-  static Op scale(Slice s, int divisor) {
-    Op op{OpKind::scale, -1, s};
-    op.divisor = divisor;
-    return op;
-  }
+  static Op compute(double seconds) { return Op{.kind = OpKind::compute, .seconds = seconds}; }
+  static Op scale(Slice s, int divisor) { return Op{.kind = OpKind::scale, .slice = s, .divisor = divisor}; }
   static Op block_update(Slice model, Slice previous, Slice delta, double momentum, double lr, bool nesterov) {
-    Op op{OpKind::block_update, -1, model, previous};
-    op.aux = delta;
-    op.block_momentum = momentum;
-    op.block_lr = lr;
-    op.nesterov = nesterov;
-    return op;
+    return Op{.kind = OpKind::block_update, .slice = model, .source = previous, .aux = delta,
+              .block_momentum = momentum, .block_lr = lr, .nesterov = nesterov};
   }
   // Local work in bytes x (the participant's reduction time per byte).
   double local_cost_bytes() const;
@@ -125,7 +121,7 @@ struct Participant {
 // `all_workers` (a full all-reduce), `own_only` (left untouched: each worker keeps its
 // own), or an explicit set (e.g. the workers that sampled a row).
 struct ExpectedRegion {
-  Slice slice;
+  Slice slice{};
   bool all_workers = true;
   bool own_only = false;
   std::vector<int> contributors;  // when neither flag is set

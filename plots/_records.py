@@ -136,7 +136,7 @@ def matches(rec, filters):
 
 
 def save(fig, output):
-    """Writes OUTPUT's stem as .png and .svg; returns both paths."""
+    """Writes OUTPUT's stem as .png and .svg, says so on stdout; returns both paths."""
     stem, ext = os.path.splitext(output)
     if ext.lower() not in (".png", ".svg", ""):
         raise PlotError(f"-o {output}: expected a .png or .svg name (both are written)")
@@ -146,6 +146,7 @@ def save(fig, output):
     paths = [stem + ".png", stem + ".svg"]
     fig.savefig(paths[0], dpi=130, bbox_inches="tight")
     fig.savefig(paths[1], bbox_inches="tight")
+    print("wrote " + ", ".join(paths))
     return paths
 
 

@@ -61,8 +61,7 @@ def main():
         ax.set_xlabel("to")
         ax.set_ylabel("from")
         ax.set_title(f"{doc.get('name', args.topology)}: {args.matrix}")
-        paths = R.save(fig, args.output)
-        print("wrote " + ", ".join(paths))
+        R.save(fig, args.output)
     except R.PlotError as e:
         R.fail(__file__, str(e))
 

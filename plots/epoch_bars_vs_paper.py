@@ -59,8 +59,7 @@ def main():
                      + (f" - mean abs. error of the predicted rows {mae:.0f} %" if isinstance(mae, (int, float)) else ""))
         ax.legend(fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
-        paths = R.save(fig, args.output)
-        print("wrote " + ", ".join(paths))
+        R.save(fig, args.output)
     except R.PlotError as e:
         R.fail(__file__, str(e))
 

@@ -76,8 +76,7 @@ def main():
         ax.set_title(args.title or f"Predicted vs measured ({inside} of {len(pairs)} within +-{args.band:g} %)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        paths = R.save(fig, args.output)
-        print("wrote " + ", ".join(paths))
+        R.save(fig, args.output)
     except R.PlotError as e:
         R.fail(__file__, str(e))
 

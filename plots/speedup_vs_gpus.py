@@ -71,8 +71,7 @@ def main():
         ax.grid(True, which="both", alpha=0.3)
         ax.set_title(args.title or f"Speed-up vs GPUs ({args.executor})")
         ax.legend(fontsize=8)
-        paths = R.save(fig, args.output)
-        print("wrote " + ", ".join(paths))
+        R.save(fig, args.output)
     except R.PlotError as e:
         R.fail(__file__, str(e))
 

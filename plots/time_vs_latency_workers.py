@@ -67,8 +67,7 @@ def main():
         fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, -0.02 - 0.02 * len(sizes)))
         fig.suptitle("Source B: PS, ring, hierarchical, PS-HRA (k = 4) on a uniform 10 GB/s network")
         fig.tight_layout()
-        paths = R.save(fig, args.output)
-        print("wrote " + ", ".join(paths))
+        R.save(fig, args.output)
     except R.PlotError as e:
         R.fail(__file__, str(e))
 

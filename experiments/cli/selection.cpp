@@ -73,6 +73,24 @@ std::string params_text(const models::ResultRecord& r, const models::SyncParams&
 
 }  // namespace
 
+void print_plan_heading(std::ostream& out, const std::string& verb, const Plan& plan) {
+  const models::Topology& topology = plan.topology.topology;
+  out << "gradsync " << verb << ": topology " << topology.name() << " (" << topology.gpus().size() << " GPUs), ";
+  if (plan.workload && !plan.sizes[0]) {
+    const auto& w = *plan.workload;
+    out << "workload " << w.name << " (" << format_fixed(w.total_params() / 1e6, 1) << " M params, "
+        << format_bytes(w.gradient_bytes()) << " per sync, " << format_seconds(w.compute_s())
+        << " compute per minibatch, " << w.minibatches_per_epoch << " minibatches per epoch)";
+  } else {
+    out << "sizes given (no workload: no iteration or epoch figures)";
+  }
+  out << ", executor " << models::join(plan.executors, ", ");
+  if (std::find(plan.executors.begin(), plan.executors.end(), "sim") != plan.executors.end()) {
+    out << " (SimGrid, network model " << plan.sim.network.name << ")";
+  }
+  out << "\n\n";
+}
+
 int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& verb) {
   const models::Topology& topology = plan.topology.topology;
   const std::string format = choose_format(o.format, o.output);
@@ -173,20 +191,8 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
     if (!row_notes[r].empty()) table.add_note_row(row_notes[r]);
   }
 
-  std::cout << "gradsync " << verb << ": topology " << topology.name() << " (" << topology.gpus().size() << " GPUs), ";
-  if (plan.workload && !plan.sizes[0]) {
-    const auto& w = *plan.workload;
-    std::cout << "workload " << w.name << " (" << format_fixed(w.total_params() / 1e6, 1) << " M params, "
-              << format_bytes(w.gradient_bytes()) << " per sync, " << format_seconds(w.compute_s())
-              << " compute per minibatch, " << w.minibatches_per_epoch << " minibatches per epoch)";
-  } else {
-    std::cout << "sizes given (no workload: no iteration or epoch figures)";
-  }
-  std::cout << ", executor " << models::join(plan.executors, ", ");
-  if (std::find(plan.executors.begin(), plan.executors.end(), "sim") != plan.executors.end()) {
-    std::cout << " (SimGrid, network model " << plan.sim.network.name << ")";
-  }
-  std::cout << "\n\n" << table.render() << "\n";
+  print_plan_heading(std::cout, verb, plan);
+  std::cout << table.render() << "\n";
   if (plan.workload && !plan.sizes[0]) {
     const auto& w = *plan.workload;
     std::cout << "speed-up: one GPU training alone (" << format_seconds(w.compute_s() * w.minibatches_per_epoch)

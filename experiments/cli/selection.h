@@ -35,6 +35,8 @@ Experiment experiment_from_flags(const SelectionOptions& o, const std::vector<st
 
 // Evaluates every point, prints a table (or writes JSON lines / CSV), writes the trace.
 // `verb` names the command in the header.
+// "gradsync VERB: topology ..., workload ..., executor ..." and a blank line.
+void print_plan_heading(std::ostream& out, const std::string& verb, const Plan& plan);
 int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& verb);
 
 }  // namespace gradsync::experiments::cli

@@ -9,6 +9,7 @@
 
 #include "experiments/cli/commands.h"
 #include "experiments/cli/output.h"
+#include "experiments/cli/selection.h"
 #include "experiments/sweep.h"
 #include "experiments/table.h"
 #include "models/error.h"
@@ -78,21 +79,8 @@ void print_table(const Plan& plan, const std::vector<Point>& points, const std::
     }
     table.add_row(row);
   }
-  const models::Topology& topology = plan.topology.topology;
-  std::cout << "gradsync sweep: topology " << topology.name() << " (" << topology.gpus().size() << " GPUs), ";
-  if (plan.workload && !plan.sizes[0]) {
-    const auto& w = *plan.workload;
-    std::cout << "workload " << w.name << " (" << format_fixed(w.total_params() / 1e6, 1) << " M params, "
-              << format_bytes(w.gradient_bytes()) << " per sync, " << format_seconds(w.compute_s())
-              << " compute per minibatch, " << w.minibatches_per_epoch << " minibatches per epoch)";
-  } else {
-    std::cout << "sizes given (no workload: no iteration or epoch figures)";
-  }
-  std::cout << ", executor " << models::join(plan.executors, ", ");
-  if (std::find(plan.executors.begin(), plan.executors.end(), "sim") != plan.executors.end()) {
-    std::cout << " (SimGrid, network model " << plan.sim.network.name << ")";
-  }
-  std::cout << "\n\n" << table.render();
+  print_plan_heading(std::cout, "sweep", plan);
+  std::cout << table.render();
   if (plan.workload && !plan.sizes[0]) {
     const auto& w = *plan.workload;
     std::cout << "\nspeed-up: one GPU training alone (" << format_seconds(w.compute_s() * w.minibatches_per_epoch)

@@ -44,15 +44,6 @@ const models::ResultRecord& Batch::record(std::size_t id) const {
 }
 
 namespace {
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 std::string tag_text(const ordered_json& tag) {
   std::vector<std::string> parts;
@@ -72,7 +63,7 @@ void Batch::write(const std::string& dir, const std::string& stem) const {
     jsonl += j.dump() + "\n";
     std::string row = models::to_csv_row(*outcomes_[i].record);
     row.pop_back();
-    csv += row + "," + csv_escape(tag_text(tags_[i])) + "\n";
+    csv += row + "," + models::csv_escape(tag_text(tags_[i])) + "\n";
   }
   write_text(dir, stem + ".jsonl", jsonl);
   write_text(dir, stem + ".csv", csv);
@@ -125,6 +116,15 @@ void make_dir(const std::string& dir) {
 
 void write_text(const std::string& dir, const std::string& name, const std::string& text) {
   models::write_file_atomically((std::filesystem::path(dir) / name).string(), text);
+}
+
+void write_outputs(const std::string& dir, const std::string& name, const Batch& batch,
+                   const models::ordered_json& comparison, Report& report) {
+  batch.write(dir, name);
+  write_text(dir, name + "-comparison.json", comparison.dump(1) + "\n");
+  report << "wrote " << dir << "/" << name << ".jsonl, " << name << ".csv (" << batch.size() << " records), " << name
+         << "-comparison.json, " << name << ".txt\n";
+  write_text(dir, name + ".txt", report.text());
 }
 
 }  // namespace gradsync::experiments::reproduce

@@ -93,6 +93,10 @@ models::Placement paper_placement(const models::Topology& topology, int n);
 // Creates DIR (and parents); InputError when it cannot.
 void make_dir(const std::string& dir);
 void write_text(const std::string& dir, const std::string& name, const std::string& text);
+// DIR/NAME.jsonl and .csv (the records), DIR/NAME-comparison.json, and DIR/NAME.txt (the report,
+// ending with the list of what was written).
+void write_outputs(const std::string& dir, const std::string& name, const Batch& batch,
+                   const models::ordered_json& comparison, Report& report);
 
 // Individual reproductions; each prints its report to `out` and writes its files.
 void source_a(const Options& options, std::ostream& out);

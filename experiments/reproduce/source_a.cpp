@@ -422,10 +422,7 @@ void source_a(const Options& o, std::ostream& out) {
       << "   per step shrink more slowly than the compute.\n\n";
   comparison["vocabulary"] = vocab_json;
 
-  batch.write(o.out_dir, "source-a");
-  write_text(o.out_dir, "source-a-comparison.json", comparison.dump(1) + "\n");
-  rep << "wrote " << o.out_dir << "/source-a.jsonl, source-a.csv (" << batch.size() << " records), source-a-comparison.json, source-a.txt\n";
-  write_text(o.out_dir, "source-a.txt", rep.text());
+  write_outputs(o.out_dir, "source-a", batch, comparison, rep);
 }
 
 }  // namespace gradsync::experiments::reproduce

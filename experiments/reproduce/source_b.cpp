@@ -278,10 +278,7 @@ void source_b(const Options& o, std::ostream& out) {
       << "server lies between), and a representative's broadcast to its N/k - 1 group members leaves through its one link\n"
       << "((N/k - 1) x S/B instead of the formula's S/B), which makes hierarchical and PS-HRA grow with N on this star.\n\n";
 
-  batch.write(o.out_dir, "source-b");
-  write_text(o.out_dir, "source-b-comparison.json", comparison.dump(1) + "\n");
-  rep << "wrote " << o.out_dir << "/source-b.jsonl, source-b.csv (" << batch.size() << " records), source-b-comparison.json, source-b.txt\n";
-  write_text(o.out_dir, "source-b.txt", rep.text());
+  write_outputs(o.out_dir, "source-b", batch, comparison, rep);
 }
 
 }  // namespace gradsync::experiments::reproduce

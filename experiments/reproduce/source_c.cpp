@@ -283,10 +283,7 @@ void source_c(const Options& o, std::ostream& out) {
       << " over InfiniBand.\n\n";
   comparison["ps_remarks"] = ps_json;
 
-  batch.write(o.out_dir, "source-c");
-  write_text(o.out_dir, "source-c-comparison.json", comparison.dump(1) + "\n");
-  rep << "wrote " << o.out_dir << "/source-c.jsonl, source-c.csv (" << batch.size() << " records), source-c-comparison.json, source-c.txt\n";
-  write_text(o.out_dir, "source-c.txt", rep.text());
+  write_outputs(o.out_dir, "source-c", batch, comparison, rep);
 }
 
 }  // namespace gradsync::experiments::reproduce
