@@ -53,6 +53,8 @@ TEST_F(Testbed, UpAndDownExactlyIdempotentAndAfterACrash) {
   const auto tc = run_command("ip netns exec gst-gpu0 tc qdisc show dev data0");
   EXPECT_NE(tc.out.find("tbf"), std::string::npos) << tc.out;
   EXPECT_NE(tc.out.find("rate 476"), std::string::npos) << tc.out;
+  // ... and what the bucket saved while idle drains at most 2 % faster (476.8 x 1.02 = 486.3).
+  EXPECT_NE(tc.out.find("peakrate 486"), std::string::npos) << tc.out;
   // Up again: the same testbed, nothing doubled.
   ASSERT_EQ(gradsync("testbed up source-a-titanx-4gpu --scale 0.01").status, 0);
   EXPECT_EQ(count_namespaces(), 5);
