@@ -42,6 +42,10 @@ class Transport {
   virtual std::size_t wait_any(const std::vector<int>& handles) = 0;
   virtual void begin_round() {}  // NCCL groups a round's operations
   virtual void end_round() {}
+  // Called from the watchdog's thread when the job is being aborted, before MPI_Abort:
+  // tear down what MPI_Abort does not (NCCL communicators). Must be safe while another
+  // thread waits in this transport.
+  virtual void abort() {}
 };
 
 struct Backend {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "runtime/kernels/kernels.h"
+#include "runtime/watchdog.h"
 
 namespace gradsync::runtime {
 
@@ -242,6 +243,7 @@ void ScheduleExecutor::run_lockstep_round(std::size_t round, SyncStats& stats, m
     work.push_back(std::move(w));
   }
   if (work.empty()) return;
+  watchdog_round(round, s_.rounds.size(), &r.phase);
   const double start = now_s();
   // Quantise what goes out quantised; staging for what comes in quantised.
   for (auto& w : work) {
@@ -359,8 +361,10 @@ void ScheduleExecutor::run_event_loop(int server, SyncStats& stats, models::Trac
     }
   };
   for (auto& [id, peer] : peers) start_round(id, peer);
+  watchdog_step("serving asynchronous pushes");
   while (!live.empty()) {
     const std::size_t k = transport_.wait_any(live);
+    watchdog_progress();
     const int h = live[k];
     live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
     const int peer_id = handle_peer[static_cast<std::size_t>(h)];
@@ -416,6 +420,7 @@ SyncStats ScheduleExecutor::run(models::Trace* trace, double origin) {
     if (map_.event_loop[static_cast<std::size_t>(p)]) run_event_loop(p, stats, trace, origin);
   }
   for (std::size_t r = 0; r < s_.rounds.size(); ++r) run_lockstep_round(r, stats, trace, origin);
+  watchdog_step("after the synchronisation");  // (the round's phase belongs to the schedule)
   stats.seconds = now_s() - start;
   return stats;
 }

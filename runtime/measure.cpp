@@ -12,6 +12,7 @@
 #include "models/matrix_inference.h"
 #include "runtime/kernels/kernels.h"
 #include "runtime/run_backends.h"
+#include "runtime/watchdog.h"
 
 namespace gradsync::runtime {
 
@@ -144,6 +145,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
 
   const auto progress = [&](const char* what, int i, int total) {
     if (rank == 0) std::fprintf(stderr, "\rmeasure: %s %d/%d ...   ", what, i, total);
+    watchdog_context(std::string("measure: ") + what + " " + std::to_string(i) + "/" + std::to_string(total));
   };
   // Each ordered pair alone: a transfer of the probe size (its median rate is the pair's
   // bandwidth, per-message overheads of large messages included), both directions at
@@ -180,6 +182,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
     for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(static_cast<int>(i % 1000) - 500);
     std::vector<std::uint8_t> payload(onebit_bytes(count, 1024));
     for (int r = 0; r < size; ++r) {
+      watchdog_context("measure: local rates of rank " + std::to_string(r));
       quiet_barrier(comm);
       if (rank != r) continue;
       // One untimed pass first: the buffers' pages are touched, caches warm.

@@ -7,9 +7,13 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -28,10 +32,14 @@
 #include "runtime/executor.h"
 #include "runtime/measure.h"
 #include "runtime/run_backends.h"
+#include "runtime/watchdog.h"
 
 using namespace gradsync;
 
 namespace {
+
+// The transport the watchdog tears down before MPI_Abort (NCCL communicators).
+std::atomic<runtime::Transport*> g_abort_transport{nullptr};
 
 struct Options {
   std::string strategy = "ring";
@@ -41,6 +49,7 @@ struct Options {
   std::string backend = "mpi_host";
   std::string begin = "1MiB", end = "", factor = "2";
   int iterations = 20, warmup = 5;
+  double timeout_s = 20;
   bool check = false;
   bool vs_mpi = false;
   int workers = 0;
@@ -66,7 +75,99 @@ double parse_bytes(const std::string& text, const std::string& what) {
   if (text.empty() || endp == text.c_str() || scale == 0 || !(v >= 0) || !std::isfinite(v)) {
     throw models::InputError(what + " \"" + text + "\": expected a size in bytes like 1048576, 64K, 1M, 2GiB");
   }
+  if (v * scale > models::kMaxBytes) {
+    throw models::InputError(what + " \"" + text + "\": expected a size of at most 1 PiB (1125899906842624 bytes)");
+  }
   return v * scale;
+}
+
+// --- flag checks (CLI11's PositiveNumber / NonNegativeNumber say "Value 0 not in range 0 to
+// 1.79769e+308" and let "nan" through; these name the value and the bounds) -------------------
+
+CLI::Validator whole_number_in(long long minimum, long long maximum) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || errno == ERANGE || v < minimum || v > maximum) {
+          return "got \"" + text + "\"; expected a whole number between " + std::to_string(minimum) + " and " +
+                 std::to_string(maximum);
+        }
+        return {};
+      },
+      "INT");
+}
+
+CLI::Validator finite_number_in(double minimum, double maximum) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < minimum || v > maximum) {
+          char range[80];
+          std::snprintf(range, sizeof range, "between %g and %g", minimum, maximum);
+          return "got \"" + text + "\"; expected a number " + range;
+        }
+        return {};
+      },
+      "NUMBER");
+}
+
+// -f: a finite factor (above 1 when -e goes beyond -b).
+double parse_factor(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v)) {
+    throw models::InputError("-f \"" + text + "\": expected a size multiplication factor like 2");
+  }
+  return v;
+}
+
+// For CLI::ExtrasError: "unknown flag --chek (did you mean '--check'?)" when a leftover
+// argument looks like a flag; "" otherwise.
+std::string unknown_flag_message(CLI::App& app) {
+  std::vector<CLI::App*> apps = {&app};
+  for (CLI::App* sub : app.get_subcommands()) apps.push_back(sub);
+  std::vector<std::string> flags;
+  for (CLI::App* a : apps) {
+    for (const CLI::Option* opt : a->get_options()) {
+      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
+      for (const auto& n : opt->get_snames()) flags.push_back("-" + n);
+    }
+  }
+  const std::string path = app.get_name() + (apps.size() > 1 ? " " + apps.back()->get_name() : std::string());
+  for (const std::string& arg : app.remaining(true)) {
+    if (arg.size() < 2 || arg[0] != '-' || std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.') continue;
+    const std::string flag = arg.substr(0, arg.find('='));
+    return path + ": unknown flag " + flag + models::did_you_mean(flag, flags) + "; see " + path + " --help";
+  }
+  return {};
+}
+
+// Where results go, checked by rank 0 before any work and agreed by every rank (so that no rank
+// runs on while the others stop). Throws the same InputError on every rank.
+void check_output_files(const Options& o, MPI_Comm comm, int rank) {
+  std::string problem;
+  if (rank == 0) {
+    namespace fs = std::filesystem;
+    for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-o", o.output}, {"--trace", o.trace}}) {
+      if (path.empty() || !problem.empty()) continue;
+      const fs::path target(path);
+      const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+      std::error_code ec;
+      if (!fs::is_directory(folder, ec)) {
+        problem = flag + " " + path + ": the folder " + folder.string() + " does not exist";
+      } else if (fs::is_directory(target, ec)) {
+        problem = flag + " " + path + ": is a folder; expected a file name";
+      }
+    }
+  }
+  int length = static_cast<int>(problem.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  problem.resize(static_cast<std::size_t>(length));
+  if (length > 0) MPI_Bcast(problem.data(), length, MPI_CHAR, 0, comm);
+  if (!problem.empty()) throw models::InputError(problem);
 }
 
 std::string format_table_row(double bytes, double count, double time_us, double algbw, double busbw, std::uint64_t wrong,
@@ -98,13 +199,17 @@ double time_mpi_allreduce(MPI_Comm comm, std::size_t count, int warmup, int iter
   return iterations ? total / iterations : 0;
 }
 
-int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
+int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
   const int workers = o.workers > 0 ? o.workers : size;
   if (workers > size) {
     throw models::InputError("--workers " + std::to_string(workers) + ": only " + std::to_string(size) +
                              " processes; expected at most as many workers as processes");
   }
   runtime::Backend backend = runtime::make_backend(o.backend, comm, rank);
+  g_abort_transport.store(backend.transport.get());
+  struct ClearOnExit {
+    ~ClearOnExit() { g_abort_transport.store(nullptr); }
+  } clear_on_exit;
 
   models::LoadedTopology loaded = o.topology.empty()
                                       ? models::LoadedTopology{models::flat_topology(std::max(workers, 1)), std::nullopt}
@@ -119,9 +224,13 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
   }
   const double first = parse_bytes(o.begin, "-b");
   const double last = o.end.empty() ? first : parse_bytes(o.end, "-e");
-  const double factor = std::stod(o.factor);
+  const double factor = parse_factor(o.factor);
   if (!(factor > 1) && last > first) throw models::InputError("-f " + o.factor + ": expected a factor above 1");
-  if (last < first) throw models::InputError("-e: the last size is below the first (-b)");
+  if (last < first) {
+    throw models::InputError("-e " + o.end + ": the last size (" + std::to_string(static_cast<std::uint64_t>(last)) +
+                             " B) is below the first (-b " + o.begin + " = " + std::to_string(static_cast<std::uint64_t>(first)) +
+                             " B); expected -e at least -b");
+  }
 
   if (rank == 0) {
     std::printf("# gradsync-run: strategy %s, %d workers on %d processes, backend %s, topology %s\n", strategy.name.c_str(),
@@ -160,10 +269,16 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
       }
       return executor.run(t, origin);
     };
-    for (int i = 0; i < o.warmup; ++i) one_iteration(nullptr, 0);
+    const std::string at_size = "size " + std::to_string(static_cast<std::uint64_t>(aligned)) + " B";
+    for (int i = 0; i < o.warmup; ++i) {
+      watch.context(at_size + ", warm-up iteration " + std::to_string(i + 1) + "/" + std::to_string(o.warmup));
+      one_iteration(nullptr, 0);
+    }
     double total = 0;
     runtime::SyncStats stats;
     for (int i = 0; i < o.iterations; ++i) {
+      watch.context(at_size + ", timed iteration " + std::to_string(i + 1) + "/" + std::to_string(o.iterations));
+      watch.step("barrier before the iteration");
       MPI_Barrier(comm);
       const double origin = MPI_Wtime();
       const bool last_iteration = i + 1 == o.iterations && bytes * factor > last;
@@ -172,6 +287,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
       runtime::SyncStats s = one_iteration(last_iteration && !o.trace.empty() ? &trace : nullptr, steady_origin);
       double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       double slowest = 0;
+      watch.step("gathering the iteration's time (MPI_Allreduce)");
       MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
       total += slowest;
       (void)origin;
@@ -185,6 +301,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
 
     std::uint64_t wrong = 0;
     if (o.check) {
+      watch.context(at_size + ", checked run");
       executor.reset(input);
       executor.run();
       const bool asynchronous_server = std::find(map.event_loop.begin(), map.event_loop.end(), true) != map.event_loop.end();
@@ -312,7 +429,9 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // The watchdog's thread calls MPI_Abort while the main thread may be inside MPI.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -340,44 +459,63 @@ int main(int argc, char** argv) {
   app.add_option("-b,--minbytes", o.begin, "first size")->default_val("1MiB");
   app.add_option("-e,--maxbytes", o.end, "last size (default: the first)");
   app.add_option("-f,--stepfactor", o.factor, "size multiplication factor")->default_val("2");
-  app.add_option("-n,--iters", o.iterations, "timed iterations per size")->check(CLI::NonNegativeNumber)->default_val(20);
-  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per size")->check(CLI::NonNegativeNumber)->default_val(5);
+  app.add_option("-n,--iters", o.iterations, "timed iterations per size")->check(whole_number_in(0, 1000000))->default_val(20);
+  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per size")->check(whole_number_in(0, 1000000))->default_val(5);
   app.add_flag("--check,-c", o.check, "fill inputs whose exact result is known and count wrong elements (exit 1 if any)");
   app.add_flag("--vs-mpi-allreduce", o.vs_mpi, "also time MPI_Allreduce (sum of floats) at every size, and print the ratio");
   app.add_option("--workers", o.workers, "worker ranks (default: every process); extra processes host servers of "
-                                         "asynchronous strategies")->check(CLI::PositiveNumber);
+                                         "asynchronous strategies")->check(whole_number_in(1, 65536));
   app.add_option("--compute-ms", o.compute_ms, "emulated compute per step before each synchronisation (ms)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number_in(0, 1e7));
+  app.add_option("--timeout", o.timeout_s, "seconds without any transfer completing before a rank declares the job "
+                                         "stuck (a rank died or hangs), names where it waits, and aborts it; 0: never")
+      ->check(finite_number_in(0, 1e7))->default_val(20);
   app.add_option("-o,--output", o.output, "write result records (JSON lines) here");
   app.add_option("--trace", o.trace, "write the last iteration's timeline (Chrome trace JSON) here");
   auto* measure = app.add_subcommand("measure", "Measure pairwise bandwidth and latency between ranks; write a matrix-form topology");
   measure->add_option("-o,--output", o.output, "the topology JSON to write")->required();
   measure->add_option("--size", o.measure_size, "bytes per bandwidth probe")->default_val("32MiB");
   measure->add_option("-n,--iters", o.measure_iterations, "repetitions per probe (the median is kept)")
-      ->check(CLI::PositiveNumber)->default_val(5);
+      ->check(whole_number_in(1, 1000000))->default_val(5);
   measure->add_option("--backend", o.backend, "mpi_host, mpi_cuda or nccl")->check(CLI::IsMember(runtime::backend_names()))->default_val("mpi_host");
+  measure->add_option("--timeout", o.timeout_s, "seconds without progress before the job is declared stuck and aborted; 0: never")
+      ->check(finite_number_in(0, 1e7))->default_val(20);
 
   int status = 0;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (rank == 0) status = app.exit(e);
-    else status = e.get_exit_code();
+    const std::string unknown = dynamic_cast<const CLI::ExtrasError*>(&e) ? unknown_flag_message(app) : std::string();
+    if (rank == 0 && !unknown.empty()) {
+      std::cerr << "gradsync-run: error: " << unknown << "\n";
+      status = 2;
+    } else if (rank == 0) {
+      status = app.exit(e);
+    } else {
+      status = e.get_exit_code();
+    }
     if (status != 0) status = 2;
     MPI_Finalize();
     return status;
   }
+  runtime::Watchdog watch(rank, o.timeout_s, [](const std::string&) {
+    if (runtime::Transport* t = g_abort_transport.load()) t->abort();
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  });
+  runtime::WatchdogScope watch_scope(watch);
   try {
+    check_output_files(o, comm, rank);
     if (measure->parsed()) {
       status = runtime::run_measure(comm, rank, size, o.backend, parse_bytes(o.measure_size, "--size"), o.measure_iterations, o.output);
     } else {
-      status = run_sweep(o, comm, rank, size);
+      status = run_sweep(o, comm, rank, size, watch);
     }
   } catch (const models::InputError& e) {
     if (rank == 0) std::cerr << "gradsync-run: error: " << e.what() << "\n";
     status = 2;
   } catch (const std::exception& e) {
-    std::cerr << "gradsync-run: rank " << rank << ": internal error: " << e.what() << "\n";
+    std::cerr << "gradsync-run: " << watch.where() << ": error: " << e.what() << std::endl;
+    if (runtime::Transport* t = g_abort_transport.load()) t->abort();
     MPI_Abort(comm, 1);
   }
   MPI_Finalize();

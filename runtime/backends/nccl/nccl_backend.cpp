@@ -6,11 +6,13 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <cstddef>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -46,6 +48,7 @@ class NcclTransport final : public Transport {
     check_nccl(ncclCommInitRank(&nccl_, size, id, rank), "ncclCommInitRank");
   }
   ~NcclTransport() override {
+    if (aborted_.load()) return;  // ncclCommAbort freed it
     const ncclResult_t status = ncclCommDestroy(nccl_);
     if (status != ncclSuccess) std::cerr << "gradsync: ncclCommDestroy: " << ncclGetErrorString(status) << "\n";
   }
@@ -74,9 +77,25 @@ class NcclTransport final : public Transport {
     check_nccl(ncclGroupEnd(), "ncclGroupEnd", nccl_);
   }
 
+  // Polls rather than blocking in cudaStreamSynchronize, so that an error NCCL reports
+  // asynchronously (a peer gone) or an abort from the watchdog ends the wait (NCCL's
+  // documented fault-handling pattern).
   void wait_all() override {
-    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    while (true) {
+      const cudaError_t state = cudaStreamQuery(stream_.get());
+      if (state == cudaSuccess) break;
+      if (state != cudaErrorNotReady) check_cuda(state, "cudaStreamQuery");
+      if (aborted_.load()) throw std::runtime_error("NCCL communicator aborted");
+      ncclResult_t async = ncclSuccess;
+      check_nccl(ncclCommGetAsyncError(nccl_, &async), "ncclCommGetAsyncError", nccl_);
+      if (async != ncclSuccess && async != ncclInProgress) check_nccl(async, "NCCL (asynchronous error)", nccl_);
+      std::this_thread::yield();
+    }
     posted_ = 0;
+  }
+
+  void abort() override {
+    if (!aborted_.exchange(true)) ncclCommAbort(nccl_);
   }
 
   std::size_t wait_any(const std::vector<int>& /*handles*/) override { throw std::runtime_error(kNoAsync); }
@@ -92,6 +111,7 @@ class NcclTransport final : public Transport {
   std::shared_ptr<CUstream_st> stream_;
   bool in_round_ = false;
   int posted_ = 0;  // handles: 0, 1, ... until wait_all
+  std::atomic<bool> aborted_{false};
 };
 
 }  // namespace
