@@ -1,14 +1,19 @@
 #include "experiments/experiment.h"
 
+#include <filesystem>
 #include <set>
 
 #include "experiments/inputs.h"
 #include "models/error.h"
+#include "models/units.h"
 
 namespace gradsync::experiments {
 
 namespace {
 const std::vector<std::string> kExecutors = {"formula", "analytic", "sim"};
+// Bounds that keep counts in an int and simulations finite.
+constexpr int kMaxGpuCount = 65536;
+constexpr int kMaxIterations = 1000000;
 
 void check_executor(const std::string& e, const std::string& where) {
   if (std::find(kExecutors.begin(), kExecutors.end(), e) == kExecutors.end()) {
@@ -26,17 +31,35 @@ std::vector<int> parse_gpu_counts(const std::string& text) {
       std::size_t used = 0;
       if (dash != std::string::npos && dash > 0) {  // a range "1-4"
         const int lo = std::stoi(item.substr(0, dash), &used);
-        const int hi = std::stoi(item.substr(dash + 1));
-        if (lo > hi) throw std::invalid_argument(item);
+        if (used != dash) throw std::invalid_argument(item);
+        const std::string high = item.substr(dash + 1);
+        const int hi = std::stoi(high, &used);
+        if (used != high.size() || lo > hi) throw std::invalid_argument(item);
+        if (lo < 1 || hi > kMaxGpuCount) {
+          throw models::InputError("--gpus \"" + text + "\": the range \"" + item + "\" goes outside 1.." +
+                                   std::to_string(kMaxGpuCount) + "; expected GPU counts between 1 and " +
+                                   std::to_string(kMaxGpuCount));
+        }
         for (int n = lo; n <= hi; ++n) counts.push_back(n);
       } else {
         const int n = std::stoi(item, &used);
         if (used != item.size()) throw std::invalid_argument(item);
+        if (n < 1 || n > kMaxGpuCount) {
+          throw models::InputError("--gpus \"" + text + "\": \"" + item + "\" is outside 1.." +
+                                   std::to_string(kMaxGpuCount) + "; expected GPU counts between 1 and " +
+                                   std::to_string(kMaxGpuCount));
+        }
         counts.push_back(n);
       }
     } catch (const std::logic_error&) {
       throw models::InputError("--gpus \"" + text + "\": \"" + item +
                                "\" is not a GPU count; expected counts like 4, 1,2,4 or 1-4");
+    }
+  }
+  std::set<int> seen;
+  for (int n : counts) {
+    if (!seen.insert(n).second) {
+      throw models::InputError("--gpus \"" + text + "\": " + std::to_string(n) + " GPUs is listed twice; expected each count once");
     }
   }
   return counts;
@@ -52,7 +75,13 @@ std::vector<StrategyChoice> choose_strategies(const std::vector<std::string>& na
     }
   } else {
     for (const auto& item : names) {
-      for (const auto& name : models::split_list(item, "--strategy")) chosen.push_back(&models::find_strategy(name));
+      for (const auto& name : models::split_list(item, "--strategy")) {
+        const models::Strategy* s = &models::find_strategy(name);
+        if (std::find(chosen.begin(), chosen.end(), s) != chosen.end()) {
+          throw models::InputError("--strategy " + name + ": listed twice; expected each strategy once");
+        }
+        chosen.push_back(s);
+      }
     }
   }
   for (const auto& [key, value] : params.values()) {
@@ -72,7 +101,7 @@ std::vector<StrategyChoice> choose_strategies(const std::vector<std::string>& na
   }
   std::vector<StrategyChoice> out;
   for (const auto* s : chosen) {
-    StrategyChoice c{s, {}};
+    StrategyChoice c{s, {}, {}};
     for (const auto& spec : models::params_of(*s)) {
       if (auto v = params.get(spec.name)) c.params.set(spec.name, *v);
     }
@@ -81,39 +110,65 @@ std::vector<StrategyChoice> choose_strategies(const std::vector<std::string>& na
   return out;
 }
 
-Experiment load_experiment(const std::string& path) {
-  const models::JsonView doc = models::JsonView::load_file(path);
+Experiment load_experiment(const std::string& path) { return load_experiment(models::JsonView::load_file(path)); }
+
+Experiment load_experiment(const models::JsonView& doc) {
   doc.expect_object({"topology", "workload", "sizes_bytes", "gpus", "ranks", "strategies", "executors", "iterations",
                      "network_model", "latency_factor", "bandwidth_factor", "speeds", "jitter_cv", "seed", "description"});
   Experiment e;
-  e.source = path;
+  e.source = doc.source();
   e.topology = doc.has("topology") ? doc.at("topology").as_string() : std::string(kDefaultTopology);
   if (auto v = doc.get("workload")) e.workload = v->as_string();
+  if (auto v = doc.get("description")) v->as_string();  // free text, but text
+  // A list given must hold something, and no item twice (a repeated point would be computed
+  // twice and collide in sweep files).
+  auto non_empty = [](const models::JsonView& v, const std::vector<models::JsonView>& items, const std::string& what) {
+    if (items.empty()) v.fail("at least one " + what);
+    return items;
+  };
+  auto once = [](const models::JsonView& item, const models::json& value, std::set<std::string>& seen, const std::string& what) {
+    if (!seen.insert(value.dump()).second) item.fail(what + " not listed before");
+  };
+  std::set<std::string> seen;
   if (auto v = doc.get("sizes_bytes")) {
-    for (const auto& s : v->items()) e.sizes_bytes.push_back(s.as_non_negative());
-    if (e.sizes_bytes.empty()) v->fail("at least one size in bytes");
+    for (const auto& s : non_empty(*v, v->items(), "size in bytes")) {
+      e.sizes_bytes.push_back(static_cast<double>(s.as_integer_in(0, static_cast<std::int64_t>(models::kMaxBytes))));
+      once(s, models::json(e.sizes_bytes.back()), seen, "a size");
+    }
     if (!e.workload.empty()) doc.fail_message("gives both \"workload\" and \"sizes_bytes\"; expected one of them");
   }
   if (auto v = doc.get("gpus")) {
-    for (const auto& g : v->items()) e.gpus.push_back(static_cast<int>(g.as_integer_at_least(1)));
+    seen.clear();
+    for (const auto& g : non_empty(*v, v->items(), "GPU count")) {
+      const std::int64_t n = g.as_integer_at_least(1);
+      if (n > kMaxGpuCount) g.fail("a GPU count of at most " + std::to_string(kMaxGpuCount));
+      e.gpus.push_back(static_cast<int>(n));
+      once(g, models::json(e.gpus.back()), seen, "a GPU count");
+    }
   }
   if (auto v = doc.get("ranks")) {
-    for (const auto& r : v->items()) e.ranks.push_back(r.as_string());
+    seen.clear();
+    for (const auto& r : non_empty(*v, v->items(), "GPU id")) {
+      e.ranks.push_back(r.as_string());
+      once(r, r.value(), seen, "a GPU id");
+    }
     if (!e.gpus.empty()) doc.fail_message("gives both \"gpus\" and \"ranks\"; expected one of them");
   }
   if (auto v = doc.get("executors")) {
     e.executors.clear();
-    for (const auto& x : v->items()) {
+    seen.clear();
+    for (const auto& x : non_empty(*v, v->items(), "executor")) {
       const std::string name = x.as_string();
       if (std::find(kExecutors.begin(), kExecutors.end(), name) == kExecutors.end()) {
         x.fail("one of " + models::join(kExecutors) + models::did_you_mean(name, kExecutors));
       }
+      once(x, x.value(), seen, "an executor");
       e.executors.push_back(name);
     }
-    if (e.executors.empty()) v->fail("at least one executor");
   }
   if (auto v = doc.get("strategies")) {
-    for (const auto& sv : v->items()) {
+    seen.clear();
+    for (const auto& sv : non_empty(*v, v->items(), "strategy (or leave \"strategies\" out for all of them)")) {
       if (!sv.value().is_object()) sv.fail("an object like {\"name\": \"ring\"}");
       const std::string name = sv.at("name").as_string();
       const models::Strategy* strategy = nullptr;
@@ -122,10 +177,11 @@ Experiment load_experiment(const std::string& path) {
       } catch (const models::InputError& err) {
         sv.at("name").fail_message(err.what());
       }
+      once(sv, sv.value(), seen, "a strategy with parameters");
       std::vector<std::string> allowed = {"name"};
       for (const auto& spec : models::params_of(*strategy)) allowed.push_back(spec.name);
       sv.expect_object(allowed);
-      StrategyChoice c{strategy, {}};
+      StrategyChoice c{strategy, {}, sv.where()};
       for (const auto& [key, member] : sv.value().items()) {
         if (key == "name") continue;
         const auto mv = sv.child(member, key);
@@ -135,44 +191,85 @@ Experiment load_experiment(const std::string& path) {
       e.strategies.push_back(std::move(c));
     }
   }
-  if (auto v = doc.get("iterations")) e.sim.iterations = static_cast<int>(v->as_integer_at_least(1));
+  if (auto v = doc.get("iterations")) e.sim.iterations = static_cast<int>(v->as_integer_in(1, kMaxIterations));
   if (auto v = doc.get("network_model")) {
     e.sim.network.name = v->as_string();
     if (e.sim.network.name != "CM02" && e.sim.network.name != "LV08") v->fail("\"CM02\" or \"LV08\"");
   }
-  if (auto v = doc.get("latency_factor")) e.sim.network.latency_factor = v->as_positive();
-  if (auto v = doc.get("bandwidth_factor")) e.sim.network.bandwidth_factor = v->as_positive();
+  if (auto v = doc.get("latency_factor")) e.sim.network.latency_factor = v->as_number_in(1e-6, 1e6, "a factor");
+  if (auto v = doc.get("bandwidth_factor")) e.sim.network.bandwidth_factor = v->as_number_in(1e-6, 1e6, "a factor");
   if (auto v = doc.get("speeds")) {
-    for (const auto& s : v->items()) e.sim.speeds.push_back(s.as_positive());
+    for (const auto& s : non_empty(*v, v->items(), "relative speed (one per rank)")) {
+      e.sim.speeds.push_back(s.as_number_in(1e-3, 1e3, "a relative speed"));
+    }
   }
-  if (auto v = doc.get("jitter_cv")) e.sim.jitter_cv = v->as_non_negative();
+  if (auto v = doc.get("jitter_cv")) e.sim.jitter_cv = v->as_number_in(0, 10, "a coefficient of variation");
   if (auto v = doc.get("seed")) e.sim.seed = static_cast<std::uint64_t>(v->as_integer_at_least(0));
   return e;
 }
 
+std::string located_error(const StrategyChoice& c, const std::string& message) {
+  const std::string flag = "--param ";
+  if (c.origin.empty() || message.rfind(flag, 0) != 0) return message;
+  std::string where = c.origin;
+  const std::string key = message.substr(flag.size(), message.find_first_of("= :,", flag.size()) - flag.size());
+  if (c.params.get(key)) where += "/" + key;
+  return where + ": " + message;
+}
+
 Plan make_plan(const Experiment& e) {
   for (const auto& x : e.executors) check_executor(x, e.source);
-  Plan plan{load_topology_arg(e.topology.empty() ? std::string(kDefaultTopology) : e.topology), std::nullopt, {}, {}, {}, e.executors, e.sim};
+  // An experiment file's values are named by their JSON path (the flags name themselves).
+  const bool from_file = e.source != Experiment{}.source;
+  const std::string topology = e.topology.empty() ? std::string(kDefaultTopology) : e.topology;
+  if (from_file) {
+    try {
+      models::resolve_topology_path(topology);
+    } catch (const models::InputError&) {
+      const auto names = models::shipped_topology_names();
+      throw models::InputError(e.source + ": /topology: got \"" + topology +
+                               "\"; expected a topology file or a shipped topology" + models::did_you_mean(topology, names) +
+                               ": " + models::join(names));
+    }
+  }
+  Plan plan{load_topology_arg(topology), std::nullopt, {}, {}, {}, e.executors, e.sim};
   const models::Topology& t = plan.topology.topology;
   if (!e.sizes_bytes.empty()) {
     for (double s : e.sizes_bytes) plan.sizes.push_back(s);
   } else {
-    plan.workload = models::load_workload(e.workload.empty() ? kDefaultWorkload : e.workload);
+    const std::string workload = e.workload.empty() ? kDefaultWorkload : e.workload;
+    std::error_code ec;
+    if (from_file && !models::workload_preset(workload) && !std::filesystem::exists(workload, ec)) {
+      const auto presets = models::workload_preset_names();
+      throw models::InputError(e.source + ": /workload: got \"" + workload + "\"; expected a workload file or a preset" +
+                               models::did_you_mean(workload, presets) + ": " + models::join(presets));
+    }
+    plan.workload = models::load_workload(workload);
     plan.sizes.push_back(std::nullopt);
   }
   plan.strategies = e.strategies.empty() ? choose_strategies({}, {}, e.executors) : e.strategies;
+  const int gpus = static_cast<int>(t.gpus().size());
   if (!e.ranks.empty()) {
-    plan.placements.push_back(models::named_gpus(t, e.ranks));
+    plan.placements.push_back(models::named_gpus(t, e.ranks, from_file ? e.source + ": /ranks" : "--ranks"));
   } else if (e.gpus.empty()) {
-    plan.placements.push_back(models::first_gpus(t, static_cast<int>(t.gpus().size())));
+    plan.placements.push_back(models::first_gpus(t, gpus));
   } else {
-    for (int n : e.gpus) plan.placements.push_back(models::first_gpus(t, n));
+    for (std::size_t i = 0; i < e.gpus.size(); ++i) {
+      const int n = e.gpus[i];
+      if (from_file && (n < 1 || n > gpus)) {
+        throw models::InputError(e.source + ": /gpus/" + std::to_string(i) + ": got " + std::to_string(n) +
+                                 "; expected a GPU count between 1 and " + std::to_string(gpus) + " (topology \"" + t.name() +
+                                 "\" has " + std::to_string(gpus) + " GPUs)");
+      }
+      plan.placements.push_back(models::first_gpus(t, n));
+    }
   }
   if (!e.sim.speeds.empty()) {
     for (const auto& p : plan.placements) {
       if (e.sim.speeds.size() != static_cast<std::size_t>(p.size())) {
-        throw models::InputError(e.source + ": \"speeds\" has " + std::to_string(e.sim.speeds.size()) + " values but a run has " +
-                                 std::to_string(p.size()) + " ranks; expected one speed per rank (give a single GPU count)");
+        throw models::InputError(e.source + (from_file ? ": /speeds: " : ": \"speeds\" ") + "has " +
+                                 std::to_string(e.sim.speeds.size()) + " values but a run has " + std::to_string(p.size()) +
+                                 " ranks; expected one speed per rank (give a single GPU count)");
       }
     }
   }

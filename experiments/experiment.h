@@ -27,7 +27,13 @@ namespace gradsync::experiments {
 struct StrategyChoice {
   const models::Strategy* strategy = nullptr;
   models::SyncParams params;  // only parameters this strategy declares
+  std::string origin;  // "FILE: /strategies/2" when an experiment file chose it; "" for flags
 };
+
+// A parameter error ("--param k=0 ...") raised while evaluating a point of `c`, with the place
+// in the experiment file that gave the parameter in front ("FILE: /strategies/2/k: --param ...").
+// Other messages, and choices made by flags, are returned unchanged.
+std::string located_error(const StrategyChoice& c, const std::string& message);
 
 struct SimSettings {
   sim::NetworkModel network;
@@ -51,6 +57,8 @@ struct Experiment {
 };
 
 Experiment load_experiment(const std::string& path);
+// The same from a parsed document; its source() names it in messages and in Experiment::source.
+Experiment load_experiment(const models::JsonView& doc);
 
 // Spreads --param values over the chosen strategies (each gets the ones it declares);
 // a parameter no chosen strategy declares is an error listing theirs.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "models/error.h"
+#include "models/units.h"
 
 namespace gradsync::experiments {
 
@@ -96,7 +97,16 @@ double parse_size(const std::string& text, const std::string& what) {
     throw models::InputError(what + " \"" + text +
                              "\": expected a size in bytes, optionally with a unit: B, kB, MB, GB, KiB, MiB, GiB (e.g. 64MiB)");
   }
-  return v * scale;
+  const double bytes = v * scale;
+  if (bytes > models::kMaxBytes) {
+    throw models::InputError(what + " \"" + text + "\": expected a size of at most 1 PiB (1125899906842624 bytes)");
+  }
+  // Whole bytes ("1.5KiB" is 1536 bytes; "1.5" is not a size).
+  const double whole = std::round(bytes);
+  if (std::fabs(bytes - whole) > 1e-6 * std::max(1.0, bytes)) {
+    throw models::InputError(what + " \"" + text + "\": " + format_fixed(bytes, 3) + " bytes; expected a whole number of bytes");
+  }
+  return whole;
 }
 
 }  // namespace gradsync::experiments

@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
 #include "models/error.h"
+#include "models/units.h"
 
 namespace gradsync::models {
 namespace {
@@ -67,11 +69,90 @@ std::string describe_value(const json& value) {
   return text;
 }
 
+namespace {
+
+// Follows the parser through the document to name the place of a key given twice in one
+// object (nlohmann's reader keeps the last value silently). One frame per open object or
+// array: its keys so far, or the index of the next element.
+class DuplicateKeyCheck {
+ public:
+  struct Duplicate {
+    std::string pointer, key;
+  };
+
+  bool operator()(int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        frames_.push_back(Frame{event == json::parse_event_t::array_start, 0, {}, {}});
+        break;
+      case json::parse_event_t::key: {
+        Frame& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second) throw Duplicate{pointer() + "/" + escape_pointer_token(f.key), f.key};
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::size_t index;
+    std::string key;
+    std::set<std::string> keys;
+  };
+
+  void element_done() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+  }
+  // The pointer of the innermost open object or array.
+  std::string pointer() const {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < frames_.size(); ++i) {
+      out += "/" + (frames_[i].array ? std::to_string(frames_[i].index) : escape_pointer_token(frames_[i].key));
+    }
+    return out;
+  }
+
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
 JsonView JsonView::parse(const std::string& text, const std::string& source) {
   auto src = std::make_shared<const std::string>(source);
   json parsed;
   try {
-    parsed = json::parse(text);
+    parsed = json::parse(text, DuplicateKeyCheck());
+  } catch (const DuplicateKeyCheck::Duplicate& d) {
+    throw InputError(source + ": " + d.pointer + ": the key '" + d.key +
+                     "' is given twice in one object; expected each key once");
+  } catch (const json::out_of_range& e) {
+    // 406: a number that does not fit in a double ("1e400"). The message names the token;
+    // its first occurrence in the text gives the line.
+    std::string what = e.what();
+    const auto open = what.find('\''), close = what.rfind('\'');
+    const std::string token = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const std::size_t at = token.empty() ? std::string::npos : text.find(token);
+    std::ostringstream msg;
+    msg << source;
+    if (at != std::string::npos) {
+      const auto [line, column] = line_column(text, at);
+      msg << ":" << line << ":" << column;
+    }
+    msg << ": " << (token.empty() ? std::string("a number") : "the number " + token)
+        << " is too large for a double; expected a finite number (at most about 1.8e308)";
+    throw InputError(msg.str());
   } catch (const json::parse_error& e) {
     // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line L, column C: ..."
     std::string what = e.what();
@@ -256,6 +337,51 @@ std::int64_t JsonView::as_integer_at_least(std::int64_t minimum) const {
   const std::int64_t v = as_integer();
   if (v < minimum) fail("an integer of at least " + std::to_string(minimum));
   return v;
+}
+
+std::int64_t JsonView::as_integer_in(std::int64_t minimum, std::int64_t maximum) const {
+  const std::string expected = "an integer between " + std::to_string(minimum) + " and " + std::to_string(maximum);
+  if (!value_->is_number()) fail(expected);
+  if (value_->is_number_float()) {
+    const double v = value_->get<double>();
+    if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(minimum) || v > static_cast<double>(maximum)) {
+      fail(expected);
+    }
+  } else if (value_->is_number_unsigned() && value_->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    fail(expected);
+  }
+  const std::int64_t v = as_integer();
+  if (v < minimum || v > maximum) fail(expected);
+  return v;
+}
+
+namespace {
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
+
+double JsonView::as_number_in(double minimum, double maximum, const std::string& what) const {
+  const double v = as_number();
+  if (!(v >= minimum && v <= maximum)) fail(what + " between " + short_number(minimum) + " and " + short_number(maximum));
+  return v;
+}
+
+double read_bandwidth_GBps(const JsonView& v) {
+  const double x = v.as_positive();
+  if (x < kMinBandwidth_GBps || x > kMaxBandwidth_GBps) {
+    v.fail("a bandwidth in GB/s between " + short_number(kMinBandwidth_GBps) + " (1 kB/s) and " +
+           short_number(kMaxBandwidth_GBps) + " (1 PB/s)");
+  }
+  return x;
+}
+
+double read_latency_us(const JsonView& v) {
+  const double x = v.as_non_negative();
+  if (x > kMaxLatency_us) v.fail("a latency in us of at most " + short_number(kMaxLatency_us) + " (1000 s)");
+  return x;
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

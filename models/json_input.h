@@ -23,7 +23,9 @@ using ordered_json = nlohmann::ordered_json;
 
 class JsonView {
  public:
-  // Parses `text` (named `source` in messages). Syntax errors report line and column.
+  // Parses `text` (named `source` in messages). Syntax errors and numbers too large for a
+  // double report line and column; a key given twice in one object is an error (JSON
+  // readers would silently keep one of the two values).
   static JsonView parse(const std::string& text, const std::string& source);
   // Reads and parses a file; a missing or unreadable file is an InputError.
   static JsonView load_file(const std::string& path);
@@ -62,6 +64,9 @@ class JsonView {
   double as_non_negative() const;  // finite, >= 0
   std::int64_t as_integer() const;
   std::int64_t as_integer_at_least(std::int64_t minimum) const;
+  std::int64_t as_integer_in(std::int64_t minimum, std::int64_t maximum) const;  // "an integer between MIN and MAX"
+  // Finite, minimum <= v <= maximum; `what` names the quantity: "expected WHAT between MIN and MAX".
+  double as_number_in(double minimum, double maximum, const std::string& what) const;
 
   JsonView child(const json& value, const std::string& token) const;
 
@@ -75,6 +80,12 @@ class JsonView {
   std::shared_ptr<const std::string> source_;
   std::string pointer_;
 };
+
+// Unit-checked readers shared by every file that holds link figures: a bandwidth in GB/s
+// (> 0, and between kMinBandwidth_GBps and kMaxBandwidth_GBps so that a unit mistake is
+// caught) and a latency in us (>= 0, at most kMaxLatency_us); see models/units.h.
+double read_bandwidth_GBps(const JsonView& v);
+double read_latency_us(const JsonView& v);
 
 // A short rendering of a JSON value for messages (long values are cut).
 std::string describe_value(const json& value);

@@ -27,7 +27,7 @@ PairMatrix read_matrix(const JsonView& view, std::size_t n, double scale, bool p
         if (require_off_diagonal) cells[j].fail("a measured value for the pair (" + std::to_string(i) + ", " + std::to_string(j) + ")");
         continue;
       }
-      const double v = positive ? cells[j].as_positive() : cells[j].as_non_negative();
+      const double v = positive ? read_bandwidth_GBps(cells[j]) : read_latency_us(cells[j]);
       m.at(i, j) = v * scale;
     }
   }
@@ -36,7 +36,7 @@ PairMatrix read_matrix(const JsonView& view, std::size_t n, double scale, bool p
 
 std::vector<double> read_vector(const JsonView& view, std::size_t n, double scale) {
   std::vector<double> out;
-  for (const auto& item : view.items(n, "values (one per GPU)")) out.push_back(item.as_positive() * scale);
+  for (const auto& item : view.items(n, "values (one per GPU)")) out.push_back(read_bandwidth_GBps(item) * scale);
   return out;
 }
 
@@ -87,7 +87,7 @@ const std::vector<std::string>& matrix_form_keys() {
 }
 
 int nvlink_count(const std::string& topo_class) {
-  static const std::regex nv("^NV([0-9]+)$");
+  static const std::regex nv("^NV([0-9]{1,3})$");  // no NV<n> beyond 999 links (and no int overflow)
   std::smatch m;
   if (std::regex_match(topo_class, m, nv)) return std::stoi(m[1]);
   return 0;
@@ -175,7 +175,7 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
         probe.flows.push_back(flow);
       }
       for (const auto& bv : pv.at("bandwidth_GBps").items(flows.size(), "bandwidths, one per flow")) {
-        probe.bandwidth_Bps.push_back(bv.as_positive() * kGB);
+        probe.bandwidth_Bps.push_back(read_bandwidth_GBps(bv) * kGB);
       }
       form.concurrent_probes.push_back(std::move(probe));
     }

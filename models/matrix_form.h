@@ -83,7 +83,7 @@ const std::vector<std::string>& matrix_form_keys();
 MatrixForm matrix_form_from_json(const JsonView& doc);
 ordered_json matrix_form_to_json(const MatrixForm& form);
 
-// Number of NVLinks in a topo class ("NV4" -> 4), or 0 when it is not an NVLink class.
+// Number of NVLinks in a topo class ("NV4" -> 4, at most "NV999"), or 0 when it is not an NVLink class.
 int nvlink_count(const std::string& topo_class);
 // Is this one of the classes `nvidia-smi topo -m` prints?
 bool is_known_topo_class(const std::string& topo_class);

@@ -1,5 +1,6 @@
 #include "models/placement.h"
 
+#include <algorithm>
 #include <set>
 
 #include "models/error.h"
@@ -17,18 +18,18 @@ Placement first_gpus(const Topology& t, int n) {
   return p;
 }
 
-Placement named_gpus(const Topology& t, const std::vector<std::string>& ids) {
+Placement named_gpus(const Topology& t, const std::vector<std::string>& ids, const std::string& what) {
   Placement p;
   std::set<std::size_t> seen;
   for (const auto& id : ids) {
-    const std::size_t node = t.require(id, "--ranks");
+    const std::size_t node = t.require(id, what);
     if (t.node(node).kind != NodeKind::gpu) {
-      throw InputError("--ranks: \"" + id + "\" is a " + to_string(t.node(node).kind) + "; expected a GPU");
+      throw InputError(what + ": \"" + id + "\" is a " + to_string(t.node(node).kind) + "; expected a GPU");
     }
-    if (!seen.insert(node).second) throw InputError("--ranks: \"" + id + "\" is listed twice; expected each GPU once");
+    if (!seen.insert(node).second) throw InputError(what + ": \"" + id + "\" is listed twice; expected each GPU once");
     p.ranks.push_back(node);
   }
-  if (p.ranks.empty()) throw InputError("--ranks: expected at least one GPU id");
+  if (p.ranks.empty()) throw InputError(what + ": expected at least one GPU id");
   return p;
 }
 
@@ -42,9 +43,12 @@ std::size_t resolve_server(const Topology& t, const Placement& placement, const 
     return hosts.front();
   }
   if (spec.rfind("rank", 0) == 0 && spec.size() > 4 && spec.find_first_not_of("0123456789", 4) == std::string::npos) {
-    const std::size_t r = std::stoul(spec.substr(4));
+    // Compared as digits: a huge index ("rank99999999999999999999") must not overflow.
+    const std::string digits = spec.substr(std::min(spec.find_first_not_of('0', 4), spec.size() - 1));
+    const std::size_t r = digits.size() > 9 ? placement.ranks.size() : std::stoul(digits);
     if (r >= placement.ranks.size()) {
-      throw InputError(what + "=" + spec + ": there are only " + std::to_string(placement.ranks.size()) + " ranks");
+      throw InputError(what + "=" + spec + ": there are only " + std::to_string(placement.ranks.size()) +
+                       " ranks; expected rank0 to rank" + std::to_string(placement.ranks.size() - 1) + ", host or a node id");
     }
     return placement.ranks[r];
   }

@@ -22,8 +22,9 @@ struct Placement {
 Placement first_gpus(const Topology& topology, int n);
 
 // Ranks on the named GPUs, in the given order ("gpu0,gpu2"). Throws InputError on unknown
-// or repeated ids, or ids that are not GPUs.
-Placement named_gpus(const Topology& topology, const std::vector<std::string>& ids);
+// or repeated ids, or ids that are not GPUs. `what` names the list in messages ("--ranks",
+// or "FILE: /ranks" for an experiment file).
+Placement named_gpus(const Topology& topology, const std::vector<std::string>& ids, const std::string& what = "--ranks");
 
 // Resolves a server location: "host" (the first host-memory node), "rank0" (the GPU of
 // rank 0) or a node id. `what` names the setting in messages.

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "models/error.h"
+#include "models/units.h"
 
 namespace gradsync::models {
 
@@ -34,7 +35,7 @@ const std::string& StrategyParams::text(const std::string& name) const {
   return it->second;
 }
 
-long StrategyParams::integer(const std::string& name, long minimum) const {
+long StrategyParams::integer(const std::string& name, long minimum, long maximum) const {
   const std::string& v = text(name);
   char* end = nullptr;
   errno = 0;
@@ -44,6 +45,9 @@ long StrategyParams::integer(const std::string& name, long minimum) const {
   }
   if (x < minimum) {
     throw InputError("--param " + name + "=" + v + " (strategy " + strategy_ + "): expected at least " + std::to_string(minimum));
+  }
+  if (x > maximum) {
+    throw InputError("--param " + name + "=" + v + " (strategy " + strategy_ + "): expected at most " + std::to_string(maximum));
   }
   return x;
 }
@@ -61,6 +65,12 @@ double StrategyParams::number(const std::string& name, double minimum, bool incl
     std::snprintf(buf, sizeof buf, "%g", minimum);
     throw InputError("--param " + name + "=" + v + " (strategy " + strategy_ + "): expected a number " +
                      (inclusive ? "of at least " : "greater than ") + buf);
+  }
+  const std::string rate = "_GBps";
+  if (name.size() > rate.size() && name.compare(name.size() - rate.size(), rate.size(), rate) == 0 &&
+      (x < kMinBandwidth_GBps || x > kMaxBandwidth_GBps)) {
+    throw InputError("--param " + name + "=" + v + " (strategy " + strategy_ +
+                     "): expected a rate in GB/s between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)");
   }
   return x;
 }

@@ -44,7 +44,9 @@ class StrategyParams {
   const std::string& text(const std::string& name) const;
   bool is_auto(const std::string& name) const { return text(name) == "auto"; }
   // Typed readers: an unparsable or out-of-range value is an InputError "--param name=value: expected ...".
-  long integer(const std::string& name, long minimum) const;
+  // Integers stay within an int unless a larger `maximum` is given; numbers whose name ends in
+  // _GBps are rates, checked against the bandwidth bounds of models/units.h.
+  long integer(const std::string& name, long minimum, long maximum = 2147483647) const;
   double number(const std::string& name, double minimum, bool inclusive) const;
   const std::map<std::string, std::string>& values() const { return values_; }
   void set(const std::string& name, const std::string& value) { values_[name] = value; }

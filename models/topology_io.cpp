@@ -49,8 +49,8 @@ Topology graph_from_json(const JsonView& doc) {
       (end[0] == 'a' ? link.a : link.b) = it->second;
     }
     if (link.a == link.b) lv.at("b").fail("a node other than \"a\" (a link joins two nodes)");
-    link.bandwidth_Bps = GBps_to_Bps(lv.at("bandwidth_GBps").as_positive());
-    link.latency_s = us_to_s(lv.at("latency_us").as_non_negative());
+    link.bandwidth_Bps = GBps_to_Bps(read_bandwidth_GBps(lv.at("bandwidth_GBps")));
+    link.latency_s = us_to_s(read_latency_us(lv.at("latency_us")));
     if (auto d = lv.get("duplex")) {
       if (d->value().is_number()) {
         // The share of the bandwidth each direction keeps when both are busy.

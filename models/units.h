@@ -9,6 +9,15 @@ inline constexpr double kGB = 1e9;
 inline constexpr double kMiB = 1024.0 * 1024.0;
 inline constexpr double kUs = 1e-6;
 
+// What inputs may say (checked when files and flags are read, so that a unit mistake — bytes/s
+// written as GB/s, seconds as us — or an overflowing figure is an error rather than a nonsense
+// result): bandwidths from 1 kB/s to 1 PB/s, latencies up to 1000 s, sizes up to 1 PiB (whole
+// bytes, exact in a double).
+inline constexpr double kMinBandwidth_GBps = 1e-6;
+inline constexpr double kMaxBandwidth_GBps = 1e6;
+inline constexpr double kMaxLatency_us = 1e9;
+inline constexpr double kMaxBytes = 1125899906842624.0;  // 2^50 = 1 PiB
+
 inline constexpr double GBps_to_Bps(double v) { return v * kGB; }
 inline constexpr double Bps_to_GBps(double v) { return v / kGB; }
 inline constexpr double us_to_s(double v) { return v * kUs; }

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "models/error.h"
+#include "models/units.h"
 
 namespace gradsync::models {
 
@@ -24,6 +26,12 @@ double Workload::compute_s() const {
   return total_flops() / (*device_TFLOPS * 1e12);
 }
 
+namespace {
+// Bounds that keep every derived time finite (epoch = minibatches x iteration).
+constexpr double kMaxFlops = 1e24;     // per layer and minibatch
+constexpr double kMaxComputeS = 1e6;   // per minibatch (11.6 days)
+}  // namespace
+
 Workload workload_from_json(const JsonView& doc) {
   static const std::vector<std::string> keys = {"name", "description", "dtype_bytes", "samples_per_minibatch", "layers",
                                                 "minibatches_per_epoch", "compute_s_per_minibatch", "device_TFLOPS"};
@@ -42,12 +50,27 @@ Workload workload_from_json(const JsonView& doc) {
   if (auto v = doc.get("samples_per_minibatch")) w.samples_per_minibatch = v->as_integer_at_least(1);
   const auto layers = doc.at("layers").items();
   if (layers.empty()) doc.at("layers").fail("at least one layer");
+  // The gradient (every layer's params x dtype_bytes) must stay within kMaxBytes: sizes are
+  // doubles and element counts 64-bit integers downstream.
+  const auto max_params = static_cast<std::int64_t>(kMaxBytes) / w.dtype_bytes;
+  std::int64_t total_params = 0;
+  std::set<std::string> names;
   for (const auto& lv : layers) {
     lv.expect_object(layer_keys);
     Layer l;
     l.name = lv.at("name").as_string();
+    if (l.name.empty()) lv.at("name").fail("a non-empty layer name");
+    if (!names.insert(l.name).second) lv.at("name").fail("a layer name not used by another layer");
     l.params = lv.at("params").as_integer_at_least(0);
-    if (auto f = lv.get("flops")) l.flops = f->as_non_negative();
+    if (l.params > max_params) {
+      lv.at("params").fail("at most " + std::to_string(max_params) + " params (a gradient of at most 1 PiB)");
+    }
+    total_params += l.params;
+    if (total_params > max_params) {
+      lv.at("params").fail("params that keep the gradient within 1 PiB (the layers so far hold " +
+                           std::to_string(total_params) + " params of " + std::to_string(w.dtype_bytes) + " bytes)");
+    }
+    if (auto f = lv.get("flops")) l.flops = f->as_number_in(0, kMaxFlops, "FLOPs per minibatch");
     if (auto r = lv.get("rows")) {
       l.rows = r->as_integer_at_least(1);
       if (l.params % *l.rows != 0) r->fail("a row count that divides the layer's " + std::to_string(l.params) + " params");
@@ -61,9 +84,10 @@ Workload workload_from_json(const JsonView& doc) {
     doc.fail_message("needs exactly one of \"compute_s_per_minibatch\" (a measured time) and \"device_TFLOPS\" "
                      "(with per-layer \"flops\")");
   }
-  if (measured) w.compute_s_per_minibatch = doc.at("compute_s_per_minibatch").as_non_negative();
+  if (measured) w.compute_s_per_minibatch = doc.at("compute_s_per_minibatch").as_number_in(0, kMaxComputeS, "seconds");
   if (rate) {
     w.device_TFLOPS = doc.at("device_TFLOPS").as_positive();
+    if (*w.device_TFLOPS < 1e-6 || *w.device_TFLOPS > 1e6) doc.at("device_TFLOPS").fail("a rate in TFLOPS between 1e-06 and 1e+06");
     if (w.total_flops() <= 0) doc.at("layers").fail("layers with \"flops\" (device_TFLOPS needs FLOPs to turn into time)");
   }
   return w;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "experiments/cli/commands.h"
+#include "experiments/cli/flag_checks.h"
 #include "gradsync/config.h"
 #include "models/error.h"
 
@@ -48,6 +49,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    const std::string unknown = gradsync::experiments::cli::unknown_flag_message(app);
+    if (unknown.empty()) {
+      app.exit(e);
+    } else {
+      std::cerr << "gradsync: error: " << unknown << "\n";
+    }
+    return 2;
   } catch (const CLI::ParseError& e) {
     app.exit(e);  // prints the message
     return 2;

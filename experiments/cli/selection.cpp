@@ -94,6 +94,9 @@ void print_plan_heading(std::ostream& out, const std::string& verb, const Plan& 
 int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& verb) {
   const models::Topology& topology = plan.topology.topology;
   const std::string format = choose_format(o.format, o.output);
+  // Nothing is written unless everything can be: check both files before the first point.
+  check_output_path(o.output, "-o");
+  check_output_path(o.trace, "--trace");
   const bool single = plan.points() == 1;
   const bool show_executor = plan.executors.size() > 1;
   const bool show_progress = plan.points() > 1 && ::isatty(STDERR_FILENO) &&
@@ -128,9 +131,9 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
             sim.trace = want_trace;
             r = evaluate(q, executor, sim, want_trace ? &timeline : nullptr);
           } catch (const models::InputError& e) {
-            if (single) throw;
+            if (single) throw models::InputError(located_error(choice, e.what()));
             rows.push_back({choice.strategy->name, std::to_string(placement.size()), executor, "-", "skipped"});
-            row_notes.push_back(std::string("^ ") + e.what());
+            row_notes.push_back("^ " + located_error(choice, e.what()));
             continue;
           }
           if (want_trace) trace = timeline;

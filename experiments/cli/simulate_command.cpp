@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
+#include "experiments/cli/flag_checks.h"
 #include "experiments/cli/selection.h"
 #include "models/error.h"
 #include "models/placement.h"
@@ -44,6 +45,9 @@ int run_simulate(const SimulateOptions& o) {
         char* end = nullptr;
         const double v = std::strtod(item.c_str(), &end);
         if (*end != '\0' || !(v > 0)) throw models::InputError("--speeds \"" + o.speeds + "\": \"" + item + "\" is not a positive speed");
+        if (!(v >= 1e-3 && v <= 1e3)) {
+          throw models::InputError("--speeds \"" + o.speeds + "\": \"" + item + "\" is out of range; expected relative speeds between 0.001 and 1000");
+        }
         e.sim.speeds.push_back(v);
       }
     }
@@ -70,14 +74,14 @@ Action add_simulate(CLI::App& app) {
       ->check(CLI::ExistingFile);
   add_selection_options(cmd, o->selection);
   cmd->add_option("--iterations,-n", o->iterations, "training steps to simulate (default: two synchronisations, at least 10)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 1000000));
   cmd->add_option("--network-model", o->network_model, "CM02 or LV08")->check(CLI::IsMember({"CM02", "LV08"}))->default_val("CM02");
-  cmd->add_option("--latency-factor", o->latency_factor, "multiply every latency by this")->check(CLI::PositiveNumber);
-  cmd->add_option("--bandwidth-factor", o->bandwidth_factor, "multiply every bandwidth by this")->check(CLI::PositiveNumber);
+  cmd->add_option("--latency-factor", o->latency_factor, "multiply every latency by this")->check(number_in(1e-6, 1e6));
+  cmd->add_option("--bandwidth-factor", o->bandwidth_factor, "multiply every bandwidth by this")->check(number_in(1e-6, 1e6));
   cmd->add_option("--speeds", o->speeds, "relative compute speed per rank, e.g. 1,1,0.5,1 (a straggler at half speed)");
   cmd->add_option("--jitter", o->jitter, "coefficient of variation of log-normal noise on every compute step")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", o->seed, "seed of the jitter");
+      ->check(number_in(0, 10));
+  cmd->add_option("--seed", o->seed, "seed of the jitter")->check(integer_in(0, 9223372036854775807LL));
   cmd->add_option("--executor,-x", o->executors, "also run other executors side by side: sim, analytic, formula (default: sim)")
       ->check(CLI::IsMember({"sim", "analytic", "formula"}));
   add_output_options(cmd, o->selection, true);

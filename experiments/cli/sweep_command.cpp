@@ -59,7 +59,7 @@ void print_table(const Plan& plan, const std::vector<Point>& points, const std::
     if (!o.record) {
       row.push_back("skipped");
       table.add_row(row);
-      table.add_note_row("^ " + o.error);
+      table.add_note_row("^ " + located_error(*p.choice, o.error));
       continue;
     }
     const auto& r = *o.record;
@@ -193,7 +193,7 @@ int run_sweep(const SweepOptions& o) {
     outcomes[index] = out;
     progress.step(jobs[index].label);
     if (!out.record) {
-      skipped.push_back(jobs[index].label + ": " + out.error);
+      skipped.push_back(jobs[index].label + ": " + located_error(*points[index].choice, out.error));
       return;
     }
     if (to_file) {

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
+#include "experiments/cli/flag_checks.h"
 #include "experiments/inputs.h"
 #include "models/error.h"
 #include "models/placement.h"
@@ -35,7 +36,7 @@ Action add_testbed(CLI::App& app) {
   auto* down = cmd->add_subcommand("down", "Remove the testbed (everything up made, and leftovers of a crash)");
   auto* status = cmd->add_subcommand("status", "Show the running testbed");
   auto* mpirun = cmd->add_subcommand("mpirun", "Print the mpirun command prefix that runs processes in the testbed's namespaces");
-  mpirun->add_option("-n,--np", o->np, "processes (one per endpoint, in topology order)")->check(CLI::PositiveNumber);
+  mpirun->add_option("-n,--np", o->np, "processes (one per endpoint, in topology order)")->check(integer_in(1, 65536));
   mpirun->add_option("--nodes", o->nodes, "endpoints to run on, e.g. gpu0,gpu2 (instead of -np)");
   return [=] {
     if (up->parsed()) {

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
+#include "experiments/cli/flag_checks.h"
 #include "experiments/experiment.h"
 #include "experiments/table.h"
 #include "experiments/validate.h"
@@ -27,11 +28,13 @@ Action add_validate(CLI::App& app) {
       "Example:\n"
       "  gradsync validate --gpus 2,4 --strategies ring,ps --sizes 1MiB,4MiB");
   cmd->add_option("--topology,-t", f->o.topology, "a tree topology to emulate (file or shipped name)")->default_val("pcie-8gpu-2switch");
-  cmd->add_option("--scale", f->o.scale, "bandwidth scale of the testbed (two cores cannot move GB/s)")->default_val(0.002);
+  cmd->add_option("--scale", f->o.scale, "bandwidth scale of the testbed (two cores cannot move GB/s)")
+      ->check(number_in(0, 1e6, true))
+      ->default_val(0.002);
   cmd->add_option("--strategies", f->strategies, "strategies (default: ring,ps,hierarchical,ps_hra,sampled,onebit)");
   cmd->add_option("--gpus,-g", f->gpus, "GPU counts (default: 2,4,8)");
   cmd->add_option("--sizes,-s", f->sizes, "sizes (default: 1MiB,4MiB)");
-  cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(4)->check(CLI::PositiveNumber);
+  cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(4)->check(integer_in(1, 1000000));
   cmd->add_option("--measure-size", f->o.measure_size, "probe size of the measurement")->default_val("4MiB");
   cmd->add_option("-o,--output", f->o.output_dir, "folder for measured.json and validation.jsonl/.csv")->default_val("out/validate");
   cmd->add_flag("--keep-testbed", f->o.keep_testbed, "leave the testbed up afterwards");
@@ -47,6 +50,7 @@ Action add_validate(CLI::App& app) {
       o.sizes.clear();
       for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(parse_size(s, "--sizes"));
     }
+    parse_size(o.measure_size, "--measure-size");  // checked here, before the testbed is built
     run_validation(o);
     return 0;
   };

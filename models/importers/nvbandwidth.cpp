@@ -75,6 +75,11 @@ bool consume_nvbandwidth(ParsedText& parsed, std::size_t& pos) {
     const std::size_t title_line = pos;
     const std::string testcase = out.current_testcase;
     const bool latency = line.size() >= 4 && line.substr(line.size() - 4) == "(ns)";
+    // The unit must fit the test case: a (ns) table read as a bandwidth matrix would give 0 GB/s links.
+    if (!testcase.empty() && (testcase.find("latency") != std::string::npos) != latency) {
+      src.fail(pos, "the table \"" + line + "\" of test case " + testcase + " is in " + (latency ? "ns" : "GB/s") +
+                        "; expected " + (latency ? "GB/s, as in every bandwidth test case" : "ns, as in every latency test case"));
+    }
     TableSpec spec;
     spec.title = line;
     spec.labels = TableLabels::index;
@@ -94,6 +99,9 @@ bool consume_nvbandwidth(ParsedText& parsed, std::size_t& pos) {
       out.gpu_count_line = t.header_line;
     }
     NumberRules rules{latency ? "a latency in ns" : "a bandwidth in GB/s", 1.0, true, !latency};
+    rules.maximum = latency ? kMaxLatency_us * 1e3 : kMaxBandwidth_GBps;
+    rules.minimum_positive = latency ? 0 : kMinBandwidth_GBps;
+    rules.bounds = latency ? "of at most 1e+12 (1000 s)" : "between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)";
     NvbandwidthTable table;
     table.values = table_numbers(src, t, rules);
     table.testcase = testcase;

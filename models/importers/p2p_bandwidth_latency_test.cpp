@@ -69,8 +69,9 @@ void set_count(P2pTestOutput& out, const Table& t) {
   if (!out.gpu_count) out.gpu_count = t.columns;
 }
 
-const NumberRules kBandwidth{"a bandwidth in GB/s", kGB, false, true};
-const NumberRules kLatency{"a latency in us", kUs, false, false};
+const NumberRules kBandwidth{"a bandwidth in GB/s", kGB, false, true, kMaxBandwidth_GBps, kMinBandwidth_GBps,
+                             "between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)"};
+const NumberRules kLatency{"a latency in us", kUs, false, false, kMaxLatency_us, 0, "of at most 1e+09 (1000 s)"};
 
 }  // namespace
 

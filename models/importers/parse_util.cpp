@@ -188,6 +188,9 @@ std::vector<std::vector<std::optional<double>>> table_numbers(const SourceText& 
       if (rules.positive_off_diagonal && off_diagonal && *v <= 0) {
         src.fail(table.row_lines[r], quote_token(cell) + " is not above zero; expected " + rules.expected);
       }
+      if (*v > rules.maximum || (*v > 0 && *v < rules.minimum_positive)) {
+        src.fail(table.row_lines[r], quote_token(cell) + " is out of range; expected " + rules.expected + " " + rules.bounds);
+      }
       row.emplace_back(*v * rules.scale);
     }
     out.push_back(std::move(row));

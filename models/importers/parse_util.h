@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -91,6 +92,11 @@ struct NumberRules {
   double scale = 1.0;             // file unit -> SI
   bool allow_na = false;          // "N/A" cells become empty
   bool positive_off_diagonal = false;  // off-diagonal values must be > 0 (bandwidths)
+  // Bounds in the file's unit (a unit mistake or an overflowing figure is an error): values
+  // above `maximum` anywhere, and positive values below `minimum_positive`.
+  double maximum = std::numeric_limits<double>::infinity();
+  double minimum_positive = 0;
+  std::string bounds{};  // how messages state them: "between 1e-06 and 1e+06 GB/s"
 };
 
 // The table's cells as numbers (SI), [row][column]. Throws InputError naming the line and

@@ -19,7 +19,7 @@ Schedule build_async(const StrategyContext& ctx, const std::string& name, long d
   if (ctx.params.is_auto("step")) {
     s.period_steps = static_cast<int>(std::max<long>(1, default_samples / std::max<long>(1, ctx.samples_per_minibatch())));
   } else {
-    s.period_steps = static_cast<int>(ctx.params.integer("step", 1));
+    s.period_steps = static_cast<int>(ctx.params.integer("step", 1, 1000000));  // the simulator runs two periods
   }
   s.notes.push_back("push and pull every " + std::to_string(s.period_steps) + " local steps");
   return s;

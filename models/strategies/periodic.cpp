@@ -18,7 +18,8 @@ std::vector<ParamSpec> periodic_params(std::vector<ParamSpec> own) {
 }
 
 int sync_period(const StrategyContext& ctx, long samples_per_sync) {
-  if (!ctx.params.is_auto("T")) return static_cast<int>(ctx.params.integer("T", 1));
+  // At most a million steps per period: the simulator runs two periods.
+  if (!ctx.params.is_auto("T")) return static_cast<int>(ctx.params.integer("T", 1, 1000000));
   return static_cast<int>(std::max<long>(1, samples_per_sync / std::max<long>(1, ctx.samples_per_minibatch())));
 }
 
