@@ -67,16 +67,12 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (max_gpus > static_cast<int>(gpus.size())) {
     throw models::InputError("validate --gpus: topology " + o.topology + " has " + std::to_string(gpus.size()) + " GPUs");
   }
+  // Taken down at the end, also when validate is interrupted or killed (unless kept).
+  runtime::TestbedGuard guard(o.keep_testbed || o.reuse_testbed, {self_dir() + "/gradsync", "testbed", "down"});
   if (!o.reuse_testbed) {
     std::cerr << "validate: building the testbed of " << plan.name << " (bandwidths x " << o.scale << ")\n";
     runtime::testbed_up(plan);
   }
-  struct Down {
-    bool keep;
-    ~Down() {
-      if (!keep) runtime::testbed_down();
-    }
-  } down{o.keep_testbed || o.reuse_testbed};
 
   // 2. Measure the GPUs' endpoints.
   const std::string measured = o.output_dir + "/measured.json";
@@ -124,9 +120,13 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         const std::string run_records = o.output_dir + "/run-point.jsonl";
         std::string params;
         for (const auto& kv : params_for(strategy)) params += " --param " + kv;
+        // A rank waiting in a barrier sees no progress of its own while the others transfer:
+        // the watchdog's limit must exceed the longest step the models predict, by far.
+        const double timeout_s = std::ceil(std::max(20.0, 20 * std::max(p.sim_s, p.analytic_s)));
         const std::string command = runtime::testbed_mpirun(0, nodes) + " " + run + " --strategy " + strategy + params +
                                     " --topology " + measured + " -b " + std::to_string(static_cast<long long>(bytes)) +
-                                    " -n " + std::to_string(o.iterations) + " -w 1 --check -o " + run_records;
+                                    " -n " + std::to_string(o.iterations) + " -w 1 --check --timeout " +
+                                    format_fixed(timeout_s, 0) + " -o " + run_records;
         const auto r = run_shell(command);
         std::ifstream in(run_records);
         std::string line;

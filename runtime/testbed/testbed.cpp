@@ -1,9 +1,12 @@
 #include "runtime/testbed/testbed.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -198,12 +201,21 @@ std::vector<TestbedEndpoint> testbed_endpoints() {
 std::vector<std::string> testbed_down() {
   std::vector<std::string> removed;
   std::string out;
-  // Namespaces first (their interfaces go with them), then our links and bridges.
+  // Namespaces first (their interfaces go with them), then our links and bridges. What
+  // still runs in a namespace (ranks of a killed job) is ended first: a deleted namespace
+  // lives on as long as a process holds it.
   run("ip netns list", &out);
   std::istringstream ns_list(out);
   for (std::string line; std::getline(ns_list, line);) {
     const std::string name = line.substr(0, line.find(' '));
     if (name.rfind(std::string(kTestbedPrefix) + "-", 0) == 0) {
+      std::string pids;
+      if (run("ip netns pids " + name, &pids) == 0) {
+        std::istringstream list(pids);
+        for (long pid; list >> pid;) {
+          if (pid > 1 && pid != ::getpid()) ::kill(static_cast<pid_t>(pid), SIGKILL);
+        }
+      }
       if (run("ip netns delete " + name) == 0) removed.push_back("namespace " + name);
     }
   }
@@ -234,6 +246,55 @@ std::vector<std::string> testbed_down() {
     if (entry.path().filename().string().rfind(std::string(kTestbedPrefix) + "-", 0) == 0) fs::remove_all(entry.path(), ec);
   }
   return removed;
+}
+
+TestbedGuard::TestbedGuard(bool keep, const std::vector<std::string>& down_command) : keep_(keep) {
+  if (keep_) return;
+  if (down_command.empty()) throw std::logic_error("testbed guard: no command to take the testbed down");
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("testbed guard: pipe failed");
+  // Everything the child needs is prepared before fork (no allocation after it).
+  std::vector<std::string> args = {"/bin/sh", "-c",
+                                   "IFS= read -r answer; [ \"$answer\" = keep ] || exec \"$@\"",
+                                   "gradsync-testbed-guard"};
+  args.insert(args.end(), down_command.begin(), down_command.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("testbed guard: fork failed");
+  if (pid == 0) {
+    // A session of its own (a Ctrl-C to the job's process group passes it by), the pipe
+    // as standard input, and another name than its owner's (`pkill -f 'gradsync validate'`
+    // must not take it along).
+    ::setsid();
+    ::dup2(fds[0], STDIN_FILENO);
+    const int null = ::open("/dev/null", O_WRONLY);  // nobody waits on the owner's output because of us
+    if (null >= 0) {
+      ::dup2(null, STDOUT_FILENO);
+      ::dup2(null, STDERR_FILENO);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[0]);
+  pipe_ = fds[1];
+  guardian_ = pid;
+}
+
+void TestbedGuard::dismiss() { keep_ = true; }
+
+TestbedGuard::~TestbedGuard() {
+  if (pipe_ < 0) return;
+  if (keep_) {
+    const char keep[] = "keep\n";
+    (void)!::write(pipe_, keep, sizeof keep - 1);
+  }
+  ::close(pipe_);
+  // The guardian takes the testbed down now: wait, so that it is gone when we return.
+  int status = 0;
+  while (::waitpid(guardian_, &status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 void testbed_up(const TestbedPlan& plan) {

@@ -47,6 +47,26 @@ TestbedPlan plan_testbed(const models::Topology& topology, double scale);
 void testbed_up(const TestbedPlan& plan);
 // Removes what the state file lists and anything else with the prefix. Returns what it removed.
 std::vector<std::string> testbed_down();
+
+// Takes the testbed down when its owner ends, however it ends: a guardian process (a small
+// shell in a session of its own, so a Ctrl-C or a killed process group passes it by) waits
+// on a pipe that only this process holds open; when the pipe closes (normal exit, an
+// exception, SIGINT, SIGTERM, even SIGKILL) it runs `down_command` (e.g. `gradsync testbed
+// down`, which also ends what still runs in the namespaces). The destructor waits for it,
+// so the testbed is gone when the owner goes on. `dismiss()` (or keep) leaves it up.
+class TestbedGuard {
+ public:
+  TestbedGuard(bool keep, const std::vector<std::string>& down_command);
+  ~TestbedGuard();
+  TestbedGuard(const TestbedGuard&) = delete;
+  TestbedGuard& operator=(const TestbedGuard&) = delete;
+  void dismiss();
+
+ private:
+  int pipe_ = -1;  // write end; the guardian reads the other
+  int guardian_ = -1;  // its pid
+  bool keep_ = false;
+};
 // The current state (empty object when no testbed is up).
 models::json testbed_state();
 bool running_as_root();

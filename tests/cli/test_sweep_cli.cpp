@@ -4,6 +4,9 @@
 // comparison and writes its files.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -107,6 +110,37 @@ TEST(SweepCli, ResumeKeepsTheFilesPointsAndCompletesIt) {
   ASSERT_EQ(again.status, 0) << again.out;
   EXPECT_NE(again.out.find("16 already in"), std::string::npos) << again.out;
   EXPECT_NE(again.out.find("computing 0"), std::string::npos) << again.out;
+}
+
+// A sweep killed outright (SIGKILL: no clean-up runs) leaves a result file of whole records
+// only (it is only ever replaced whole, by a rename), and --resume finishes it without
+// redoing the points it holds.
+TEST(SweepCli, AKilledSweepLeavesWholeRecordsAndResumes) {
+  const std::string spec = temp_file("slow-sweep.json", R"({
+    "topology": "dgx1-v100-hybrid-cube-mesh", "workload": "source-a-ffnn-lm", "gpus": [2, 3, 4, 5, 6, 7, 8],
+    "strategies": [{"name": "ring"}, {"name": "ps"}, {"name": "model_avg"}], "executors": ["sim"], "iterations": 1500})");
+  const std::string out = folder() + "/killed.jsonl";
+  fs::remove(out);
+  const auto started = run_command("(" + std::string(GRADSYNC_BIN) + " sweep " + spec + " -o " + out + " >/dev/null 2>&1 & echo $!)");
+  const pid_t pid = static_cast<pid_t>(std::stol(started.out));
+  for (int i = 0; i < 600 && !fs::exists(out); ++i) ::usleep(20000);  // the first checkpoint
+  ASSERT_EQ(::kill(pid, SIGKILL), 0) << "the sweep ended before it could be killed; make it longer";
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) ::usleep(20000);  // gone (a zombie of the shell at most)
+  ASSERT_TRUE(fs::exists(out)) << "no checkpoint within 12 s";
+  const std::string partial = read(out);
+  const auto kept = records_of(out);  // throws, failing the test, on a cut line
+  ASSERT_FALSE(kept.empty());
+  ASSERT_LT(kept.size(), 21u) << "the sweep finished before the kill; make it longer";
+  EXPECT_EQ(partial.back(), '\n');
+
+  const auto r = run_cli("sweep " + spec + " --resume -o " + out);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string summary = "(" + std::to_string(kept.size()) + " kept, " + std::to_string(21 - kept.size()) + " computed)";
+  EXPECT_NE(r.out.find(summary), std::string::npos) << r.out;
+  const auto all = records_of(out);
+  ASSERT_EQ(all.size(), 21u);
+  for (std::size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i]["point_index"], i);
+  for (const auto& k : kept) EXPECT_EQ(all[k["point_index"].get<std::size_t>()], k);  // kept as they were
 }
 
 TEST(SweepCli, ResumeCompletesACsvFile) {

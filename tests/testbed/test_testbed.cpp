@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -111,5 +113,37 @@ TEST_F(Testbed, ValidateEndToEnd) {
   EXPECT_TRUE(fs::exists(dir / "measured.json"));
   EXPECT_TRUE(fs::exists(dir / "validation.jsonl"));
   EXPECT_EQ(count_namespaces(), 0);  // validate removes the testbed it built
+  fs::remove_all(dir);
+}
+
+// A validate killed outright (SIGKILL: no handler, no destructor runs) while its ranks run
+// inside the namespaces still leaves nothing behind: its guardian process removes the
+// namespaces, links and bridges and ends the ranks.
+TEST_F(Testbed, KilledValidateLeavesNothingBehind) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-kill-" + std::to_string(::getpid()));
+  const std::string cmd = std::string(GRADSYNC_BIN) + " validate --topology source-a-titanx-4gpu --gpus 4 --strategies ring "
+                          "--sizes 64MiB -n 50 --measure-size 4MiB -o " + dir.string();
+  const auto started = run_command("(" + cmd + " >/dev/null 2>&1 & echo $!)");
+  const long pid = std::stol(started.out);
+  // Wait until ranks run in the namespaces (the measurement starts right after `up`).
+  bool running = false;
+  for (int i = 0; i < 600 && !running; ++i) {
+    ::usleep(100000);
+    running = run_command("for n in $(ip netns list | awk '/^gst-/{print $1}'); do ip netns pids $n; done | grep -c .").out != "0\n" &&
+              count_namespaces() > 0;
+  }
+  ASSERT_TRUE(running) << "validate never started ranks in the testbed";
+  ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+  // Everything that ran for it names its output folder: mpirun, the ranks.
+  // ("[/]": the pattern must not match the shell that runs pgrep.)
+  const std::string leftovers = "pgrep -f -- '[/]" + dir.string().substr(1) + "/' | grep -c .";
+  int left = -1;
+  for (int i = 0; i < 300 && left != 0; ++i) {
+    ::usleep(100000);
+    left = count_namespaces() + count_links() + std::stoi(run_command(leftovers).out);
+  }
+  EXPECT_EQ(count_namespaces(), 0);
+  EXPECT_EQ(count_links(), 0);
+  EXPECT_EQ(run_command(leftovers).out, "0\n") << "mpirun or ranks of the killed validate still run";
   fs::remove_all(dir);
 }
