@@ -67,7 +67,7 @@ void onebit_decode_impl(const std::uint8_t* in, std::size_t n, std::size_t colum
 void onebit_encode_cpu(const float* x, float* residual, std::size_t n, std::size_t column, std::uint8_t* out) {
   check_column(column, "onebit_encode_cpu");
   const std::size_t bit_bytes = (n + 7) / 8;
-  std::memset(out, 0, bit_bytes);
+  if (bit_bytes > 0) std::memset(out, 0, bit_bytes);  // (out may be null when n is 0)
   std::uint8_t* scales = out + bit_bytes;
   for (std::size_t begin = 0, g = 0; begin < n; begin += column, ++g) {
     const std::size_t end = begin + column < n ? begin + column : n;

@@ -124,7 +124,8 @@ TEST(Inference, LowBidirectionalMeansHalfDuplex) {
 
   // Twice the unidirectional figure: full duplex stays.
   f.bidirectional_Bps->at(0, 1) = f.bidirectional_Bps->at(1, 0) = GBps_to_Bps(11.4);
-  for (const auto& l : infer_topology(f).topology.links()) EXPECT_TRUE(l.full_duplex);
+  const auto full = infer_topology(f);  // (a range-for over a temporary's member would dangle)
+  for (const auto& l : full.topology.links()) EXPECT_TRUE(l.full_duplex);
 }
 
 TEST(Inference, BadMatrixFormNamesThePlace) {
@@ -161,7 +162,9 @@ TEST(Inference, EveryShippedTopologyLoads) {
                            "cluster-2x4gpu-ib-10GBps", "cluster-2x4gpu-eth-1GBps"}) {
     const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/" + name + ".json");
     EXPECT_GE(loaded.topology.gpus().size(), 4u) << name;
-    if (loaded.inference) EXPECT_EQ(loaded.inference->unexplained_count(), 0u) << name;
+    if (loaded.inference) {
+      EXPECT_EQ(loaded.inference->unexplained_count(), 0u) << name;
+    }
   }
   // DGX-1: NVLink neighbours talk directly; others go over PCIe and QPI.
   const auto dgx = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/dgx1-v100-hybrid-cube-mesh.json");

@@ -25,7 +25,9 @@ TEST(Workload, SourceAPresets) {
   EXPECT_EQ(nmt.minibatches_per_epoch, 1'000'000 / 160);
   EXPECT_GT(nmt.total_params(), 50'000'000);
   for (const auto& l : nmt.layers) {
-    if (l.rows) EXPECT_EQ(l.params % *l.rows, 0) << l.name;
+    if (l.rows) {
+      EXPECT_EQ(l.params % *l.rows, 0) << l.name;
+    }
   }
 }
 
