@@ -22,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "experiments/cli/flag_checks.h"  // header only: the same flag checks as gradsync
 #include "gradsync/config.h"
 #include "models/error.h"
 #include "models/predict.h"
@@ -35,6 +36,9 @@
 #include "runtime/watchdog.h"
 
 using namespace gradsync;
+using experiments::cli::integer_in;
+using experiments::cli::number_in;
+using experiments::cli::unknown_flag_message;
 
 namespace {
 
@@ -81,39 +85,6 @@ double parse_bytes(const std::string& text, const std::string& what) {
   return v * scale;
 }
 
-// --- flag checks (CLI11's PositiveNumber / NonNegativeNumber say "Value 0 not in range 0 to
-// 1.79769e+308" and let "nan" through; these name the value and the bounds) -------------------
-
-CLI::Validator whole_number_in(long long minimum, long long maximum) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        const long long v = std::strtoll(text.c_str(), &end, 10);
-        if (text.empty() || *end != '\0' || errno == ERANGE || v < minimum || v > maximum) {
-          return "got \"" + text + "\"; expected a whole number between " + std::to_string(minimum) + " and " +
-                 std::to_string(maximum);
-        }
-        return {};
-      },
-      "INT");
-}
-
-CLI::Validator finite_number_in(double minimum, double maximum) {
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < minimum || v > maximum) {
-          char range[80];
-          std::snprintf(range, sizeof range, "between %g and %g", minimum, maximum);
-          return "got \"" + text + "\"; expected a number " + range;
-        }
-        return {};
-      },
-      "NUMBER");
-}
-
 // -f: a finite factor (above 1 when -e goes beyond -b).
 double parse_factor(const std::string& text) {
   char* end = nullptr;
@@ -122,27 +93,6 @@ double parse_factor(const std::string& text) {
     throw models::InputError("-f \"" + text + "\": expected a size multiplication factor like 2");
   }
   return v;
-}
-
-// For CLI::ExtrasError: "unknown flag --chek (did you mean '--check'?)" when a leftover
-// argument looks like a flag; "" otherwise.
-std::string unknown_flag_message(CLI::App& app) {
-  std::vector<CLI::App*> apps = {&app};
-  for (CLI::App* sub : app.get_subcommands()) apps.push_back(sub);
-  std::vector<std::string> flags;
-  for (CLI::App* a : apps) {
-    for (const CLI::Option* opt : a->get_options()) {
-      for (const auto& l : opt->get_lnames()) flags.push_back("--" + l);
-      for (const auto& n : opt->get_snames()) flags.push_back("-" + n);
-    }
-  }
-  const std::string path = app.get_name() + (apps.size() > 1 ? " " + apps.back()->get_name() : std::string());
-  for (const std::string& arg : app.remaining(true)) {
-    if (arg.size() < 2 || arg[0] != '-' || std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.') continue;
-    const std::string flag = arg.substr(0, arg.find('='));
-    return path + ": unknown flag " + flag + models::did_you_mean(flag, flags) + "; see " + path + " --help";
-  }
-  return {};
 }
 
 // Where results go, checked by rank 0 before any work and agreed by every rank (so that no rank
@@ -459,27 +409,27 @@ int main(int argc, char** argv) {
   app.add_option("-b,--minbytes", o.begin, "first size")->default_val("1MiB");
   app.add_option("-e,--maxbytes", o.end, "last size (default: the first)");
   app.add_option("-f,--stepfactor", o.factor, "size multiplication factor")->default_val("2");
-  app.add_option("-n,--iters", o.iterations, "timed iterations per size")->check(whole_number_in(0, 1000000))->default_val(20);
-  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per size")->check(whole_number_in(0, 1000000))->default_val(5);
+  app.add_option("-n,--iters", o.iterations, "timed iterations per size")->check(integer_in(0, 1000000))->default_val(20);
+  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per size")->check(integer_in(0, 1000000))->default_val(5);
   app.add_flag("--check,-c", o.check, "fill inputs whose exact result is known and count wrong elements (exit 1 if any)");
   app.add_flag("--vs-mpi-allreduce", o.vs_mpi, "also time MPI_Allreduce (sum of floats) at every size, and print the ratio");
   app.add_option("--workers", o.workers, "worker ranks (default: every process); extra processes host servers of "
-                                         "asynchronous strategies")->check(whole_number_in(1, 65536));
+                                         "asynchronous strategies")->check(integer_in(1, 65536));
   app.add_option("--compute-ms", o.compute_ms, "emulated compute per step before each synchronisation (ms)")
-      ->check(finite_number_in(0, 1e7));
+      ->check(number_in(0, 1e7));
   app.add_option("--timeout", o.timeout_s, "seconds without any transfer completing before a rank declares the job "
                                          "stuck (a rank died or hangs), names where it waits, and aborts it; 0: never")
-      ->check(finite_number_in(0, 1e7))->default_val(20);
+      ->check(number_in(0, 1e7))->default_val(20);
   app.add_option("-o,--output", o.output, "write result records (JSON lines) here");
   app.add_option("--trace", o.trace, "write the last iteration's timeline (Chrome trace JSON) here");
   auto* measure = app.add_subcommand("measure", "Measure pairwise bandwidth and latency between ranks; write a matrix-form topology");
   measure->add_option("-o,--output", o.output, "the topology JSON to write")->required();
   measure->add_option("--size", o.measure_size, "bytes per bandwidth probe")->default_val("32MiB");
   measure->add_option("-n,--iters", o.measure_iterations, "repetitions per probe (the median is kept)")
-      ->check(whole_number_in(1, 1000000))->default_val(5);
+      ->check(integer_in(1, 1000000))->default_val(5);
   measure->add_option("--backend", o.backend, "mpi_host, mpi_cuda or nccl")->check(CLI::IsMember(runtime::backend_names()))->default_val("mpi_host");
   measure->add_option("--timeout", o.timeout_s, "seconds without progress before the job is declared stuck and aborted; 0: never")
-      ->check(finite_number_in(0, 1e7))->default_val(20);
+      ->check(number_in(0, 1e7))->default_val(20);
 
   int status = 0;
   try {

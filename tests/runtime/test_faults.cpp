@@ -34,7 +34,10 @@ Fault inject(const std::string& signal, const std::string& extra_args) {
   // The ranks' command lines start with the program (this script's own does not).
   const std::string pattern = "^[^ ]*gradsync-run --strategy ring -b 1MiB -n " + iterations + " ";
   const std::string script =
-      std::string(GRADSYNC_MPIEXEC) + " --oversubscribe -np 4 " + run + " > " + log + " 2>&1 &\n" +
+      // 3 s between mpirun's SIGTERM and its SIGKILL (OpenMPI's default, 1 s, can cut a
+      // rank short on a loaded 2-core machine before its line is out).
+      std::string(GRADSYNC_MPIEXEC) + " --oversubscribe --mca odls_base_sigkill_timeout 3 -np 4 " + run + " > " + log +
+      " 2>&1 &\n" +
       "mp=$!\n"
       "for i in $(seq 300); do grep -q 'size (B)' " + log + " && break; sleep 0.1; done\n"
       "sleep 1\n"
