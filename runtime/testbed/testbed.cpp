@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -198,9 +199,31 @@ std::vector<TestbedEndpoint> testbed_endpoints() {
   return out;
 }
 
+namespace {
+
+// Ends the launchers of jobs in the testbed (mpirun and the shell around it, outside the
+// namespaces): their command line names our rsh agent. A launcher caught while starting its
+// daemons would otherwise wait for them forever once the namespaces are gone.
+void kill_testbed_launchers() {
+  const std::string agent = std::string(kTestbedStateDir) + "/rsh-agent";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    const long pid = std::stol(name);
+    if (pid <= 1 || pid == ::getpid()) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(agent) != std::string::npos) ::kill(static_cast<pid_t>(pid), SIGKILL);
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> testbed_down() {
   std::vector<std::string> removed;
   std::string out;
+  kill_testbed_launchers();
   // Namespaces first (their interfaces go with them), then our links and bridges. What
   // still runs in a namespace (ranks of a killed job) is ended first: a deleted namespace
   // lives on as long as a process holds it.
