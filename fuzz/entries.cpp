@@ -1,0 +1,680 @@
+// Fuzz entry functions: see entries.h for the contract. Each entry runs one real public
+// loader of gradsync on the input, then checks what an accepted input produced (routes,
+// round trips through the JSON gradsync itself writes, the symbolic checker's verdict).
+#include "fuzz/entries.h"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <typeinfo>
+
+#include "experiments/experiment.h"
+#include "experiments/table.h"
+#include "models/error.h"
+#include "models/importers/import.h"
+#include "models/json_input.h"
+#include "models/matrix_form.h"
+#include "models/matrix_inference.h"
+#include "models/placement.h"
+#include "models/predict.h"
+#include "models/strategy.h"
+#include "models/symbolic.h"
+#include "models/topology_io.h"
+#include "models/workload.h"
+
+namespace gradsync::fuzz {
+namespace {
+
+using models::InputError;
+
+// ---------------------------------------------------------------------------------------
+// Failing loudly
+
+[[noreturn]] void violated(const std::string& target, const std::string& what) {
+  std::fprintf(stderr, "gradsync fuzz %s: %s\n", target.c_str(), what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+std::string type_name_of_current_exception(const std::type_info* info) {
+  if (!info) return "unknown type";
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(info->name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(info->name());
+}
+
+// GRADSYNC_FUZZ_SHOW_REJECTIONS=1 prints every InputError (to look at what a corpus exercises).
+bool show_rejections() {
+  static const bool show = [] {
+    const char* v = std::getenv("GRADSYNC_FUZZ_SHOW_REJECTIONS");
+    return v && *v && std::string(v) != "0";
+  }();
+  return show;
+}
+
+// GRADSYNC_FUZZ_SHOW_CASES=1 prints every case the schedule target builds.
+bool show_cases() {
+  static const bool show = [] {
+    const char* v = std::getenv("GRADSYNC_FUZZ_SHOW_CASES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return show;
+}
+
+// Runs `body`; InputError is the documented rejection, any other exception a failure.
+// Invariant checks inside `body` call violated() themselves (they never throw InputError).
+template <typename Body>
+Outcome guarded(const char* target, Body&& body) {
+  try {
+    body();
+    return Outcome::accepted;
+  } catch (const InputError& e) {
+    if (show_rejections()) std::fprintf(stderr, "gradsync fuzz %s: rejected: %s\n", target, e.what());
+    return Outcome::rejected;
+  } catch (const std::exception& e) {
+    violated(target, "uncaught " + type_name_of_current_exception(abi::__cxa_current_exception_type()) +
+                         " (not InputError, the documented bad-input path): " + e.what());
+  } catch (...) {
+    violated(target, "uncaught exception of type " +
+                         type_name_of_current_exception(abi::__cxa_current_exception_type()) +
+                         " (not InputError, the documented bad-input path)");
+  }
+}
+
+std::string text_of(const std::uint8_t* data, std::size_t size) {
+  return size ? std::string(reinterpret_cast<const char*>(data), size) : std::string();
+}
+
+bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// ---------------------------------------------------------------------------------------
+// Checks shared by the topology targets
+
+// An accepted topology: every GPU pair has a route with a positive, finite bottleneck
+// and a finite, non-negative latency; the graph-form JSON gradsync writes for it loads back
+// with the same nodes and links; the descriptions render.
+void exercise_topology(const char* target, const models::Topology& t) {
+  const auto gpus = t.gpus();
+  if (gpus.empty()) violated(target, "accepted topology \"" + t.name() + "\" has no GPU");
+  const std::size_t m = std::min<std::size_t>(gpus.size(), 8);
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < m; ++j) {
+      if (i == j) continue;
+      const std::size_t a = gpus[i], b = gpus[j];
+      const std::string pair = t.node(a).id + " -> " + t.node(b).id;
+      if (t.route(a, b).empty()) violated(target, "no links on the route " + pair);
+      const double bw = t.bottleneck_Bps(a, b);
+      const double route_bw = t.route_bottleneck_Bps(a, b);
+      if (!(std::isfinite(bw) && bw > 0) || !(std::isfinite(route_bw) && route_bw > 0)) {
+        violated(target, "bottleneck of " + pair + " is " + number(bw) + " B/s (route " + number(route_bw) +
+                             "); expected a positive finite bandwidth");
+      }
+      const double lat = t.latency_s(a, b);
+      if (!(std::isfinite(lat) && lat >= 0)) {
+        violated(target, "latency of " + pair + " is " + number(lat) + " s; expected finite and >= 0");
+      }
+    }
+  }
+  for (std::size_t host : t.host_memories()) {
+    for (std::size_t i = 0; i < std::min<std::size_t>(gpus.size(), 2); ++i) {
+      const double bw = t.route_bottleneck_Bps(gpus[i], host);
+      if (!(std::isfinite(bw) && bw > 0)) {
+        violated(target, "bottleneck " + t.node(gpus[i]).id + " -> " + t.node(host).id + " is " + number(bw) + " B/s");
+      }
+    }
+  }
+  (void)models::describe_links(t);
+
+  const std::string text = models::pretty_json(models::topology_to_graph_json(t));
+  try {
+    const auto back = models::load_topology(models::JsonView::parse(text, "graph-roundtrip.json"));
+    if (back.topology.node_count() != t.node_count() || back.topology.links().size() != t.links().size()) {
+      violated(target, "the graph-form JSON of an accepted topology loads back with " +
+                           std::to_string(back.topology.node_count()) + " nodes and " +
+                           std::to_string(back.topology.links().size()) + " links instead of " +
+                           std::to_string(t.node_count()) + " and " + std::to_string(t.links().size()));
+    }
+  } catch (const InputError& e) {
+    violated(target, std::string("the graph-form JSON gradsync writes for an accepted topology is rejected: ") + e.what() +
+                         "\n--- written JSON ---\n" + text);
+  }
+}
+
+// An accepted matrix form reads back identically from the JSON gradsync writes for it
+// (what `gradsync import -o x.json` followed by `--topology x.json` does).
+void check_matrix_roundtrip(const char* target, const models::MatrixForm& form) {
+  const std::string text = models::matrix_form_to_json(form).dump();
+  std::optional<models::MatrixForm> back;
+  try {
+    back = models::matrix_form_from_json(models::JsonView::parse(text, "matrix-roundtrip.json"));
+  } catch (const InputError& e) {
+    violated(target, std::string("the matrix-form JSON gradsync writes for an accepted form is rejected: ") + e.what() +
+                         "\n--- written JSON ---\n" + text);
+  }
+  if (back->gpus != form.gpus) violated(target, "matrix-form round trip changed the GPU ids");
+  const std::size_t n = form.size();
+  if (form.bandwidth_Bps.size() != n || back->bandwidth_Bps.size() != n) {
+    violated(target, "bandwidth matrix of " + std::to_string(form.bandwidth_Bps.size()) + " rows for " +
+                         std::to_string(n) + " GPUs");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const auto& a = form.bandwidth_Bps.at(i, j);
+      const auto& b = back->bandwidth_Bps.at(i, j);
+      if (!a || !(std::isfinite(*a) && *a > 0)) {
+        violated(target, "accepted form lacks a positive bandwidth for the pair (" + std::to_string(i) + ", " +
+                             std::to_string(j) + ")");
+      }
+      if (!b || !close(*a, *b)) {
+        violated(target, "matrix-form round trip changed bandwidth (" + std::to_string(i) + ", " + std::to_string(j) +
+                             ") from " + number(*a) + " to " + (b ? number(*b) : std::string("null")));
+      }
+    }
+  }
+}
+
+void infer_and_exercise(const char* target, const models::MatrixForm& form) {
+  const models::InferredTopology inferred = models::infer_topology(form);  // InputError: rejected
+  (void)inferred.report.text();
+  if (inferred.report.pairs.empty() && form.size() > 1) {
+    violated(target, "inference report lists no measured pair for " + std::to_string(form.size()) + " GPUs");
+  }
+  exercise_topology(target, inferred.topology);
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading fuzz bytes as choices (the schedule target)
+
+class Choices {
+ public:
+  Choices(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  std::uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+  std::uint32_t u32() {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 8) | byte();
+    return v;
+  }
+  std::uint64_t u64() { return (static_cast<std::uint64_t>(u32()) << 32) | u32(); }
+  // 0..n-1 (n > 0)
+  std::size_t below(std::size_t n) { return n <= 256 ? byte() % n : u32() % n; }
+  // lo..hi inclusive
+  std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return lo + u64() % (hi - lo + 1); }
+  bool one_in(unsigned n) { return byte() % n == 0; }
+  double unit() { return static_cast<double>(u32()) / 4294967295.0; }  // [0, 1]
+  template <typename T>
+  const T& pick(const std::vector<T>& items) {
+    return items[below(items.size())];
+  }
+
+ private:
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+};
+
+std::string fixed(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// Topologies schedules are built on: the shipped ones, and uniform ones written as users
+// write them (JSON through the public loader).
+std::string star_json(int gpus) {
+  std::ostringstream j;
+  j << R"({"name": "star)" << gpus << R"(", "nodes": [{"id": "sw", "kind": "pcie_switch"}, {"id": "host", "kind": "host_memory"})";
+  for (int i = 0; i < gpus; ++i) j << R"(, {"id": "gpu)" << i << R"(", "kind": "gpu"})";
+  j << R"(], "links": [{"a": "host", "b": "sw", "bandwidth_GBps": 12, "latency_us": 1})";
+  for (int i = 0; i < gpus; ++i) j << R"(, {"a": "gpu)" << i << R"(", "b": "sw", "bandwidth_GBps": 10, "latency_us": 2})";
+  j << "]}";
+  return j.str();
+}
+
+std::string tree_json(int switches, int per_switch) {
+  std::ostringstream j;
+  j << R"({"name": "tree", "nodes": [{"id": "root", "kind": "root_complex"}, {"id": "host", "kind": "host_memory"})";
+  for (int s = 0; s < switches; ++s) j << R"(, {"id": "sw)" << s << R"(", "kind": "pcie_switch"})";
+  for (int g = 0; g < switches * per_switch; ++g) j << R"(, {"id": "gpu)" << g << R"(", "kind": "gpu"})";
+  j << R"(], "links": [{"a": "root", "b": "host", "bandwidth_GBps": 20, "latency_us": 0.5})";
+  for (int s = 0; s < switches; ++s) j << R"(, {"a": "root", "b": "sw)" << s << R"(", "bandwidth_GBps": 8, "latency_us": 1})";
+  for (int g = 0; g < switches * per_switch; ++g) {
+    j << R"(, {"a": "sw)" << g / per_switch << R"(", "b": "gpu)" << g << R"(", "bandwidth_GBps": 12, "latency_us": 1})";
+  }
+  j << "]}";
+  return j.str();
+}
+
+std::string mesh_json(int gpus) {
+  std::ostringstream j;
+  j << R"({"name": "mesh", "nodes": [)";
+  for (int i = 0; i < gpus; ++i) j << (i ? "," : "") << R"({"id": "gpu)" << i << R"(", "kind": "gpu"})";
+  j << R"(], "links": [)";
+  bool first = true;
+  for (int a = 0; a < gpus; ++a) {
+    for (int b = a + 1; b < gpus; ++b) {
+      j << (first ? "" : ",") << R"({"a": "gpu)" << a << R"(", "b": "gpu)" << b << R"(", "bandwidth_GBps": )" << 10 + a + b
+        << R"(, "latency_us": 3})";
+      first = false;
+    }
+  }
+  j << "]}";
+  return j.str();
+}
+
+struct NamedTopology {
+  std::string name;
+  models::Topology topology;
+};
+
+const std::vector<NamedTopology>& schedule_topologies() {
+  static const std::vector<NamedTopology> all = [] {
+    std::vector<NamedTopology> out;
+    auto add = [&](const std::string& name, const models::JsonView& doc) {
+      try {
+        out.push_back({name, std::move(models::load_topology(doc).topology)});
+      } catch (const std::exception& e) {
+        violated("schedule", "cannot load the topology " + name + " the schedule target builds on: " + e.what());
+      }
+    };
+    for (const auto& name : models::shipped_topology_names()) {
+      add(name, models::JsonView::load_file(models::topology_dir() + "/" + name + ".json"));
+    }
+    add("star16", models::JsonView::parse(star_json(16), "star16.json"));
+    add("tree4x4", models::JsonView::parse(tree_json(4, 4), "tree4x4.json"));
+    add("mesh8", models::JsonView::parse(mesh_json(8), "mesh8.json"));
+    return out;
+  }();
+  return all;
+}
+
+std::string permutation(Choices& c, int n) {
+  std::vector<int> p(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) p[static_cast<std::size_t>(i)] = i;
+  for (int i = n - 1; i > 0; --i) std::swap(p[static_cast<std::size_t>(i)], p[c.below(static_cast<std::size_t>(i) + 1)]);
+  std::string text;
+  for (int i = 0; i < n; ++i) text += (i ? "," : "") + std::to_string(p[static_cast<std::size_t>(i)]);
+  return text;
+}
+
+// The strategies a wrapper accepts as "inner" (models/strategies/{sampled,onebit,periodic}.cpp).
+const std::map<std::string, std::vector<std::string>>& inner_choices() {
+  static const std::map<std::string, std::vector<std::string>> m = {
+      {"sampled", {"ps", "ring"}},
+      {"onebit", {"ring", "ps", "hierarchical", "ps_hra"}},
+      {"model_avg", {"ring", "hierarchical", "ps"}},
+      {"bmuf", {"ring", "hierarchical", "ps"}},
+  };
+  return m;
+}
+
+// A valid value for one strategy parameter, or nullopt to keep its default. Parameters
+// this generator does not know keep their defaults.
+std::optional<std::string> valid_value(Choices& c, const models::Strategy& s, const std::string& param,
+                                       const models::Topology& t, const models::Placement& placement,
+                                       bool has_workload) {
+  const int n = placement.size();
+  if (param == "server") {
+    std::vector<std::string> options = {"auto", "rank" + std::to_string(c.below(static_cast<std::size_t>(n)))};
+    if (!t.host_memories().empty()) {
+      options.push_back("host");
+      options.push_back(t.node(t.host_memories().front()).id);
+    }
+    const auto gpus = t.gpus();
+    options.push_back(t.node(gpus[c.below(gpus.size())]).id);
+    return c.pick(options);
+  }
+  if (param == "k") {
+    std::vector<std::string> options = {"auto"};
+    for (int k = 1; k <= n; ++k) {
+      if (n % k == 0) options.push_back(std::to_string(k));
+    }
+    return c.pick(options);
+  }
+  if (param == "grouping") return c.pick(std::vector<std::string>{"switch", "order", "speed"});
+  if (param == "speeds") {
+    std::string text;
+    for (int i = 0; i < n; ++i) text += (i ? "," : "") + fixed(0.05 + 10 * c.unit());
+    return text;
+  }
+  if (param == "ring_order") {
+    // "auto" searches orders (exhaustive up to 8 ranks, 2-opt above): keep it rarer for big rings.
+    if (n <= 8 ? c.one_in(3) : c.one_in(16)) return std::string("auto");
+    return c.one_in(2) ? std::string("given") : permutation(c, n);
+  }
+  if (param == "inner") {
+    const auto it = inner_choices().find(s.name);
+    if (it == inner_choices().end()) return std::nullopt;
+    return c.pick(it->second);
+  }
+  if (param == "alpha" || param == "beta") return fixed(c.one_in(8) ? (c.one_in(2) ? 0.0 : 1.0) : c.unit() * 0.3);
+  if (param == "base") return c.one_in(4) ? std::string("auto") : std::to_string(c.between(0, 300));
+  if (param == "seed") return std::to_string(c.u32() & 0x7fffffffu);  // integer parameters: 0..2^31-1
+  if (param == "rows") return std::to_string(has_workload ? c.between(1, 100) : c.between(1, 4096));
+  if (param == "bits") return std::string(c.one_in(4) ? "32" : "1");
+  if (param == "column") return c.one_in(3) ? std::string("auto") : std::to_string(c.between(1, 4096));
+  if (param == "T") return c.one_in(3) ? std::string("auto") : std::to_string(c.between(1, 1000));
+  if (param == "step") return c.one_in(3) ? std::string("auto") : std::to_string(c.between(1, 100));
+  if (param == "block_momentum") return c.one_in(3) ? std::string("auto") : fixed(0.99 * c.unit());
+  if (param == "block_lr") return fixed(0.01 + 5 * c.unit());
+  if (param == "nesterov") return std::string(c.one_in(2) ? "true" : "false");
+  if (param == "reduce_GBps" || param == "quantize_GBps") {
+    return c.one_in(2) ? std::string("auto") : fixed(0.1 + 500 * c.unit());
+  }
+  if (param == "host_reduce_GBps") return fixed(0.1 + 100 * c.unit());
+  return std::nullopt;
+}
+
+// Gradient bytes: empty, tiny, odd, around N, ordinary and large.
+double gradient_bytes(Choices& c, int n) {
+  switch (c.below(7)) {
+    case 0: return 0;
+    case 1: return static_cast<double>(c.between(1, 16));
+    case 2: return 4.0 * static_cast<double>(std::max<std::int64_t>(0, n + static_cast<int>(c.below(3)) - 1));
+    case 3: return static_cast<double>(c.between(1, 4096));
+    case 4: return 4.0 * static_cast<double>(c.between(0, (1u << 20) + 3));
+    case 5: {
+      const double p = std::ldexp(1.0, static_cast<int>(c.below(34)));
+      return std::max(0.0, p + static_cast<double>(static_cast<int>(c.below(9)) - 4));
+    }
+    default: return static_cast<double>(c.between(1, std::uint64_t{1} << 36));
+  }
+}
+
+struct ScheduleCase {
+  const NamedTopology* topology = nullptr;
+  models::Placement placement;
+  const models::Strategy* strategy = nullptr;
+  std::vector<std::string> params;
+  std::optional<double> bytes;
+  std::optional<models::Workload> workload;
+
+  std::string describe() const {
+    std::string text = "strategy " + strategy->name + " on " + topology->name + ", ranks";
+    for (std::size_t node : placement.ranks) text += " " + topology->topology.node(node).id;
+    text += bytes ? ", " + number(*bytes) + " bytes" : ", workload " + workload->name;
+    text += ", params {";
+    for (std::size_t i = 0; i < params.size(); ++i) text += (i ? " " : "") + params[i];
+    return text + "}";
+  }
+};
+
+ScheduleCase schedule_case(Choices& c) {
+  ScheduleCase sc;
+  const auto& tops = schedule_topologies();
+  sc.topology = &tops[c.below(tops.size())];
+  const models::Topology& t = sc.topology->topology;
+  const auto gpus = t.gpus();
+  const int n = 1 + static_cast<int>(c.below(std::min<std::size_t>(gpus.size(), 16)));
+  if (c.one_in(2)) {
+    sc.placement = models::first_gpus(t, n);
+  } else {  // any n GPUs in any order
+    std::vector<std::size_t> pool = gpus;
+    for (int i = 0; i < n; ++i) {
+      std::swap(pool[static_cast<std::size_t>(i)], pool[static_cast<std::size_t>(i) + c.below(pool.size() - static_cast<std::size_t>(i))]);
+    }
+    std::vector<std::string> ids;
+    for (int i = 0; i < n; ++i) ids.push_back(t.node(pool[static_cast<std::size_t>(i)]).id);
+    sc.placement = models::named_gpus(t, ids);
+  }
+  const auto& strategies = models::all_strategies();
+  sc.strategy = strategies[c.below(strategies.size())];
+  if (c.one_in(64)) {
+    // The presets are real models (source A's 49,036-word vocabulary): sampled schedules of
+    // thousands of rows, 0.3-3.5 s each under the sanitizers, so only now and then.
+    const auto names = models::workload_preset_names();
+    sc.workload = models::workload_preset(names[c.below(names.size())]);
+  } else if (c.one_in(8)) {
+    // A small workload of the same shape: 1-3 layers, some with rows (what sampling selects).
+    models::Workload w;
+    w.name = "fuzz-small";
+    w.compute_s_per_minibatch = 0.01;
+    w.minibatches_per_epoch = static_cast<std::int64_t>(c.between(1, 1000));
+    const int layers = static_cast<int>(c.between(1, 3));
+    for (int i = 0; i < layers; ++i) {
+      models::Layer l;
+      l.name = "layer" + std::to_string(i);
+      const auto cols = static_cast<std::int64_t>(c.between(1, 16));
+      if (c.one_in(2)) {
+        l.rows = static_cast<std::int64_t>(c.between(1, 256));
+        l.params = *l.rows * cols;
+      } else {
+        l.params = static_cast<std::int64_t>(c.between(1, 4096));
+      }
+      l.flops = 1e6;
+      w.layers.push_back(l);
+    }
+    sc.workload = w;
+  } else {
+    sc.bytes = gradient_bytes(c, n);
+  }
+  std::map<std::string, std::string> chosen;
+  for (const auto& spec : models::params_of(*sc.strategy)) {
+    if (c.one_in(3)) continue;  // keep the default
+    if (auto v = valid_value(c, *sc.strategy, spec.name, t, sc.placement, sc.workload.has_value())) chosen[spec.name] = *v;
+  }
+  // grouping=speed needs one speed per rank.
+  if (chosen.count("grouping") && chosen["grouping"] == "speed" && !chosen.count("speeds")) {
+    chosen["speeds"] = *valid_value(c, *sc.strategy, "speeds", t, sc.placement, sc.workload.has_value());
+  }
+  // Big rings: "auto" ring orders are searched by 2-opt; keep them rare (see valid_value).
+  if (n > 8 && !chosen.count("ring_order")) {
+    for (const auto& spec : models::params_of(*sc.strategy)) {
+      if (spec.name == "ring_order") chosen["ring_order"] = c.one_in(2) ? "given" : permutation(c, n);
+    }
+  }
+  for (const auto& [key, value] : chosen) sc.params.push_back(key + "=" + value);
+  return sc;
+}
+
+// Builds the schedule as every executor does (models/predict.h) and proves it with the
+// symbolic checker; also runs the analytic executor on it.
+void build_and_check(const char* target, const models::PredictRequest& q, const std::string& what) {
+  const models::BuiltSchedule built = models::build_schedule(q);
+  const models::SymbolicResult r = models::check_schedule(built.schedule);
+  if (!r.ok) violated(target, "the symbolic checker refutes the schedule of " + what + ": " + r.message);
+  models::PredictRequest analytic = q;
+  analytic.executor = "analytic";
+  const models::ResultRecord record = models::predict(analytic);
+  if (!(std::isfinite(record.time_per_sync_s) && record.time_per_sync_s >= 0)) {
+    violated(target, "analytic time per sync of " + what + " is " + number(record.time_per_sync_s) +
+                         " s; expected finite and >= 0");
+  }
+}
+
+// The fixed machine of the strategy_params target: 12 GPUs behind 3 switches, host memory at the root.
+const models::Topology& params_machine() {
+  static const models::Topology t = std::move(models::load_topology(models::JsonView::parse(tree_json(3, 4), "tree3x4.json")).topology);
+  return t;
+}
+
+}  // namespace
+
+const char* to_string(Outcome outcome) { return outcome == Outcome::accepted ? "accepted" : "rejected"; }
+
+// ---------------------------------------------------------------------------------------
+// The entries
+
+Outcome fuzz_topology_json(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("topology_json", [&] {
+    const models::LoadedTopology loaded = models::load_topology(models::JsonView::parse(text, "fuzz.json"));
+    if (loaded.inference) (void)loaded.inference->text();
+    exercise_topology("topology_json", loaded.topology);
+  });
+}
+
+Outcome fuzz_matrix_form_json(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("matrix_form_json", [&] {
+    const models::MatrixForm form = models::matrix_form_from_json(models::JsonView::parse(text, "fuzz.json"));
+    check_matrix_roundtrip("matrix_form_json", form);
+    infer_and_exercise("matrix_form_json", form);
+  });
+}
+
+Outcome fuzz_workload_json(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("workload_json", [&] {
+    const models::Workload w = models::workload_from_json(models::JsonView::parse(text, "fuzz.json"));
+    const double bytes = w.gradient_bytes();
+    const double compute = w.compute_s();
+    if (!(std::isfinite(bytes) && bytes >= 0) || !(std::isfinite(compute) && compute >= 0)) {
+      violated("workload_json", "accepted workload has " + number(bytes) + " gradient bytes and " + number(compute) +
+                                    " s of compute per minibatch; expected finite and >= 0");
+    }
+    std::optional<models::Workload> back;
+    try {
+      back = models::workload_from_json(models::JsonView::wrap(models::workload_to_json(w), "workload-roundtrip.json"));
+    } catch (const InputError& e) {
+      violated("workload_json", std::string("the JSON gradsync writes for an accepted workload is rejected: ") + e.what());
+    }
+    bool same = back->name == w.name && back->dtype_bytes == w.dtype_bytes && back->layers.size() == w.layers.size() &&
+                back->minibatches_per_epoch == w.minibatches_per_epoch && close(back->compute_s(), compute) &&
+                back->samples_per_minibatch == w.samples_per_minibatch;
+    for (std::size_t i = 0; same && i < w.layers.size(); ++i) {
+      same = back->layers[i].name == w.layers[i].name && back->layers[i].params == w.layers[i].params &&
+             back->layers[i].rows == w.layers[i].rows && close(back->layers[i].flops, w.layers[i].flops);
+    }
+    if (!same) violated("workload_json", "workload changed in a round trip through workload_to_json");
+  });
+}
+
+Outcome fuzz_experiment_json(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("experiment_json", [&] {
+    const experiments::Experiment e = experiments::load_experiment(models::JsonView::parse(text, "fuzz.json"));
+    if (e.executors.empty()) violated("experiment_json", "accepted experiment has no executor");
+    for (const auto& choice : e.strategies) {
+      if (!choice.strategy) violated("experiment_json", "accepted experiment has a strategy without a definition");
+      (void)models::resolve_params(*choice.strategy, choice.params);
+    }
+    // The plan reads the topology (and workload) it names: only shipped topologies and
+    // presets here, so that fuzz inputs never make the target open arbitrary paths.
+    const auto shipped = models::shipped_topology_names();
+    const auto presets = models::workload_preset_names();
+    const bool shipped_topology = std::find(shipped.begin(), shipped.end(), e.topology) != shipped.end();
+    const bool known_workload = e.workload.empty() || std::find(presets.begin(), presets.end(), e.workload) != presets.end();
+    if (shipped_topology && known_workload) {
+      const experiments::Plan plan = experiments::make_plan(e);
+      if (plan.placements.empty() || plan.sizes.empty()) violated("experiment_json", "accepted plan has no point");
+    }
+  });
+}
+
+Outcome fuzz_tool_output(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("tool_output", [&] {
+    const models::ImportResult imported = models::import_tool_output(text, "fuzz.txt");
+    if (imported.tools_found.empty()) violated("tool_output", "import accepted a text without any tool output");
+    if (imported.form.size() == 0) violated("tool_output", "import accepted a text without any GPU");
+    check_matrix_roundtrip("tool_output", imported.form);
+    infer_and_exercise("tool_output", imported.form);
+  });
+}
+
+Outcome fuzz_gpu_counts(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("gpu_counts", [&] {
+    const std::vector<int> counts = experiments::parse_gpu_counts(text);
+    if (counts.empty()) violated("gpu_counts", "\"" + text + "\" was accepted as no GPU count at all");
+    for (int n : counts) {
+      if (n < 1) violated("gpu_counts", "\"" + text + "\" was accepted with the GPU count " + std::to_string(n) + "; expected >= 1");
+    }
+  });
+}
+
+Outcome fuzz_byte_size(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("byte_size", [&] {
+    const double bytes = experiments::parse_size(text, "--size");
+    if (!(std::isfinite(bytes) && bytes >= 0)) {
+      violated("byte_size", "\"" + text + "\" was accepted as " + number(bytes) + " bytes; expected finite and >= 0");
+    }
+  });
+}
+
+Outcome fuzz_strategy_params(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("strategy_params", [&] {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      const std::size_t end = std::min(text.find('\n', start), text.size());
+      lines.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    if (lines.size() > 1 && lines.back().empty()) lines.pop_back();  // a final newline
+    const models::Strategy& strategy = models::find_strategy(lines.front());
+    const std::vector<std::string> items(lines.begin() + 1, lines.end());
+    models::PredictRequest q;
+    q.topology = &params_machine();
+    q.strategy = &strategy;
+    q.params = models::SyncParams::parse(items);
+    q.placement = models::first_gpus(params_machine(), 6);
+    q.bytes = 4003;
+    std::string what = "strategy " + strategy.name + " with";
+    for (const auto& item : items) what += " " + item;
+    build_and_check("strategy_params", q, what + " (6 of 12 GPUs, 4003 bytes)");
+  });
+}
+
+Outcome fuzz_schedule(const std::uint8_t* data, std::size_t size) {
+  Choices c(data, size);
+  std::optional<ScheduleCase> sc;
+  try {
+    sc = schedule_case(c);
+  } catch (const std::exception& e) {
+    violated("schedule", std::string("cannot set up a valid case: ") + e.what());
+  }
+  const std::string what = sc->describe();
+  if (show_cases()) std::fprintf(stderr, "gradsync fuzz schedule: %s\n", what.c_str());
+  try {
+    models::PredictRequest q;
+    q.topology = &sc->topology->topology;
+    q.workload = sc->workload ? &*sc->workload : nullptr;
+    q.bytes = sc->bytes;
+    q.strategy = sc->strategy;
+    q.params = models::SyncParams::parse(sc->params);
+    q.placement = sc->placement;
+    build_and_check("schedule", q, what);
+  } catch (const InputError& e) {
+    violated("schedule", "a valid combination was rejected: " + what + ": " + e.what());
+  } catch (const std::exception& e) {
+    violated("schedule", "uncaught " + type_name_of_current_exception(abi::__cxa_current_exception_type()) + " for " +
+                             what + ": " + e.what());
+  }
+  return Outcome::accepted;
+}
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all = {
+      {"topology_json", fuzz_topology_json, "topology JSON, graph or matrix form (models::load_topology)", true},
+      {"matrix_form_json", fuzz_matrix_form_json, "matrix-form JSON and switch-tree inference (matrix_form_from_json, infer_topology)", true},
+      {"workload_json", fuzz_workload_json, "workload JSON (models::workload_from_json)", true},
+      {"experiment_json", fuzz_experiment_json, "experiment JSON (experiments::load_experiment, make_plan)", true},
+      {"tool_output", fuzz_tool_output, "p2pBandwidthLatencyTest / nvbandwidth / nvidia-smi topo text (models::import_tool_output)", true},
+      {"gpu_counts", fuzz_gpu_counts, "--gpus values (experiments::parse_gpu_counts)", true},
+      {"byte_size", fuzz_byte_size, "--size values (experiments::parse_size)", true},
+      {"strategy_params", fuzz_strategy_params, "--param key=value text for a strategy, built and checked", true},
+      {"schedule", fuzz_schedule, "schedules from valid random parameters, proved by the symbolic checker", false},
+  };
+  return all;
+}
+
+}  // namespace gradsync::fuzz

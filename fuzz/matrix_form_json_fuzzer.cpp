@@ -1,0 +1,7 @@
+// libFuzzer target matrix_form_json: see fuzz/entries.h (fuzz_matrix_form_json).
+#include "fuzz/entries.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  gradsync::fuzz::fuzz_matrix_form_json(data, size);
+  return 0;
+}
