@@ -315,7 +315,7 @@ std::string permutation(Choices& c, int n) {
 // The strategies a wrapper accepts as "inner" (models/strategies/{sampled,onebit,periodic}.cpp).
 const std::map<std::string, std::vector<std::string>>& inner_choices() {
   static const std::map<std::string, std::vector<std::string>> m = {
-      {"sampled", {"ps", "ring"}},
+      {"sampled", {"ps", "ring", "hierarchical"}},
       {"onebit", {"ring", "ps", "hierarchical", "ps_hra"}},
       {"model_avg", {"ring", "hierarchical", "ps"}},
       {"bmuf", {"ring", "hierarchical", "ps"}},
@@ -361,6 +361,12 @@ std::optional<std::string> valid_value(Choices& c, const models::Strategy& s, co
     const auto it = inner_choices().find(s.name);
     if (it == inner_choices().end()) return std::nullopt;
     return c.pick(it->second);
+  }
+  if (param == "rates") {
+    if (c.one_in(3)) return std::string(c.one_in(2) ? "auto" : "1");
+    std::string text;
+    for (int i = 0; i < n; ++i) text += (i ? "," : "") + (c.one_in(4) ? std::string(c.one_in(2) ? "0" : "1") : fixed(c.unit()));
+    return text;
   }
   if (param == "alpha" || param == "beta") return fixed(c.one_in(8) ? (c.one_in(2) ? 0.0 : 1.0) : c.unit() * 0.3);
   if (param == "base") return c.one_in(4) ? std::string("auto") : std::to_string(c.between(0, 300));

@@ -58,57 +58,74 @@ std::uint64_t total_bytes(const std::vector<Slice>& slices) {
 
 SampledRows sample_rows(std::uint64_t elements, int eb, const Workload* workload, int ranks, const SamplingParams& p) {
   SampledRows out;
-  out.per_rank.resize(static_cast<std::size_t>(ranks));
-  out.rows_per_rank.assign(static_cast<std::size_t>(ranks), 0);
+  const auto n = static_cast<std::size_t>(ranks);
+  out.per_rank.resize(n);
+  out.extra_per_rank.resize(n);
+  out.rows_per_rank.assign(n, 0);
+  out.extra_rows_per_rank.assign(n, 0);
+  std::vector<std::uint64_t> extra_packed(n, 0);  // extra bytes of each rank so far
+  auto rate = [&](int rank) { return p.rates.empty() ? 1.0 : p.rates[static_cast<std::size_t>(rank)]; };
   for (const RowLayer& layer : layers_of(elements, workload, p)) {
     const Slice whole{layer.base_element * eb, layer.elements * eb};
     if (layer.rows == 0) {
       for (auto& slices : out.per_rank) append_merged(slices, whole);
       append_merged(out.union_slices, whole);
-      out.expected_for_union_exchange.push_back({whole, true, false, {}});
-      out.expected_for_server_exchange.push_back({whole, true, false, {}});
+      append_merged(out.common_slices, whole);
+      out.expected.push_back({whole, true, false, {}});
       continue;
     }
     const std::uint64_t R = layer.rows;
     out.rows_total += R;
-    // Shared rows: V_α (most frequent) and V_β (random, shared seed).
-    std::vector<char> shared(R, 0);
-    const auto alpha_rows = static_cast<std::uint64_t>(std::llround(p.alpha * static_cast<double>(R)));
-    for (std::uint64_t r = 0; r < std::min(alpha_rows, R); ++r) shared[r] = 1;
-    std::mt19937_64 shared_rng(p.seed);
-    const auto beta_rows = static_cast<std::uint64_t>(std::llround(p.beta * static_cast<double>(R)));
+    auto count = [&](double fraction) {
+      return std::min(R, static_cast<std::uint64_t>(std::llround(std::clamp(fraction, 0.0, 1.0) * static_cast<double>(R))));
+    };
+    // V_α: the most frequent rows; V_β: the first rows of an order drawn with the shared seed.
+    // Both nested, so a rank at a lower rate sends a subset of what a higher rate sends.
+    std::vector<std::uint64_t> beta_order(R);
+    std::iota(beta_order.begin(), beta_order.end(), 0);
     {
-      std::vector<std::uint64_t> all(R);
-      std::iota(all.begin(), all.end(), 0);
-      for (std::uint64_t i = 0; i < std::min(beta_rows, R); ++i) {  // partial Fisher-Yates
+      std::mt19937_64 shared_rng(p.seed);
+      const std::uint64_t most = count(p.beta);
+      for (std::uint64_t i = 0; i < most; ++i) {  // partial Fisher-Yates
         std::uniform_int_distribution<std::uint64_t> pick(i, R - 1);
-        std::swap(all[i], all[pick(shared_rng)]);
-        shared[all[i]] = 1;
+        std::swap(beta_order[i], beta_order[pick(shared_rng)]);
       }
     }
-    // V_base per rank.
     const auto cdf = zipf_cdf(R);
-    std::vector<std::vector<char>> has(static_cast<std::size_t>(ranks), shared);
+    std::vector<std::vector<char>> has(n, std::vector<char>(R, 0));
     for (int rank = 0; rank < ranks; ++rank) {
+      auto& mine = has[static_cast<std::size_t>(rank)];
+      const std::uint64_t alpha_rows = count(p.alpha * rate(rank));
+      for (std::uint64_t r = 0; r < alpha_rows; ++r) mine[r] = 1;
+      const std::uint64_t beta_rows = count(p.beta * rate(rank));
+      for (std::uint64_t i = 0; i < beta_rows; ++i) mine[beta_order[i]] = 1;
+      // V_base: the rank's minibatch words (its own seed).
       std::mt19937_64 rng(p.seed * 1000003ULL + static_cast<std::uint64_t>(rank) + 1);
       std::uniform_real_distribution<double> u(0.0, 1.0);
       for (std::int64_t d = 0; d < p.base; ++d) {
         const auto it = std::lower_bound(cdf.begin(), cdf.end(), u(rng));
-        has[static_cast<std::size_t>(rank)][static_cast<std::size_t>(std::min<std::ptrdiff_t>(it - cdf.begin(), static_cast<std::ptrdiff_t>(R - 1)))] = 1;
+        mine[static_cast<std::size_t>(std::min<std::ptrdiff_t>(it - cdf.begin(), static_cast<std::ptrdiff_t>(R - 1)))] = 1;
       }
     }
-    // Slices per rank and the union; expected regions per run of rows with equal membership.
+    // Slices per rank, the union, the common rows; expected regions and extra runs per run
+    // of rows with equal membership.
     std::vector<int> members, previous;
     Slice run{};
     bool run_open = false;
     auto close_run = [&] {
       if (!run_open) return;
       if (previous.empty()) {
-        out.expected_for_union_exchange.push_back({run, false, true, {}});
-        out.expected_for_server_exchange.push_back({run, false, true, {}});
+        out.expected.push_back({run, false, true, {}});
+      } else if (previous.size() == n) {
+        out.expected.push_back({run, true, false, {}});
       } else {
-        out.expected_for_union_exchange.push_back({run, true, false, {}});
-        out.expected_for_server_exchange.push_back({run, false, false, previous});
+        out.expected.push_back({run, false, false, previous});
+        SampledRows::Run extra{run, previous, {}};
+        for (int rank : previous) {
+          extra.packed_at.push_back(extra_packed[static_cast<std::size_t>(rank)]);
+          extra_packed[static_cast<std::size_t>(rank)] += run.bytes;
+        }
+        out.extra_runs.push_back(std::move(extra));
       }
       run_open = false;
     };
@@ -118,13 +135,23 @@ SampledRows sample_rows(std::uint64_t elements, int eb, const Workload* workload
         if (has[static_cast<std::size_t>(rank)][r]) members.push_back(rank);
       }
       const Slice row = layer.row(r, eb);
+      const bool common = members.size() == n;
       for (int rank : members) {
-        append_merged(out.per_rank[static_cast<std::size_t>(rank)], row);
-        ++out.rows_per_rank[static_cast<std::size_t>(rank)];
+        const auto i = static_cast<std::size_t>(rank);
+        append_merged(out.per_rank[i], row);
+        ++out.rows_per_rank[i];
+        if (!common) {
+          append_merged(out.extra_per_rank[i], row);
+          ++out.extra_rows_per_rank[i];
+        }
       }
       if (!members.empty()) {
         append_merged(out.union_slices, row);
         ++out.rows_in_union;
+      }
+      if (common && n > 0) {
+        append_merged(out.common_slices, row);
+        ++out.rows_common;
       }
       if (run_open && members == previous) {
         run.bytes += row.bytes;

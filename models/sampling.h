@@ -6,6 +6,19 @@
 //   V_β    — random words, the same for every rank (a shared seed), for robustness.
 // Layers without rows (hidden layers) are sent in full. A bare buffer without a
 // workload is one layer of `rows` rows.
+//
+// Per-rank rates (source A's proposal: a lower sampling rate behind slow links): rank r
+// takes V_α and V_β at rate[r] x alpha and rate[r] x beta. The sets are nested (the most
+// frequent rows first; the shared random order's first rows), so the rows every rank sends
+// are those at the lowest rate. V_base is never scaled: a minibatch's own words always go.
+//
+// Two ways to exchange the rows, with the same result (`expected`: each row ends as the
+// sum over the ranks that sent it; rows nobody sent keep each rank's own value):
+//   through a server — each rank sends all its rows (`per_rank`), gets back `union_slices`;
+//   all-reduce — the rows every rank sends (`common_slices`, whole layers included) are
+//   all-reduced densely; the others (`extra_per_rank`: V_base rows, and V_α/V_β rows above
+//   the lowest rate) go to every rank by an all-gather of indices and values, and each
+//   rank adds up the contributions of each row (`extra_runs`).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +35,7 @@ struct SamplingParams {
   std::int64_t base = 64;  // words drawn per minibatch per rank
   std::uint64_t seed = 1;
   std::int64_t rows = 1000;  // rows of a bare buffer (no workload)
+  std::vector<double> rates;  // per rank, in [0, 1], scaling alpha and beta; empty: 1 for every rank
 };
 
 struct SampledRows {
@@ -29,12 +43,22 @@ struct SampledRows {
   // row-less layers), sorted by offset.
   std::vector<std::vector<Slice>> per_rank;
   std::vector<Slice> union_slices;  // rows some rank sends, plus row-less layers
-  // Every row-structured region with the ranks that sampled it (expected results).
-  std::vector<ExpectedRegion> expected_for_union_exchange;  // rows of the union: all workers; others: own
-  std::vector<ExpectedRegion> expected_for_server_exchange;  // each row: the ranks that sent it; unsent: own
+  std::vector<Slice> common_slices;  // rows every rank sends, plus row-less layers
+  std::vector<std::vector<Slice>> extra_per_rank;  // per rank: the rows it sends outside common_slices
+  struct Run {
+    Slice slice;  // consecutive rows outside common_slices sent by the same ranks
+    std::vector<int> contributors;
+    // Per contributor: where the run starts in its extra rows packed one after the other.
+    std::vector<std::uint64_t> packed_at;
+  };
+  std::vector<Run> extra_runs;
+  // Each row: the sum over the ranks that sent it (all of them: every worker); rows nobody sent: own.
+  std::vector<ExpectedRegion> expected;
   std::uint64_t rows_total = 0;
   std::uint64_t rows_in_union = 0;
+  std::uint64_t rows_common = 0;
   std::vector<std::uint64_t> rows_per_rank;
+  std::vector<std::uint64_t> extra_rows_per_rank;
 };
 
 // `elements` and `element_bytes` describe the gradient; `workload` (optional) gives the

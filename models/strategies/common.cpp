@@ -159,6 +159,13 @@ void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const st
   add_ring_all_gather(s, rings, region, prefix + "all-gather");
 }
 
+void add_hierarchical_allreduce(Schedule& s, const Rings& groups, Region region) {
+  const auto [representatives, broadcasts] = add_group_all_reduce(s, groups, region);
+  add_ring_reduce_scatter(s, {representatives}, region, "inter-group ring", "inter-group reduce");
+  add_ring_all_gather(s, {representatives}, region, "inter-group ring");
+  if (groups.front().size() > 1) add_broadcasts(s, broadcasts, region.slice(), "broadcast");
+}
+
 void add_gather_reduce(Schedule& s, const std::vector<int>& senders, int root, Slice slice, const std::string& phase,
                        const std::string& compute_phase) {
   auto from = std::make_shared<const std::vector<int>>(senders);

@@ -53,6 +53,9 @@ struct Groups {
   std::vector<std::pair<int, std::vector<int>>> broadcasts;
 };
 Groups add_group_all_reduce(Schedule& s, const Rings& groups, Region region);
+// Source B's hierarchical all-reduce of `region`: a ring inside each group, a ring of the
+// groups' representatives, a broadcast inside each group.
+void add_hierarchical_allreduce(Schedule& s, const Rings& groups, Region region);
 // Both phases.
 void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const std::string& prefix = "");
 

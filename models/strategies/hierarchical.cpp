@@ -21,11 +21,7 @@ const Strategy& hierarchical() {
       [](const StrategyContext& ctx) {
         Schedule s = start_schedule("hierarchical", ctx);
         const Rings groups = groups_of_ranks(ctx);
-        const Region all{0, ctx.elements, ctx.element_bytes};
-        const auto [representatives, broadcasts] = add_group_all_reduce(s, groups, all);
-        add_ring_reduce_scatter(s, {representatives}, all, "inter-group ring", "inter-group reduce");
-        add_ring_all_gather(s, {representatives}, all, "inter-group ring");
-        if (groups.front().size() > 1) add_broadcasts(s, broadcasts, all.slice(), "broadcast");
+        add_hierarchical_allreduce(s, groups, Region{0, ctx.elements, ctx.element_bytes});
         s.notes.push_back(describe_groups(ctx, groups));
         return s;
       },

@@ -1,9 +1,22 @@
-// Sampling-based transfer (source A): only the rows V_base ∪ V_α ∪ V_β of the
-// row-structured layers are synchronised (models/sampling.h), through a parameter
-// server (each rank sends its own rows, the server sends back every row anyone sent)
-// or a ring (ranks first all-gather their row indices, then all-reduce the union of
-// rows packed into one buffer). Rows are packed into scratch space before sending and
-// unpacked after, as a real implementation must.
+// Sampling-based transfer (source A), and its proposed future work: only the rows
+// V_base ∪ V_α ∪ V_β of the row-structured layers are synchronised (models/sampling.h),
+//   inner=ps           through a parameter server (each rank sends its own rows, the server
+//                      sends back every row anyone sent) — source A's own scheme;
+//   inner=ring         the rows every rank sends (V_α ∪ V_β, the same for all ranks thanks to
+//                      the shared seed, and the row-less layers) are all-reduced densely
+//                      around a ring; the rest (V_base, the minibatch words, different on
+//                      each rank) goes to every rank by a ring all-gather of row indices
+//                      and values, and each rank adds up the contributions of each row;
+//   inner=hierarchical the same with source B's hierarchical all-reduce for the dense part.
+// Per-rank rates (`rates`): a rank behind a slow link samples V_α and V_β at a lower rate;
+// `auto` picks them so that every rank's exchange with the server over its own path takes
+// as long as the quickest rank's (a ring carries every rank's rows over every link, so
+// there auto keeps one rate). Rows are packed into scratch space before sending and unpacked after,
+// as a real implementation must.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <numeric>
 
@@ -25,6 +38,63 @@ SamplingParams sampling_params(const StrategyContext& ctx) {
   p.seed = static_cast<std::uint64_t>(ctx.params.integer("seed", 0));
   p.rows = ctx.params.integer("rows", 1);
   return p;
+}
+
+std::vector<double> given_rates(const StrategyContext& ctx, const std::string& text) {
+  std::vector<double> rates;
+  for (const auto& item : split_list(text, "--param rates")) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !(v >= 0 && v <= 1)) {
+      throw InputError("--param rates=" + text + ": \"" + item + "\" is not a sampling rate between 0 and 1");
+    }
+    rates.push_back(v);
+  }
+  if (rates.size() != static_cast<std::size_t>(ctx.N())) {
+    throw InputError("--param rates=" + text + ": expected one rate per rank (" + std::to_string(ctx.N()) + "), got " +
+                     std::to_string(rates.size()));
+  }
+  return rates;
+}
+
+// rates=auto over a server (source A: "a slow link under point-to-point only slows that
+// device's own exchange"): rank r sends fixed_r bytes (V_base and row-less layers) plus
+// rate_r x optional_r (V_α ∪ V_β) over its path to the server, whose narrowest link gives
+// it B_r. The rank whose exchange would be quickest at rate 1 keeps rate 1; every other
+// rank's rate is lowered until its exchange over its own path takes no longer:
+// (fixed_r + rate_r optional_r) / B_r = t* (rate 0 when V_base alone takes longer).
+std::vector<double> balanced_rates(const StrategyContext& ctx, SamplingParams p) {
+  const int n = ctx.N();
+  p.rates.assign(static_cast<std::size_t>(n), 0.0);
+  const SampledRows low = sample_rows(ctx.elements, ctx.element_bytes, ctx.workload, n, p);
+  p.rates.assign(static_cast<std::size_t>(n), 1.0);
+  const SampledRows high = sample_rows(ctx.elements, ctx.element_bytes, ctx.workload, n, p);
+  const std::size_t server = ctx.server_node();
+  std::vector<double> fixed(static_cast<std::size_t>(n)), optional(static_cast<std::size_t>(n)), path(static_cast<std::size_t>(n));
+  double quickest = std::numeric_limits<double>::infinity();
+  for (std::size_t r = 0; r < fixed.size(); ++r) {
+    fixed[r] = static_cast<double>(total_bytes(low.per_rank[r]));
+    optional[r] = static_cast<double>(total_bytes(high.per_rank[r])) - fixed[r];
+    const std::size_t node = ctx.placement.ranks[r];
+    path[r] = node == server ? std::numeric_limits<double>::infinity() : ctx.topology.route_bottleneck_Bps(node, server);
+    if (std::isfinite(path[r])) quickest = std::min(quickest, (fixed[r] + optional[r]) / path[r]);
+  }
+  std::vector<double> rates(static_cast<std::size_t>(n), 1.0);
+  if (!std::isfinite(quickest)) return rates;  // every rank sits with the server
+  for (std::size_t r = 0; r < rates.size(); ++r) {
+    if (std::isfinite(path[r]) && optional[r] > 0) rates[r] = std::clamp((quickest * path[r] - fixed[r]) / optional[r], 0.0, 1.0);
+  }
+  return rates;
+}
+
+std::string rates_note(const std::vector<double>& rates) {
+  std::string text = "rates:";
+  for (double r : rates) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.3g", r);
+    text += buf;
+  }
+  return text;
 }
 
 // Copies each slice of `from` into consecutive bytes starting at `packed` (or back).
@@ -91,53 +161,90 @@ Schedule build_over_ps(const StrategyContext& ctx, std::shared_ptr<const Sampled
   s.rounds.push_back(Round{"unpack", "unpack", [rows, S, n](int p, std::vector<Op>& out) {
                              if (p < n) pack(rows->union_slices, S, true, out);
                            }});
-  s.expected = rows->expected_for_server_exchange;
+  s.expected = rows->expected;
   s.notes.push_back("server on " + ctx.topology.node(ctx.server_node()).id);
   return s;
 }
 
-Schedule build_over_ring(const StrategyContext& ctx, std::shared_ptr<const SampledRows> rows) {
+// inner=ring or hierarchical: dense all-reduce of the common rows, all-gather of the rest.
+Schedule build_over_allreduce(const StrategyContext& ctx, std::shared_ptr<const SampledRows> rows, bool hierarchical) {
   Schedule s = start_schedule("sampled", ctx);
   const int n = s.workers;
+  s.expected = rows->expected;
+  if (n == 1) return s;  // one rank: nothing to exchange
   const std::uint64_t S = s.gradient_bytes;
-  const std::uint64_t union_bytes = total_bytes(rows->union_slices);
+  const std::uint64_t common_bytes = total_bytes(rows->common_slices);
   const std::vector<int> order = ring_of_ranks(ctx);
 
-  // 1. Every rank learns every rank's row indices (4 bytes each): a ring all-gather of
-  //    lists of different lengths, in scratch after the packed rows.
-  auto index_at = std::make_shared<std::vector<std::uint64_t>>();
-  auto index_bytes = std::make_shared<std::vector<std::uint64_t>>();
-  std::uint64_t at = S + union_bytes;
+  // Scratch: the packed common rows, then one block per rank: its extra rows' values, then
+  // their indices (4 bytes a row).
+  auto block_at = std::make_shared<std::vector<std::uint64_t>>();
+  auto block_bytes = std::make_shared<std::vector<std::uint64_t>>();
+  std::uint64_t at = S + common_bytes;
   for (int r = 0; r < n; ++r) {
-    index_at->push_back(at);
-    index_bytes->push_back(4 * rows->rows_per_rank[static_cast<std::size_t>(r)]);
-    at += index_bytes->back();
+    const auto i = static_cast<std::size_t>(r);
+    block_at->push_back(at);
+    block_bytes->push_back(total_bytes(rows->extra_per_rank[i]) + 4 * rows->extra_rows_per_rank[i]);
+    at += block_bytes->back();
   }
   s.scratch_bytes = at - S;
+
+  s.rounds.push_back(Round{"pack", "pack", [rows, S, n, block_at](int p, std::vector<Op>& out) {
+                             if (p >= n) return;
+                             pack(rows->common_slices, S, false, out);
+                             pack(rows->extra_per_rank[static_cast<std::size_t>(p)], (*block_at)[static_cast<std::size_t>(p)], false, out);
+                           }});
+  // 1. The common rows, densely.
+  if (common_bytes > 0) {
+    const Region region{S, common_bytes / static_cast<std::uint64_t>(ctx.element_bytes), ctx.element_bytes};
+    if (hierarchical) {
+      const Rings groups = groups_of_ranks(ctx);
+      add_hierarchical_allreduce(s, groups, region);
+      s.notes.push_back(describe_groups(ctx, groups));
+    } else {
+      add_ring_allreduce(s, {order}, region);
+    }
+  }
+  // 2. Every rank's extra rows (values and indices) to every rank: a ring all-gather of
+  //    blocks of different lengths.
   auto ring = std::make_shared<const std::vector<int>>(order);
   auto position = std::make_shared<std::vector<int>>(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j) (*position)[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])] = j;
   for (int i = 0; i + 1 < n; ++i) {
-    s.rounds.push_back(Round{"index all-gather", "", [=](int p, std::vector<Op>& out) {
+    s.rounds.push_back(Round{"rows all-gather", "", [=](int p, std::vector<Op>& out) {
                                if (p >= n) return;
                                const int j = (*position)[static_cast<std::size_t>(p)];
                                const int next = (*ring)[static_cast<std::size_t>((j + 1) % n)];
                                const int prev = (*ring)[static_cast<std::size_t>((j + n - 1) % n)];
                                const auto mine = static_cast<std::size_t>((*ring)[static_cast<std::size_t>((j - i + n) % n)]);
                                const auto theirs = static_cast<std::size_t>((*ring)[static_cast<std::size_t>((j - i - 1 + 2 * n) % n)]);
-                               out.push_back(Op::send(next, Slice{(*index_at)[mine], (*index_bytes)[mine]}));
-                               out.push_back(Op::recv(prev, Slice{(*index_at)[theirs], (*index_bytes)[theirs]}));
+                               if ((*block_bytes)[mine] > 0) out.push_back(Op::send(next, Slice{(*block_at)[mine], (*block_bytes)[mine]}));
+                               if ((*block_bytes)[theirs] > 0) out.push_back(Op::recv(prev, Slice{(*block_at)[theirs], (*block_bytes)[theirs]}));
                              }});
   }
-  // 2. Pack the union of rows, all-reduce it densely, unpack.
-  s.rounds.push_back(Round{"pack", "pack", [rows, S, n](int p, std::vector<Op>& out) {
-                             if (p < n) pack(rows->union_slices, S, false, out);
+  // 3. Unpack the common rows; rows this rank did not send start from the first sender's
+  //    values (same round: different bytes). Then add the other senders' values.
+  auto from_block = [block_at](const SampledRows::Run& run, std::size_t c) {
+    return Slice{(*block_at)[static_cast<std::size_t>(run.contributors[c])] + run.packed_at[c], run.slice.bytes};
+  };
+  s.rounds.push_back(Round{"unpack", "unpack", [=](int p, std::vector<Op>& out) {
+                             if (p >= n) return;
+                             pack(rows->common_slices, S, true, out);
+                             for (const auto& run : rows->extra_runs) {
+                               if (!std::binary_search(run.contributors.begin(), run.contributors.end(), p)) {
+                                 out.push_back(Op::copy(from_block(run, 0), run.slice));
+                               }
+                             }
                            }});
-  add_ring_allreduce(s, {order}, Region{S, union_bytes / static_cast<std::uint64_t>(ctx.element_bytes), ctx.element_bytes});
-  s.rounds.push_back(Round{"unpack", "unpack", [rows, S, n](int p, std::vector<Op>& out) {
-                             if (p < n) pack(rows->union_slices, S, true, out);
+  s.rounds.push_back(Round{"add rows", "reduce", [=](int p, std::vector<Op>& out) {
+                             if (p >= n) return;
+                             for (const auto& run : rows->extra_runs) {
+                               const bool mine = std::binary_search(run.contributors.begin(), run.contributors.end(), p);
+                               for (std::size_t c = mine ? 0 : 1; c < run.contributors.size(); ++c) {
+                                 if (run.contributors[c] != p) out.push_back(Op::reduce(from_block(run, c), run.slice));
+                               }
+                             }
                            }});
-  s.expected = rows->expected_for_union_exchange;
   return s;
 }
 
@@ -146,32 +253,63 @@ Schedule build_over_ring(const StrategyContext& ctx, std::shared_ptr<const Sampl
 const Strategy& sampled() {
   static const Strategy s{
       "sampled",
-      "sampling-based transfer: only the rows V_base ∪ V_α ∪ V_β of row-structured layers, over ps or ring (source A)",
+      "sampling-based transfer: only the rows V_base ∪ V_α ∪ V_β of row-structured layers, over ps, ring or "
+      "hierarchical all-reduce, optionally at a lower rate behind slow links (source A and its future work)",
       "A",
-      {{"inner", "ps", "how the sampled rows travel: ps (each rank its own rows, through a server) or ring (all-reduce "
-                       "of the union of rows, after an all-gather of row indices)"},
+      {{"inner", "ps", "how the sampled rows travel: ps (each rank its own rows, through a server), ring or hierarchical "
+                       "(the rows every rank sends all-reduced densely, each rank's other rows all-gathered with their indices)"},
        {"alpha", "0.05", "fraction of rows that are the most frequent words (V_α), sent by every rank"},
        {"beta", "0.01", "fraction of rows drawn at random with a shared seed (V_β), sent by every rank"},
        {"base", "auto", "words of a rank's minibatch (V_base, drawn from a Zipf law); auto: the workload's minibatch size"},
        {"seed", "1", "seed of the random rows and of the minibatch draws"},
        {"rows", "1000", "rows of the buffer when there is no workload (one row-structured layer)"},
+       {"rates", "1", "per-rank sampling rate scaling alpha and beta (never V_base): 1 (every rank the same), a list "
+                      "r0,r1,... in [0, 1], or auto (lower behind slow links so that every rank's exchange with the "
+                      "server over its own path takes as long as the quickest rank's; with ring or hierarchical, 1)"},
        server_param(),
-       ring_order_param()},
+       ring_order_param(),
+       k_param(),
+       grouping_param(),
+       speeds_param()},
       true,
       nullptr,  // source A gives no closed form for sampling
       [](const StrategyContext& ctx) {
-        const Strategy& inner = inner_strategy(ctx, "sampled", {"ps", "ring"});
-        auto rows = std::make_shared<const SampledRows>(
-            sample_rows(ctx.elements, ctx.element_bytes, ctx.workload, ctx.N(), sampling_params(ctx)));
-        Schedule s = inner.name == "ps" ? build_over_ps(ctx, rows) : build_over_ring(ctx, rows);
-        char text[200];
-        std::snprintf(text, sizeof text, "rows: %llu of %llu in the union (%.1f %%), %.1f per rank on average",
-                      static_cast<unsigned long long>(rows->rows_in_union), static_cast<unsigned long long>(rows->rows_total),
-                      rows->rows_total ? 100.0 * static_cast<double>(rows->rows_in_union) / static_cast<double>(rows->rows_total) : 0.0,
-                      rows->rows_per_rank.empty() ? 0.0
-                          : static_cast<double>(std::accumulate(rows->rows_per_rank.begin(), rows->rows_per_rank.end(), 0ULL)) /
-                                static_cast<double>(rows->rows_per_rank.size()));
+        const Strategy& inner = inner_strategy(ctx, "sampled", {"ps", "ring", "hierarchical"});
+        SamplingParams p = sampling_params(ctx);
+        const std::string& rates = ctx.params.text("rates");
+        std::string rates_text;
+        if (rates == "auto") {
+          if (inner.name == "ps") {
+            p.rates = balanced_rates(ctx, p);
+            rates_text = rates_note(p.rates) + " (auto: every rank's exchange over its own path as quick as the quickest rank's)";
+          } else {
+            rates_text = "rates: 1 for every rank (auto: a ring carries every rank's rows over every link)";
+          }
+        } else if (rates != "1") {
+          p.rates = given_rates(ctx, rates);
+          rates_text = rates_note(p.rates);
+        }
+        auto rows = std::make_shared<const SampledRows>(sample_rows(ctx.elements, ctx.element_bytes, ctx.workload, ctx.N(), p));
+        Schedule s = inner.name == "ps" ? build_over_ps(ctx, rows) : build_over_allreduce(ctx, rows, inner.name == "hierarchical");
+        char text[240];
+        const double per_rank = rows->rows_per_rank.empty() ? 0.0
+            : static_cast<double>(std::accumulate(rows->rows_per_rank.begin(), rows->rows_per_rank.end(), 0ULL)) /
+                  static_cast<double>(rows->rows_per_rank.size());
+        auto percent = [&](std::uint64_t v) {
+          return rows->rows_total ? 100.0 * static_cast<double>(v) / static_cast<double>(rows->rows_total) : 0.0;
+        };
+        if (inner.name == "ps") {
+          std::snprintf(text, sizeof text, "rows: %llu of %llu in the union (%.1f %%), %.1f per rank on average",
+                        static_cast<unsigned long long>(rows->rows_in_union), static_cast<unsigned long long>(rows->rows_total),
+                        percent(rows->rows_in_union), per_rank);
+        } else {
+          std::snprintf(text, sizeof text,
+                        "rows: %llu of %llu all-reduced densely (%.1f %%), %.1f per rank on average, the rest all-gathered",
+                        static_cast<unsigned long long>(rows->rows_common), static_cast<unsigned long long>(rows->rows_total),
+                        percent(rows->rows_common), per_rank);
+        }
         s.notes.push_back(text);
+        if (!rates_text.empty()) s.notes.push_back(rates_text);
         return s;
       },
   };

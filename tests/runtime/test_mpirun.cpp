@@ -48,6 +48,16 @@ TEST(Runtime, StrategiesWithParametersAndATopology) {
   EXPECT_EQ(r.status, 0) << r.out;
   r = mpirun(4, "--strategy sampled --param inner=ring --param rows=64 -b 64KiB -n 2 --check");
   EXPECT_EQ(r.status, 0) << r.out;
+  // Sampling with all-reduce: common rows all-reduced, the rest all-gathered, per-rank rates.
+  r = mpirun(4, "--strategy sampled --param inner=hierarchical --param k=2 --param rows=100 --param base=20 "
+                "--param rates=1,0.5,0.25,1 -b 4KiB -e 64KiB -f 4 -n 2 --check");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("rows all-gather"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
+  r = mpirun(4, "--strategy sampled --topology source-a-titanx-4gpu --param server=gpu0 --param rates=auto "
+                "--param rows=100 -b 64KiB -n 2 --check");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
   r = mpirun(3, "--strategy onebit --param inner=hierarchical --param k=3 -b 12KiB -n 2 --check");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
