@@ -1,5 +1,7 @@
 // Loading what the command line names: a topology file or a shipped topology name
-// (topologies/<name>.json; see models/topology_io.h), with the front end's defaults.
+// (topologies/<name>.json; see models/topology_io.h), with the front end's defaults. A file
+// that is not JSON is read as a measuring tool's output (p2pBandwidthLatencyTest,
+// nvbandwidth, nvidia-smi topo -m), exactly as `gradsync import` reads it.
 #pragma once
 
 #include <string>

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -43,12 +44,45 @@ std::string percent(double predicted, double measured) {
 
 // Parameters that place the schedule as gradsync-run does: a synchronous server runs on
 // rank 0's process, so the models put it on rank 0's endpoint too.
-std::vector<std::string> params_for(const std::string& strategy) {
-  if (strategy == "ps" || strategy == "ps_hra" || strategy == "sampled") return {"server=rank0"};
-  return {};
+std::vector<std::string> params_for(const StrategyItem& item) {
+  std::vector<std::string> params = item.params;
+  const auto given = models::SyncParams::parse(item.params).get("server");
+  const bool has_server = std::any_of(models::params_of(models::find_strategy(item.name)).begin(),
+                                      models::params_of(models::find_strategy(item.name)).end(),
+                                      [](const models::ParamSpec& p) { return p.name == "server"; });
+  if (has_server && !given) params.push_back("server=rank0");
+  return params;
 }
 
 }  // namespace
+
+StrategyItem parse_strategy_item(const std::string& text) {
+  StrategyItem item;
+  std::stringstream in(text);
+  std::string part;
+  std::getline(in, item.name, ':');
+  const models::Strategy& s = models::find_strategy(item.name);
+  const auto specs = models::params_of(s);
+  while (std::getline(in, part, ':')) {
+    const auto eq = part.find('=');
+    const std::string key = part.substr(0, eq);
+    if (eq == std::string::npos || eq == 0 || eq + 1 == part.size()) {
+      throw models::InputError("--strategies " + text + ": \"" + part + "\" is not key=value (expected e.g. hierarchical:k=2)");
+    }
+    if (std::none_of(specs.begin(), specs.end(), [&](const models::ParamSpec& p) { return p.name == key; })) {
+      std::vector<std::string> names;
+      for (const auto& p : specs) names.push_back(p.name);
+      throw models::InputError("--strategies " + text + ": " + item.name + " has no parameter \"" + key + "\"" +
+                               models::did_you_mean(key, names));
+    }
+    if (key == "server" && part.substr(eq + 1) != "rank0") {
+      throw models::InputError("--strategies " + text + ": the real run puts a synchronous server on rank 0's process; "
+                               "expected server=rank0 or no server");
+    }
+    item.params.push_back(part);
+  }
+  return item;
+}
 
 std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (!runtime::running_as_root()) throw models::InputError("validate: needs root (it builds the emulated cluster)");
@@ -95,6 +129,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   for (int n : o.gpus) {
     const std::vector<std::string> nodes(gpus.begin(), gpus.begin() + n);
     for (const auto& strategy : o.strategies) {
+      const StrategyItem item = parse_strategy_item(strategy);
       for (double bytes : o.sizes) {
         ++done;
         std::cerr << (tty ? "\r[" : "[") << done << "/" << total << "] " << strategy << " on " << n << " GPUs, "
@@ -103,8 +138,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         models::PredictRequest q;
         q.topology = &t;
         q.bytes = bytes;
-        q.strategy = &models::find_strategy(strategy);
-        q.params = models::SyncParams::parse(params_for(strategy));
+        q.strategy = &models::find_strategy(item.name);
+        q.params = models::SyncParams::parse(params_for(item));
         q.placement = models::first_gpus(t, n);
         for (const std::string executor : {"formula", "analytic", "sim"}) {
           try {
@@ -119,11 +154,11 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         // The real run, on the same measured topology (so ring order and groups agree).
         const std::string run_records = o.output_dir + "/run-point.jsonl";
         std::string params;
-        for (const auto& kv : params_for(strategy)) params += " --param " + kv;
+        for (const auto& kv : params_for(item)) params += " --param " + kv;
         // A rank waiting in a barrier sees no progress of its own while the others transfer:
         // the watchdog's limit must exceed the longest step the models predict, by far.
         const double timeout_s = std::ceil(std::max(20.0, 20 * std::max(p.sim_s, p.analytic_s)));
-        const std::string command = runtime::testbed_mpirun(0, nodes) + " " + run + " --strategy " + strategy + params +
+        const std::string command = runtime::testbed_mpirun(0, nodes) + " " + run + " --strategy " + item.name + params +
                                     " --topology " + measured + " -b " + std::to_string(static_cast<long long>(bytes)) +
                                     " -n " + std::to_string(o.iterations) + " -w 1 --check --timeout " +
                                     format_fixed(timeout_s, 0) + " -o " + run_records;
@@ -140,7 +175,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         models::ResultRecord measured_record;
         measured_record.executor = "run";
         measured_record.topology = t.name();
-        measured_record.strategy = strategy;
+        measured_record.strategy = item.name;
+        measured_record.params = q.params.values();
         measured_record.ranks = n;
         measured_record.rank_nodes = nodes;
         measured_record.bytes = bytes;
@@ -179,6 +215,29 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
               << format_fixed(100 * *std::max_element(e.begin(), e.end()), 1) << " % over " << e.size()
               << " points of at least 1 MiB" << (executor == std::string("sim") ? " (targets: median <= 5 %, max <= 15 %)" : "")
               << "\n";
+  }
+  // Which strategy is fastest at each GPU count and size: measured, and by each model.
+  if (o.strategies.size() > 1) {
+    std::map<std::pair<int, double>, std::vector<const ValidationPoint*>> groups;
+    for (const auto& p : points) groups[{p.ranks, p.bytes}].push_back(&p);
+    for (const auto& [key, group] : groups) {
+      auto fastest = [&](auto time) {
+        const ValidationPoint* best = nullptr;
+        for (const auto* p : group) {
+          if (time(*p) >= 0 && (!best || time(*p) < time(*best))) best = p;
+        }
+        return best;
+      };
+      const auto* measured_best = fastest([](const ValidationPoint& p) { return p.measured_s; });
+      std::cout << "fastest at " << key.first << " GPUs, " << format_bytes(key.second) << ": measured "
+                << measured_best->strategy << " (" << format_seconds(measured_best->measured_s) << ")";
+      for (const std::string executor : {"analytic", "sim"}) {
+        const auto* b = executor == "sim" ? fastest([](const ValidationPoint& p) { return p.sim_s; })
+                                          : fastest([](const ValidationPoint& p) { return p.analytic_s; });
+        if (b) std::cout << "; " << executor << " " << b->strategy << (b == measured_best ? " (agrees)" : " (differs)");
+      }
+      std::cout << "\n";
+    }
   }
   std::string text;
   for (const auto& r : records) text += models::to_json_line(r);

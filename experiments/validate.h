@@ -12,10 +12,18 @@
 
 namespace gradsync::experiments {
 
+// A --strategies item: a strategy name, optionally with parameters, "hierarchical:k=2:grouping=order".
+struct StrategyItem {
+  std::string name;
+  std::vector<std::string> params;  // key=value
+};
+// Checks the name and each parameter against the strategy (InputError naming the item).
+StrategyItem parse_strategy_item(const std::string& item);
+
 struct ValidateOptions {
   std::string topology = "pcie-8gpu-2switch";
   double scale = 0.002;
-  std::vector<std::string> strategies = {"ring", "ps", "hierarchical", "ps_hra", "sampled", "onebit"};
+  std::vector<std::string> strategies = {"ring", "ps", "hierarchical", "ps_hra", "sampled", "onebit"};  // items
   std::vector<int> gpus = {2, 4, 8};
   std::vector<double> sizes = {1 << 20, 4 << 20};
   int iterations = 4;
@@ -28,7 +36,7 @@ struct ValidateOptions {
 };
 
 struct ValidationPoint {
-  std::string strategy;
+  std::string strategy;  // the item as given
   int ranks = 0;
   double bytes = 0;
   double measured_s = 0;

@@ -1,6 +1,7 @@
 #include "models/analytic.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -32,6 +33,7 @@ class Walker {
     };
     double total = 0;
     previous_routes_.clear();
+    bound_.clear();
     for (const Round& round : s_.rounds) {
       routes_.clear();
       bytes_.clear();
@@ -60,13 +62,21 @@ class Walker {
       }
       // Consecutive rounds often repeat the same flows (a ring's steps): share once.
       if (routes_ != previous_routes_) {
-        contention_.share(routes_, bandwidth_);
+        contention_.share(routes_, bandwidth_, &limiting_);
         previous_routes_ = routes_;
       }
       double comm = 0;
+      std::size_t slowest = routes_.size();
       for (std::size_t i = 0; i < routes_.size(); ++i) {
         const double transfer = routes_[i]->empty() ? 0.0 : latency_[i] + bytes_[i] / bandwidth_[i];
-        comm = std::max(comm, transfer);
+        if (transfer > comm) {
+          comm = transfer;
+          slowest = i;
+        }
+      }
+      if (slowest < routes_.size() && limiting_[slowest] >= 0) {
+        const Hop& h = (*routes_[slowest])[static_cast<std::size_t>(limiting_[slowest])];
+        bound_[{h.link, h.forward}] += comm;
       }
       const double local = local_.empty() ? 0.0 : *std::max_element(local_.begin(), local_.end());
       add(round.phase, comm);
@@ -74,6 +84,13 @@ class Walker {
       total += comm + local;
     }
     return total;
+  }
+
+  std::vector<BoundingLink> bounding_links() const {
+    std::vector<BoundingLink> out;
+    for (const auto& [key, seconds] : bound_) out.push_back({key.first, key.second, seconds});
+    std::stable_sort(out.begin(), out.end(), [](const BoundingLink& a, const BoundingLink& b) { return a.seconds > b.seconds; });
+    return out;
   }
 
  private:
@@ -105,6 +122,8 @@ class Walker {
   };
   std::vector<LastPeer> last_;
   std::vector<double> bytes_, latency_, bandwidth_, local_;
+  std::vector<int> limiting_;
+  std::map<std::pair<std::size_t, bool>, double> bound_;
 };
 
 }  // namespace
@@ -117,10 +136,12 @@ AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
   if (!schedule.asynchronous) {
     r.sync_s = walker.walk(-1, r.phases);
     r.iteration_s = compute_s_per_step + r.sync_s / period;
+    r.bounding_links = walker.bounding_links();
     return r;
   }
   std::vector<formulas::Phase> all_phases;
   const double everyone = walker.walk(-1, all_phases);  // all workers' exchanges through the server at once
+  r.bounding_links = walker.bounding_links();
   const double alone = schedule.workers > 0 ? walker.walk(0, r.phases) : 0.0;  // worker 0's exchange on its own
   const double by_worker = period * compute_s_per_step + alone;
   const double cycle = std::max(by_worker, everyone);
@@ -129,6 +150,15 @@ AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
   if (r.sync_s > alone) r.phases.push_back({"waiting for the server", r.sync_s - alone});
   r.iteration_s = cycle / period;
   return r;
+}
+
+std::string describe_link(const Topology& topology, const BoundingLink& link) {
+  const Link& l = topology.links()[link.link];
+  const std::string& a = topology.node(link.forward ? l.a : l.b).id;
+  const std::string& b = topology.node(link.forward ? l.b : l.a).id;
+  char bw[48];
+  std::snprintf(bw, sizeof bw, "%.3g GB/s", l.bandwidth_Bps / 1e9);
+  return a + " -> " + b + " (" + bw + ")";
 }
 
 }  // namespace gradsync::models

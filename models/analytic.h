@@ -21,12 +21,24 @@
 
 namespace gradsync::models {
 
+// A link (one direction) and the time it bounded the schedule: in each round, the slowest
+// transfer's narrowest share is on one link; the round's transfer time goes to it.
+struct BoundingLink {
+  std::size_t link = 0;  // index into Topology::links()
+  bool forward = true;  // from the link's a to its b
+  double seconds = 0;
+};
+
 struct AnalyticResult {
   double sync_s = 0;  // one synchronisation (for async: a worker's effective exchange, waiting included)
   std::vector<formulas::Phase> phases;
   double iteration_s = 0;  // compute + sync / period, or the async steady state per step
   std::string bound;  // async only: "workers" or "server links"
+  std::vector<BoundingLink> bounding_links;  // most time first
 };
+
+// "swA -> root (4.46 GB/s)"
+std::string describe_link(const Topology& topology, const BoundingLink& link);
 
 // `costs[p]`: participant p's local work costs; `compute_s_per_step`: the
 // workload's compute per minibatch (0 without a workload).

@@ -14,7 +14,8 @@ void ContentionModel::share(const std::vector<Flow>& flows, std::vector<double>&
   share(scratch_routes_, bandwidth_out);
 }
 
-void ContentionModel::share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out) {
+void ContentionModel::share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out,
+                            std::vector<int>* limiting_hop_out) {
   const auto& links = topology_.links();
   auto slot = [&](const Hop& h) {
     // A half-duplex link has one capacity for both directions: count both in slot 0.
@@ -27,16 +28,23 @@ void ContentionModel::share(const std::vector<const Route*>& routes, std::vector
     }
   }
   bandwidth_out.resize(routes.size());
+  if (limiting_hop_out) limiting_hop_out->assign(routes.size(), -1);
   for (std::size_t i = 0; i < routes.size(); ++i) {
     double bw = std::numeric_limits<double>::infinity();
+    int position = 0;
     for (const Hop& h : *routes[i]) {
       const Link& l = links[h.link];
-      bw = std::min(bw, l.bandwidth_Bps / load_[slot(h)]);
+      double here = l.bandwidth_Bps / load_[slot(h)];
       if (l.full_duplex && l.duplex_share < 1) {
         // Both directions busy: they share 2 x bandwidth x duplex_share.
         const std::uint32_t both = load_[2 * h.link] + load_[2 * h.link + 1];
-        bw = std::min(bw, 2 * l.bandwidth_Bps * l.duplex_share / both);
+        here = std::min(here, 2 * l.bandwidth_Bps * l.duplex_share / both);
       }
+      if (here < bw) {
+        bw = here;
+        if (limiting_hop_out) (*limiting_hop_out)[i] = position;
+      }
+      ++position;
     }
     bandwidth_out[i] = bw;
   }

@@ -25,7 +25,10 @@ class ContentionModel {
   // node and itself (a local copy) gets +infinity.
   void share(const std::vector<Flow>& flows, std::vector<double>& bandwidth_out);
   // Same, with the routes given (route[i] for flows[i]), for callers that cache routes.
-  void share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out);
+  // With `limiting_hop_out`: for each flow, the position in its route of the hop that sets
+  // its share (-1 for a local copy).
+  void share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out,
+             std::vector<int>* limiting_hop_out = nullptr);
 
  private:
   const Topology& topology_;

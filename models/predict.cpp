@@ -104,6 +104,9 @@ ResultRecord predict(const PredictRequest& q) {
     const AnalyticResult a = run_analytic(t, schedule, participant_costs(ctx, schedule), compute);
     r.phases = a.phases;
     r.time_per_sync_s = a.sync_s;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, a.bounding_links.size()); ++i) {
+      r.bounding_links.emplace_back(describe_link(t, a.bounding_links[i]), a.bounding_links[i].seconds);
+    }
     if (schedule.asynchronous) {
       iteration = a.iteration_s;
       r.notes.push_back("steady state bounded by the " + a.bound);

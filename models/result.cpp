@@ -65,6 +65,11 @@ ordered_json to_json(const ResultRecord& r) {
   out["period_steps"] = r.period_steps;
   out["asynchronous"] = r.asynchronous;
   out["notes"] = r.notes;
+  if (!r.bounding_links.empty()) {
+    ordered_json links = ordered_json::array();
+    for (const auto& [link, seconds] : r.bounding_links) links.push_back({{"link", link}, {"seconds", seconds}});
+    out["bounding_links"] = links;
+  }
   if (!r.network_model.empty()) out["network_model"] = r.network_model;
   if (r.simulated_steps) out["simulated_steps"] = *r.simulated_steps;
   if (r.updates_per_s) out["updates_per_s"] = *r.updates_per_s;

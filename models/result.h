@@ -35,6 +35,9 @@ struct ResultRecord {
   int period_steps = 1;  // synchronises once every this many steps
   bool asynchronous = false;
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
+  // Analytic only: the links that bounded the synchronisation and for how long (most first,
+  // at most 3), e.g. {"swB -> root (4.46 GB/s)", 0.012}.
+  std::vector<std::pair<std::string, double>> bounding_links;
   // Simulator only.
   std::string network_model;
   std::optional<int> simulated_steps;

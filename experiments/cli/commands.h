@@ -16,5 +16,6 @@ Action add_sweep(CLI::App& app);
 Action add_reproduce(CLI::App& app);
 Action add_testbed(CLI::App& app);
 Action add_validate(CLI::App& app);
+Action add_recommend(CLI::App& app);
 
 }  // namespace gradsync::experiments::cli

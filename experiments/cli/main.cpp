@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   std::map<std::string, gradsync::experiments::cli::Action> actions;
   using namespace gradsync::experiments::cli;
   actions["predict"] = add_predict(app);
+  actions["recommend"] = add_recommend(app);
   actions["simulate"] = add_simulate(app);
   actions["import"] = add_import(app);
   actions["sweep"] = add_sweep(app);

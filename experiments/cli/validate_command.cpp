@@ -26,12 +26,18 @@ Action add_validate(CLI::App& app) {
       "simulates every strategy x GPUs x size on the measured topology, runs each for real with --check under mpirun\n"
       "in the testbed's namespaces, prints measured vs predicted with the errors, and removes the testbed.\n"
       "Example:\n"
-      "  gradsync validate --gpus 2,4 --strategies ring,ps --sizes 1MiB,4MiB");
+      "A synchronous server runs on rank 0's process (server=rank0). With several strategies, the fastest at each\n"
+      "GPU count and size is named, measured and by each model.\n"
+      "Examples:\n"
+      "  gradsync validate --gpus 2,4 --strategies ring,ps --sizes 1MiB,4MiB\n"
+      "  gradsync validate --topology source-a-titanx-4gpu --gpus 4 --sizes 4MiB --strategies ring,hierarchical:k=2");
   cmd->add_option("--topology,-t", f->o.topology, "a tree topology to emulate (file or shipped name)")->default_val("pcie-8gpu-2switch");
   cmd->add_option("--scale", f->o.scale, "bandwidth scale of the testbed (two cores cannot move GB/s)")
       ->check(number_in(0, 1e6, true))
       ->default_val(0.002);
-  cmd->add_option("--strategies", f->strategies, "strategies (default: ring,ps,hierarchical,ps_hra,sampled,onebit)");
+  cmd->add_option("--strategies", f->strategies,
+                  "strategies, each optionally with parameters: ring,hierarchical:k=2,sampled:inner=ring:rates=auto "
+                  "(default: ring,ps,hierarchical,ps_hra,sampled,onebit)");
   cmd->add_option("--gpus,-g", f->gpus, "GPU counts (default: 2,4,8)");
   cmd->add_option("--sizes,-s", f->sizes, "sizes (default: 1MiB,4MiB)");
   cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(4)->check(integer_in(1, 1000000));
@@ -43,7 +49,7 @@ Action add_validate(CLI::App& app) {
     ValidateOptions o = f->o;
     if (!f->strategies.empty()) {
       o.strategies = models::split_list(f->strategies, "--strategies");
-      for (const auto& s : o.strategies) models::find_strategy(s);
+      for (const auto& s : o.strategies) parse_strategy_item(s);
     }
     if (!f->gpus.empty()) o.gpus = parse_gpu_counts(f->gpus);
     if (!f->sizes.empty()) {

@@ -182,6 +182,14 @@ TEST_F(BadInputCli, GradsyncFlagsAndFiles) {
        {"gradsync: error: --speeds \"1,1e9,1,1\": \"1e9\" is out of range; expected relative speeds between 0.001 and 1000"}, {}},
       {"zero processes", g, "testbed mpirun -n 0", {"--np: got \"0\"; expected a whole number between 1 and 65536"}, {}},
       {"zero testbed scale", g, "validate --scale 0", {"--scale: got \"0\"; expected a number above 0 and at most 1e+06"}, {}},
+      {"validate strategy parameter it does not have", g, "validate --strategies ring,hierarchical:kk=2",
+       {"gradsync: error: --strategies hierarchical:kk=2: hierarchical has no parameter \"kk\" (did you mean 'k'?)"}, {}},
+      {"validate server off rank 0", g, "validate --strategies ps:server=host",
+       {"gradsync: error: --strategies ps:server=host: the real run puts a synchronous server on rank 0's process; expected "
+        "server=rank0 or no server"}, {}},
+      {"validate item without a value", g, "validate --strategies ring:ring_order", {"\"ring_order\" is not key=value"}, {}},
+      {"recommend with two sizes", g, "recommend --size 1MiB,2MiB",
+       {"gradsync: error: --size 1MiB,2MiB: recommend takes one size (rank choices for one gradient)"}, {}},
       {"unknown choice", g, "import --p2p maybe " + topo_only, {"--p2p: maybe not in {enabled,disabled}"}, {}},
       {"no jobs", g, "sweep " + exp_iter + " -j 0", {"--jobs: Value 0 not in range 1 to 256"}, {}},
       // Files.

@@ -108,6 +108,31 @@ TEST(Analytic, SourceARingIsBoundedByTheCrossSwitchLink) {
   EXPECT_NEAR(run(t, "ring", 4, S, {}).time_per_sync_s, good.time_per_sync_s, 1e-15);
 }
 
+TEST(Analytic, NamesTheLinkThatBoundsTheSynchronisation) {
+  const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json");
+  const Topology& t = loaded.topology;
+  const double S = 16e6;
+  // The ring's transfer rounds all run at the 4.46 GB/s of a switch uplink: its rounds' transfer
+  // time, i.e. the whole synchronisation less the reductions, goes to one uplink.
+  const auto ring = run(t, "ring", 4, S, {"ring_order=given"});
+  ASSERT_FALSE(ring.bounding_links.empty());
+  EXPECT_NE(ring.bounding_links.front().first.find("(4.46 GB/s)"), std::string::npos) << ring.bounding_links.front().first;
+  EXPECT_NE(ring.bounding_links.front().first.find("root"), std::string::npos) << ring.bounding_links.front().first;
+  const double reduce = 3 * (S / 4) * kC;
+  EXPECT_NEAR(ring.bounding_links.front().second, ring.time_per_sync_s - reduce, 1e-12);
+  // Two GPUs on one switch: the GPU's own 5.96 GB/s link bounds it, no uplink is used.
+  const auto pair = run(t, "ring", 2, S, {});
+  ASSERT_FALSE(pair.bounding_links.empty());
+  EXPECT_NE(pair.bounding_links.front().first.find("(5.96 GB/s)"), std::string::npos) << pair.bounding_links.front().first;
+  // On a star with equal links every flow crosses two links, both shared alike: the first hop
+  // on the route is named, and the bounded time never exceeds the synchronisation.
+  const auto ps = run(star(4), "ps", 4, S, {"server=gpu0"});
+  double bounded = 0;
+  for (const auto& [link, seconds] : ps.bounding_links) bounded += seconds;
+  EXPECT_LE(bounded, ps.time_per_sync_s * (1 + 1e-12));
+  EXPECT_GT(bounded, 0);
+}
+
 TEST(Analytic, PeriodicAndAsynchronousStrategies) {
   const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json");
   const Topology& t = loaded.topology;

@@ -1,0 +1,400 @@
+#include "experiments/recommend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "experiments/evaluate.h"
+#include "experiments/table.h"
+#include "models/error.h"
+#include "models/predict.h"
+
+namespace gradsync::experiments {
+
+namespace {
+
+using ParamGrid = std::vector<std::map<std::string, std::string>>;
+
+// Every choice of `n` of the topology's GPUs when there are at most `max` of them;
+// otherwise the first n, and n chosen greedily for the widest bottleneck among them.
+std::vector<models::Placement> placements_for(const models::Topology& t, int n, std::size_t max) {
+  const auto gpus = t.gpus();
+  std::vector<models::Placement> out;
+  std::set<std::vector<std::size_t>> seen;
+  auto add = [&](std::vector<std::size_t> nodes) {
+    auto key = nodes;
+    std::sort(key.begin(), key.end());
+    if (!seen.insert(key).second) return;
+    models::Placement p;
+    p.ranks = std::move(nodes);
+    out.push_back(std::move(p));
+  };
+  double combinations = 1;
+  for (int i = 0; i < n; ++i) combinations = combinations * static_cast<double>(gpus.size() - static_cast<std::size_t>(i)) / (i + 1);
+  if (combinations <= static_cast<double>(max)) {
+    std::vector<char> pick(gpus.size(), 0);
+    std::fill(pick.begin(), pick.begin() + n, 1);
+    do {
+      std::vector<std::size_t> nodes;
+      for (std::size_t i = 0; i < gpus.size(); ++i) {
+        if (pick[i]) nodes.push_back(gpus[i]);
+      }
+      add(nodes);
+    } while (std::prev_permutation(pick.begin(), pick.end()));
+    return out;
+  }
+  add(models::first_gpus(t, n).ranks);
+  // Greedy from each GPU: add the GPU whose narrowest path to the chosen ones is widest.
+  for (std::size_t start = 0; start < gpus.size() && out.size() < max; ++start) {
+    std::vector<std::size_t> chosen = {gpus[start]};
+    while (static_cast<int>(chosen.size()) < n) {
+      std::size_t best = 0;
+      double best_bw = -1;
+      for (std::size_t g : gpus) {
+        if (std::find(chosen.begin(), chosen.end(), g) != chosen.end()) continue;
+        double bw = INFINITY;
+        for (std::size_t c : chosen) bw = std::min({bw, t.bottleneck_Bps(c, g), t.bottleneck_Bps(g, c)});
+        if (bw > best_bw) {
+          best_bw = bw;
+          best = g;
+        }
+      }
+      chosen.push_back(best);
+    }
+    std::sort(chosen.begin(), chosen.end());
+    add(chosen);
+  }
+  return out;
+}
+
+bool declares(const models::Strategy& s, const std::string& name) {
+  for (const auto& spec : models::params_of(s)) {
+    if (spec.name == name) return true;
+  }
+  return false;
+}
+
+// The values the search tries for one parameter.
+std::vector<std::string> options_for(const std::string& param, const models::Topology& t, const models::Placement& p) {
+  const int n = p.size();
+  if (param == "server") {
+    std::vector<std::string> out;
+    for (std::size_t h : t.host_memories()) out.push_back(t.node(h).id);
+    for (std::size_t g : p.ranks) out.push_back(t.node(g).id);
+    return out;
+  }
+  if (param == "ring_order") return {"auto", "given"};
+  if (param == "k") {
+    std::vector<std::string> out = {"auto"};
+    for (int k = 2; k < n; ++k) {
+      if (n % k == 0) out.push_back(std::to_string(k));
+    }
+    return out;
+  }
+  if (param == "grouping") return {"switch", "order"};
+  if (param == "rates") return {"1", "auto"};
+  return {};
+}
+
+// Which parameters matter for a strategy, or for the inner strategy of a wrapper.
+std::vector<std::string> relevant(const std::string& name, bool sampled) {
+  if (name == "ps") return sampled ? std::vector<std::string>{"server", "rates"} : std::vector<std::string>{"server"};
+  if (name == "ring") return {"ring_order"};
+  if (name == "hierarchical") return {"k", "grouping"};
+  if (name == "ps_hra") return {"k", "grouping", "server"};
+  if (name == "downpour" || name == "asgd") return {"server"};
+  return {};
+}
+
+std::vector<std::string> inner_options(const std::string& strategy) {
+  if (strategy == "sampled") return {"ring", "hierarchical", "ps"};
+  if (strategy == "onebit") return {"ring", "hierarchical", "ps"};
+  if (strategy == "model_avg" || strategy == "bmuf") return {"ring", "hierarchical"};
+  return {};
+}
+
+ParamGrid grid_for(const models::Strategy& s, const models::Topology& t, const models::Placement& p, const models::SyncParams& fixed) {
+  ParamGrid grid;
+  auto expand = [&](std::map<std::string, std::string> start, const std::vector<std::string>& params) {
+    ParamGrid combos = {std::move(start)};
+    for (const auto& param : params) {
+      if (!declares(s, param) || fixed.get(param)) continue;
+      const auto options = options_for(param, t, p);
+      if (options.empty()) continue;
+      ParamGrid next;
+      for (const auto& c : combos) {
+        for (const auto& v : options) {
+          auto d = c;
+          d[param] = v;
+          next.push_back(std::move(d));
+        }
+      }
+      combos = std::move(next);
+    }
+    grid.insert(grid.end(), combos.begin(), combos.end());
+  };
+  const auto inners = inner_options(s.name);
+  if (inners.empty() || fixed.get("inner")) {
+    const std::string inner = fixed.get("inner").value_or(s.name);
+    expand({}, relevant(inners.empty() ? s.name : inner, s.name == "sampled"));
+  } else {
+    for (const auto& inner : inners) expand({{"inner", inner}}, relevant(inner, s.name == "sampled"));
+  }
+  return grid;
+}
+
+std::string changes_training(const models::Strategy& s, const models::ResultRecord& r) {
+  if (s.name == "sampled") return "sends only the sampled rows";
+  if (s.name == "onebit") {
+    const auto bits = r.params.find("bits");
+    if (bits == r.params.end() || bits->second != "32") return "sends 1-bit gradients (error feedback)";
+  }
+  if (r.asynchronous) return "updates asynchronously (stale gradients)";
+  if (r.period_steps > 1) return "synchronises every " + std::to_string(r.period_steps) + " steps";
+  return "";
+}
+
+double score_of(const models::ResultRecord& r) {
+  if (r.time_per_epoch_s) return *r.time_per_epoch_s;
+  return r.time_per_sync_s / std::max(1, r.period_steps);
+}
+
+}  // namespace
+
+std::string Choice::name() const {
+  if (alone()) return "one GPU alone";
+  const auto inner = searched.find("inner");
+  const auto fixed_inner = params.get("inner");
+  if (inner != searched.end()) return strategy->name + " inner=" + inner->second;
+  if (fixed_inner) return strategy->name + " inner=" + *fixed_inner;
+  return strategy->name;
+}
+
+std::string Choice::params_text() const {
+  // What the search chose, "auto" shown as what it became (k=2, T=1875); the defaults that
+  // change nothing visible (ring_order=auto, grouping=switch, rates=1) left out.
+  std::string text;
+  for (const auto& [k, v] : searched) {
+    if (k == "inner" || (k == "ring_order" && v == "auto") || (k == "grouping" && v == "switch") || (k == "rates" && v == "1")) {
+      continue;
+    }
+    const auto resolved = analytic.params.find(k);
+    const std::string shown = resolved != analytic.params.end() && resolved->second != "-" ? resolved->second : v;
+    text += (text.empty() ? "" : " ") + k + "=" + shown;
+  }
+  return text;
+}
+
+Recommendation recommend(const Plan& plan, const RecommendOptions& o,
+                         const std::function<void(std::size_t, std::size_t)>& progress) {
+  const models::Topology& t = plan.topology.topology;
+  const models::Workload* workload = plan.workload ? &*plan.workload : nullptr;
+  const std::optional<double> bytes = plan.sizes.empty() ? std::nullopt : plan.sizes.front();
+  Recommendation rec;
+  rec.with_workload = workload != nullptr && !bytes;
+
+  std::vector<const models::Strategy*> strategies;
+  if (o.strategies.empty()) {
+    for (const auto* s : models::all_strategies()) {
+      // A bare size has no steps to space synchronisations over nor compute to overlap: the
+      // periodic and asynchronous strategies need a workload (or to be asked for).
+      const bool per_step = s->name == "model_avg" || s->name == "bmuf" || s->name == "downpour" || s->name == "asgd";
+      if (per_step && !rec.with_workload) {
+        rec.left_out.push_back(s->name);
+        continue;
+      }
+      strategies.push_back(s);
+    }
+  } else {
+    for (const auto& name : o.strategies) strategies.push_back(&models::find_strategy(name));
+  }
+  // The candidates: (placement, strategy, searched parameters).
+  struct Candidate {
+    const models::Placement* placement;
+    const models::Strategy* strategy;
+    std::map<std::string, std::string> searched;
+  };
+  std::vector<models::Placement> placements;
+  std::vector<int> counts;
+  for (const auto& p : plan.placements) counts.push_back(p.size());
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  for (int n : counts) {
+    if (n < 2) continue;  // one rank synchronises nothing: the "alone" choice stands for it
+    for (auto& p : placements_for(t, n, o.max_placements)) placements.push_back(std::move(p));
+  }
+  std::vector<Candidate> candidates;
+  for (const auto& p : placements) {
+    for (const auto* s : strategies) {
+      for (auto& params : grid_for(*s, t, p, o.fixed)) candidates.push_back({&p, s, std::move(params)});
+    }
+  }
+
+  auto request_for = [&](const Candidate& c, const std::map<std::string, std::string>& extra) {
+    models::PredictRequest q;
+    q.topology = &t;
+    q.workload = workload;
+    q.bytes = bytes;
+    q.strategy = c.strategy;
+    for (const auto& [k, v] : o.fixed.values()) {
+      if (declares(*c.strategy, k)) q.params.set(k, v);
+    }
+    for (const auto& [k, v] : c.searched) q.params.set(k, v);
+    for (const auto& [k, v] : extra) q.params.set(k, v);
+    q.placement = *c.placement;
+    return q;
+  };
+  auto describe = [&](const Candidate& c) {
+    std::string text = c.strategy->name + " on";
+    for (std::size_t g : c.placement->ranks) text += " " + t.node(g).id;
+    for (const auto& [k, v] : c.searched) text += " " + k + "=" + v;
+    return text;
+  };
+
+  std::vector<Choice> choices;
+  std::optional<double> one_gpu_epoch;
+  std::size_t done = 0;
+  for (const Candidate& c : candidates) {
+    if (progress) progress(done, candidates.size());
+    ++done;
+    try {
+      auto add_choice = [&](const models::PredictRequest& q, std::map<std::string, std::string> searched) {
+        Choice ch;
+        ch.gpus = q.placement.size();
+        for (std::size_t g : q.placement.ranks) ch.rank_nodes.push_back(t.node(g).id);
+        ch.strategy = c.strategy;
+        ch.searched = std::move(searched);
+        ch.params = q.params;
+        ch.analytic = models::predict(q);
+        ch.changes_training = changes_training(*c.strategy, ch.analytic);
+        ch.score = score_of(ch.analytic);
+        if (ch.analytic.one_gpu_epoch_s) one_gpu_epoch = ch.analytic.one_gpu_epoch_s;
+        ++rec.evaluated;
+        if (!(o.exact_only && !ch.changes_training.empty())) choices.push_back(std::move(ch));
+      };
+      if (declares(*c.strategy, "T") && !o.fixed.get("T")) {
+        // The sync period: the smallest T keeping synchronisation under the share asked for
+        // (with a workload), and the source's default.
+        add_choice(request_for(c, {{"T", "auto"}}), [&] { auto s = c.searched; s["T"] = "auto"; return s; }());
+        if (rec.with_workload) {
+          for (int T = 1; T <= 65536; T *= 2) {
+            const auto q = request_for(c, {{"T", std::to_string(T)}});
+            const auto r = models::predict(q);
+            ++rec.evaluated;
+            if (r.communication_share() <= o.max_sync_share || T == 65536) {
+              add_choice(q, [&] { auto s = c.searched; s["T"] = std::to_string(T); return s; }());
+              break;
+            }
+          }
+        }
+      } else {
+        add_choice(request_for(c, {}), c.searched);
+      }
+    } catch (const models::InputError& e) {
+      rec.skipped.push_back(describe(c) + ": " + e.what());
+    }
+  }
+  if (progress) progress(candidates.size(), candidates.size());
+  if (rec.with_workload) {
+    Choice alone;
+    alone.gpus = 1;
+    alone.rank_nodes = {t.node(t.gpus().front()).id};
+    alone.analytic.executor = "analytic";
+    alone.analytic.topology = t.name();
+    alone.analytic.strategy = "alone";
+    alone.analytic.ranks = 1;
+    alone.analytic.workload = workload->name;
+    alone.analytic.rank_nodes = alone.rank_nodes;
+    models::add_training_times(alone.analytic, *workload, workload->compute_s_per_minibatch);
+    alone.score = alone.analytic.time_per_epoch_s.value_or(one_gpu_epoch.value_or(0));
+    choices.push_back(std::move(alone));
+  }
+  // Best first; equal figures keep the order of generation (defaults and fewer GPUs first),
+  // and only the first of a strategy at a GPU count with the same figure is kept.
+  std::stable_sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) { return a.score < b.score; });
+  for (auto& c : choices) {
+    const bool duplicate = std::any_of(rec.ranked.begin(), rec.ranked.end(), [&](const Choice& k) {
+      return k.gpus == c.gpus && k.name() == c.name() && std::fabs(k.score - c.score) <= 1e-6 * std::max(k.score, c.score);
+    });
+    if (!duplicate) rec.ranked.push_back(std::move(c));
+  }
+  // The simulator on the best multi-GPU choices.
+  int confirmed = 0;
+  for (auto& c : rec.ranked) {
+    if (confirmed >= o.confirm) break;
+    if (c.alone()) continue;
+    models::PredictRequest q;
+    q.topology = &t;
+    q.workload = workload;
+    q.bytes = bytes;
+    q.strategy = c.strategy;
+    q.params = c.params;
+    q.placement = models::named_gpus(t, c.rank_nodes);
+    c.sim = evaluate(q, "sim", plan.sim);
+    ++confirmed;
+  }
+  return rec;
+}
+
+std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
+  std::vector<std::string> lines;
+  if (r.ranked.empty()) return lines;
+  const models::Topology& t = plan.topology.topology;
+  (void)t;
+  auto bound_text = [](const Choice& c) -> std::string {
+    if (c.analytic.bounding_links.empty() || c.analytic.time_per_sync_s <= 0) return "";
+    const auto& [link, seconds] = c.analytic.bounding_links.front();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f %%", 100.0 * seconds / c.analytic.time_per_sync_s);
+    return "its synchronisation (" + format_seconds(c.analytic.time_per_sync_s) + ") is bound by " + link + " for " + buf +
+           " of the time";
+  };
+  auto figure = [&](const Choice& c) {
+    std::string text = c.name() + (c.params_text().empty() ? "" : " (" + c.params_text() + ")") + " on " +
+                       std::to_string(c.gpus) + (c.gpus == 1 ? " GPU" : " GPUs");
+    if (r.with_workload && c.analytic.time_per_epoch_s) text += ", " + format_seconds(*c.analytic.time_per_epoch_s) + " per epoch";
+    if (c.analytic.speedup_vs_1gpu) text += ", " + format_fixed(*c.analytic.speedup_vs_1gpu, 2) + "x one GPU";
+    return text;
+  };
+  const Choice& best = r.ranked.front();
+  auto first_exact_multi = std::find_if(r.ranked.begin(), r.ranked.end(), [](const Choice& c) {
+    return !c.alone() && c.changes_training.empty();
+  });
+  auto first_exact = std::find_if(r.ranked.begin(), r.ranked.end(), [](const Choice& c) { return c.changes_training.empty(); });
+  if (best.alone() || (first_exact != r.ranked.end() && first_exact->alone())) {
+    lines.push_back(best.alone() ? "One GPU is best: every multi-GPU choice is slower than training alone."
+                                 : "Among choices that keep the training exact, one GPU is best; only choices that change "
+                                   "the training beat it.");
+    if (first_exact_multi != r.ranked.end()) {
+      const Choice& c = *first_exact_multi;
+      lines.push_back("The fastest exact multi-GPU choice, " + figure(c) + ", synchronises " +
+                      format_seconds(c.analytic.time_per_sync_s) + " per step against " +
+                      format_seconds(c.analytic.compute_s_per_minibatch.value_or(0)) + " of compute; " +
+                      std::to_string(c.gpus) + " GPUs beat one only when a step's synchronisation takes less than " +
+                      std::to_string(c.gpus - 1) + " x compute = " +
+                      format_seconds((c.gpus - 1) * c.analytic.compute_s_per_minibatch.value_or(0)) + ".");
+      if (const auto b = bound_text(c); !b.empty()) lines.push_back("There " + b + ".");
+    }
+    if (!best.alone()) lines.push_back("Fastest overall: " + figure(best) + " — it " + best.changes_training + ".");
+    return lines;
+  }
+  lines.push_back("Best: " + figure(best) + (best.changes_training.empty() ? "." : " — it " + best.changes_training + "."));
+  if (const auto b = bound_text(best); !b.empty()) lines.push_back("Why: " + b + ".");
+  // The runner-up of another strategy, and what bounds it.
+  const auto other = std::find_if(r.ranked.begin() + 1, r.ranked.end(), [&](const Choice& c) {
+    return c.alone() || c.strategy->name != best.strategy->name;
+  });
+  if (other != r.ranked.end()) {
+    std::string line = "Next other strategy: " + figure(*other);
+    if (best.score > 0) line += " (" + format_fixed(100.0 * (other->score / best.score - 1), 0) + " % slower)";
+    if (const auto b = bound_text(*other); !b.empty()) line += "; " + b;
+    lines.push_back(line + ".");
+  }
+  if (!best.changes_training.empty() && first_exact != r.ranked.end()) {
+    lines.push_back("Best that keeps the training exact: " + figure(*first_exact) + ".");
+  }
+  return lines;
+}
+
+}  // namespace gradsync::experiments

@@ -1,0 +1,60 @@
+// gradsync recommend: which synchronisation to use on a topology for a workload. Searches
+// GPU counts and placements, every strategy and its parameters (server placement, ring
+// order, k and grouping, inner all-reduce, sampling over ps / ring / hierarchical at one
+// rate or per-link rates, the sync period of model averaging and BMUF), predicts each
+// candidate with the analytic executor, ranks them, and confirms the best ones with the
+// simulator. Training alone on one GPU is a candidate when a workload is given.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/experiment.h"
+#include "models/result.h"
+
+namespace gradsync::experiments {
+
+struct RecommendOptions {
+  std::vector<std::string> strategies;  // empty: every strategy
+  models::SyncParams fixed;  // parameters the user set: not searched
+  bool exact_only = false;  // leave out strategies that change the training (sampling, 1-bit, periodic, async)
+  int confirm = 3;  // how many of the best multi-GPU choices the simulator confirms
+  double max_sync_share = 0.10;  // model averaging / BMUF: the smallest period T keeping sync under this share
+  std::size_t max_placements = 8;  // per GPU count: every subset of GPUs up to this many, else heuristics
+};
+
+struct Choice {
+  int gpus = 1;
+  std::vector<std::string> rank_nodes;  // GPU ids in rank order
+  const models::Strategy* strategy = nullptr;  // nullptr: one GPU training alone
+  std::map<std::string, std::string> searched;  // parameters the search chose (the rest: defaults / user's)
+  models::SyncParams params;  // everything passed to the strategy
+  std::string changes_training;  // "" when the result is the exact synchronous sum
+  models::ResultRecord analytic;
+  std::optional<models::ResultRecord> sim;
+  double score = 0;  // what the ranking compares: epoch time, else synchronisation time per step
+  bool alone() const { return strategy == nullptr; }
+  std::string name() const;  // "ring", "sampled inner=ring", "one GPU alone"
+  std::string params_text() const;  // "server=gpu0 rates=auto"
+};
+
+struct Recommendation {
+  bool with_workload = false;
+  std::vector<Choice> ranked;  // best first (ties: the simpler choice first)
+  std::size_t evaluated = 0;  // candidates predicted
+  std::vector<std::string> skipped;  // candidates that could not be built, with why
+  std::vector<std::string> left_out;  // strategies not searched (periodic and asynchronous ones without a workload)
+};
+
+// `progress(done, total)` is called while searching (for a progress line).
+Recommendation recommend(const Plan& plan, const RecommendOptions& options,
+                         const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+// Why the winner wins: the link bounding it, and for workloads what a multi-GPU choice
+// would need to beat one GPU. Lines of text.
+std::vector<std::string> explain(const Plan& plan, const Recommendation& r);
+
+}  // namespace gradsync::experiments

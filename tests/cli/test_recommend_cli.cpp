@@ -1,0 +1,123 @@
+// gradsync recommend, end to end: the verdicts the source documents make checkable (one GPU
+// beats every exact multi-GPU choice for source A's LMs; GPUs on one switch beat GPUs across
+// switches), the ranking order, the simulator's confirmation, tool outputs read directly,
+// and bad input.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<json> records(const std::string& text) {
+  std::vector<json> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+// The analytic records in ranked order (each simulated choice is followed by its sim record).
+std::vector<json> ranked(const std::vector<json>& all) {
+  std::vector<json> out;
+  for (const auto& r : all) {
+    if (r["executor"] == "analytic") out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(RecommendCli, OneGpuIsBestForSourceAsFeedForwardLmAmongExactChoices) {
+  // Source A, Table 4: every multi-GPU configuration of the FFNN LM was slower than one GPU.
+  const auto r = run_cli("recommend --exact-only");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("One GPU is best: every multi-GPU choice is slower than training alone."), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n *1 +1 +gpu0 +one GPU alone "))) << r.out;  // ranked first
+  // Why: the ring's synchronisation is bound by a switch uplink at the cross-switch 4.46 GB/s.
+  EXPECT_NE(r.out.find("bound by switch0 -> root0 (4.46 GB/s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Simulator: agrees"), std::string::npos) << r.out;
+}
+
+TEST(RecommendCli, WithApproximationsAllowedItSaysWhatBeatsOneGpuAndThatItChangesTraining) {
+  const auto r = run_cli("recommend");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Among choices that keep the training exact, one GPU is best; only choices that change the training beat it."),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Fastest overall: "), std::string::npos) << r.out;
+}
+
+TEST(RecommendCli, RanksByEpochTimeAndPrefersGpusBehindOneSwitch) {
+  const auto r = run_cli("recommend --exact-only --all --format json", false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto all = records(r.out);
+  const auto list = ranked(all);
+  ASSERT_GT(list.size(), 10u);
+  for (std::size_t i = 1; i < list.size(); ++i) {
+    EXPECT_LE(list[i - 1]["time_per_epoch_s"].get<double>(), list[i]["time_per_epoch_s"].get<double>() * (1 + 1e-9)) << i;
+  }
+  EXPECT_EQ(list.front()["strategy"], "alone");
+  // Two GPUs: a ring on gpu0+gpu1 (5.96 GB/s inside switch A) before gpu0+gpu2 (4.46 GB/s across).
+  int same_switch = -1, across = -1;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (list[i]["strategy"] != "ring" || list[i]["ranks"] != 2) continue;
+    const auto nodes = list[i]["rank_nodes"].get<std::vector<std::string>>();
+    if (nodes == std::vector<std::string>{"gpu0", "gpu1"} && same_switch < 0) same_switch = static_cast<int>(i);
+    if (nodes == std::vector<std::string>{"gpu0", "gpu2"} && across < 0) across = static_cast<int>(i);
+  }
+  ASSERT_GE(same_switch, 0);
+  ASSERT_GE(across, 0);
+  EXPECT_LT(same_switch, across);
+  // The best three multi-GPU choices were simulated: each analytic record followed by its sim record.
+  int simulated = 0;
+  for (std::size_t i = 0; i + 1 < all.size(); ++i) {
+    if (all[i + 1]["executor"] == "sim") {
+      ++simulated;
+      EXPECT_EQ(all[i]["strategy"], all[i + 1]["strategy"]);
+      EXPECT_EQ(all[i]["rank_nodes"], all[i + 1]["rank_nodes"]);
+    }
+  }
+  EXPECT_EQ(simulated, 3);
+}
+
+TEST(RecommendCli, ReadsAP2pBandwidthLatencyTestOutputDirectly) {
+  const auto r = run_cli("recommend --topology " GRADSYNC_SHARED_DATA "/published/rtx2080ti-2gpu-pix.txt --size 64MiB --confirm 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("topology rtx2080ti-2gpu-pix (2 GPUs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Best that keeps the training exact: ring on 2 GPUs."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gradsync validate --topology"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Not searched without a workload: model_avg, bmuf, downpour, asgd"), std::string::npos) << r.out;
+}
+
+TEST(RecommendCli, MultiGpuWinsWhereComputeDominates) {
+  const auto r = run_cli("recommend --exact-only --topology dgx1-v100-hybrid-cube-mesh --workload source-c-nmt --gpus 1,8 --confirm 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Best: ring on 8 GPUs"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("One GPU is best"), std::string::npos) << r.out;
+}
+
+TEST(RecommendCli, BadInputIsOneMessageAndStatus2) {
+  struct Case {
+    std::string args, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"recommend --size 1MiB,4MiB", "--size 1MiB,4MiB: recommend takes one size"},
+           {"recommend --param nonsense=1", "nonsense"},
+           {"recommend --gpus 9", "--gpus 9: the topology has 4 GPUs"},
+           {"recommend --strategy rign", "rign"},
+           {"recommend --confirm -1", "--confirm"},
+           {"recommend --max-sync-share 0", "--max-sync-share"},
+       }) {
+    const auto r = run_cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
