@@ -5,9 +5,14 @@ Reads result files written by gradsync (predict/simulate/sweep -o, reproduce): J
 or CSV with the fields strategy, ranks, executor and speedup_vs_1gpu (records without a
 workload have no speed-up and are left out). Run with /usr/bin/python3.
 
-Example:
+Lines are told apart by strategy (and workload, topology); --by adds fields, e.g. the
+parameters that distinguish configurations of one strategy (--by params.inner).
+
+Examples:
   /usr/bin/python3 plots/speedup_vs_gpus.py out/reproduce/source-a.jsonl \\
       --filter reproduce.part=dense --filter workload=source-a-ffnn-lm -o docs/figures/speedup.png
+  /usr/bin/python3 plots/speedup_vs_gpus.py out/sampling.jsonl --by params.inner --by params.server \\
+      --by params.rates -o docs/figures/sampling.png
 """
 import argparse
 import sys
@@ -24,6 +29,8 @@ def main():
                     help="keep records whose field equals the value (repeatable; reproduce.part=dense looks inside)")
     ap.add_argument("--title", default=None, help="figure title")
     ap.add_argument("--log", action="store_true", help="logarithmic speed-up axis")
+    ap.add_argument("--by", action="append", default=[], metavar="FIELD",
+                    help="also tell lines apart by this field (repeatable), e.g. params.inner; shown as name=value")
     args = ap.parse_args()
     try:
         filters = R.parse_filters(args.filter) + [("executor", args.executor)]
@@ -36,7 +43,8 @@ def main():
                 if R.field(rec, "speedup_vs_1gpu") is None:
                     continue
                 strategy = R.require(rec, "strategy", path, i)
-                key = (strategy, R.field(rec, "workload") or "", R.field(rec, "topology") or "")
+                by = tuple(f"{f.split('.')[-1]}={R.field(rec, f)}" for f in args.by if R.field(rec, f) not in (None, "", "-"))
+                key = (strategy, R.field(rec, "workload") or "", R.field(rec, "topology") or "", by)
                 n = int(R.require(rec, "ranks", path, i))
                 lines.setdefault(key, {}).setdefault(n, float(rec["speedup_vs_1gpu"]))
         if not lines:
@@ -55,7 +63,7 @@ def main():
             ys = [p[1] for p in pts]
             top = max(top, max(xs))
             extra = [k for k, show in ((key[1], several_workloads), (key[2], several_topologies)) if show and k]
-            shown = key[0] + (f" ({', '.join(extra)})" if extra else "")
+            shown = " ".join((key[0],) + key[3]) + (f" ({', '.join(extra)})" if extra else "")
             ax.plot(xs, ys, marker="o", label=shown)
         ax.plot(list(range(1, top + 1)), list(range(1, top + 1)), color="grey", linestyle="--", linewidth=0.8,
                 label="linear")
