@@ -220,7 +220,9 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (o.strategies.size() > 1) {
     std::map<std::pair<int, double>, std::vector<const ValidationPoint*>> groups;
     for (const auto& p : points) groups[{p.ranks, p.bytes}].push_back(&p);
-    for (const auto& [key, group] : groups) {
+    for (const auto& entry : groups) {
+      const auto& key = entry.first;
+      const auto& group = entry.second;
       auto fastest = [&](auto time) {
         const ValidationPoint* best = nullptr;
         for (const auto* p : group) {
