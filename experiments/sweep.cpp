@@ -117,6 +117,9 @@ models::ResultRecord record_from_json(const ordered_json& d) {
   r.speedup_vs_1gpu = opt("speedup_vs_1gpu");
   if (d.contains("period_steps")) r.period_steps = d.at("period_steps").get<int>();
   if (d.contains("asynchronous")) r.asynchronous = d.at("asynchronous").get<bool>();
+  if (d.contains("bounding_links")) {
+    for (const auto& b : d.at("bounding_links")) r.bounding_links.emplace_back(b.at("link").get<std::string>(), b.at("seconds").get<double>());
+  }
   if (d.contains("notes")) {
     for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
   }

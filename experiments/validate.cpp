@@ -47,9 +47,9 @@ std::string percent(double predicted, double measured) {
 std::vector<std::string> params_for(const StrategyItem& item) {
   std::vector<std::string> params = item.params;
   const auto given = models::SyncParams::parse(item.params).get("server");
-  const bool has_server = std::any_of(models::params_of(models::find_strategy(item.name)).begin(),
-                                      models::params_of(models::find_strategy(item.name)).end(),
-                                      [](const models::ParamSpec& p) { return p.name == "server"; });
+  const auto specs = models::params_of(models::find_strategy(item.name));
+  const bool has_server =
+      std::any_of(specs.begin(), specs.end(), [](const models::ParamSpec& p) { return p.name == "server"; });
   if (has_server && !given) params.push_back("server=rank0");
   return params;
 }

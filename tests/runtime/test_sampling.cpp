@@ -86,7 +86,9 @@ void expect_rows_reconstructed(const models::Schedule& s, const models::SampledR
   EXPECT_EQ(wrong, 0u) << what;
   // The cases exercise both paths: rows all-reduced densely and rows only some ranks sent.
   EXPECT_GT(sent_by_all, 0u) << what;
-  if (n > 1) EXPECT_GT(sent_by_some, 0u) << what;
+  if (n > 1) {
+    EXPECT_GT(sent_by_some, 0u) << what;
+  }
 }
 
 // The rates a schedule used, from its "rates: r0 r1 ..." note (empty: every rank at 1).
@@ -128,7 +130,9 @@ TEST(SamplingWithAllReduce, EveryRankReconstructsEverySentRowExactly) {
         // so the rows are compared only when the printed rates are the ones used: 1 or a list).
         if (rates == "auto") {
           list = rates_of(s);
-          if (inner != "ps") EXPECT_TRUE(list.empty()) << "a ring keeps one rate";
+          if (inner != "ps") {
+            EXPECT_TRUE(list.empty()) << "a ring keeps one rate";
+          }
           for (double r : list) EXPECT_TRUE(r >= 0 && r <= 1) << r;
           if (std::any_of(list.begin(), list.end(), [](double r) { return r != 1.0 && r != 0.0; })) {
             EXPECT_EQ(runtime::count_wrong(s, 0, runtime::reference_run(s, runtime::check_input)[0], runtime::check_input, nullptr), 0u);
