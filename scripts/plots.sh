@@ -45,6 +45,14 @@ echo "== figures"
 "$py" plots/speedup_vs_gpus.py "$out/source-c.jsonl" --filter reproduce.part=scaling \
   --title "Source C NMT: sync SGD speed-up, 2 machines x 4 GPUs (analytic)" -o "$fig/source-c-speedup.png"
 
+echo "== sampling with all-reduce and per-link rates (gradsync sweep)"
+"$bin/gradsync" sweep experiments/specs/source-a-sampling.json -j 2 -o out/sampling.jsonl 2> /dev/null
+"$bin/gradsync" sweep experiments/specs/cluster-sampling.json -j 2 -o out/cluster-sampling.jsonl 2> /dev/null
+"$py" plots/speedup_vs_gpus.py out/sampling.jsonl --by params.inner --by params.server --by params.rates \
+  --title "Source A's machine, FFNN LM: sampling with all-reduce (analytic)" -o "$fig/sampling-source-a.png"
+"$py" plots/speedup_vs_gpus.py out/cluster-sampling.jsonl --by params.inner --by params.server --by params.rates --log \
+  --title "2 nodes x 4 GPUs, 1 GB/s Ethernet, FFNN LM (analytic)" -o "$fig/sampling-cluster.png"
+
 validation=out/validate/validation.jsonl
 if [ "$with_run" = 1 ]; then
   echo "== gradsync validate (the emulated cluster: measure, predict, simulate, run; needs root)"

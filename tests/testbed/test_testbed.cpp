@@ -106,10 +106,13 @@ TEST_F(Testbed, RealRunsThroughTheShapedLinks) {
 
 TEST_F(Testbed, ValidateEndToEnd) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-" + std::to_string(::getpid()));
-  const auto r = gradsync("validate --topology source-a-titanx-4gpu --gpus 2 --strategies ring,ps --sizes 1MiB -n 2 "
-                          "--measure-size 1MiB -o " + dir.string());
+  // Items with parameters, as `gradsync recommend` prints them.
+  const auto r = gradsync("validate --topology source-a-titanx-4gpu --gpus 2 --strategies ring,sampled:inner=ring:rows=64 "
+                          "--sizes 1MiB -n 2 --measure-size 1MiB -o " + dir.string());
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("sim: median |error|"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sampled:inner=ring:rows=64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fastest at 2 GPUs, 1.0 MB: measured "), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(dir / "measured.json"));
   EXPECT_TRUE(fs::exists(dir / "validation.jsonl"));
   EXPECT_EQ(count_namespaces(), 0);  // validate removes the testbed it built
