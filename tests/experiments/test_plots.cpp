@@ -44,6 +44,20 @@ TEST(Plots, SpeedupVsGpus) {
   expect_figure(script("speedup_vs_gpus.py") + " " + fixture("speedup-records.jsonl"), out_dir() + "/speedup");
 }
 
+TEST(Plots, SpeedupVsGpusTellsConfigurationsApartByTheirParameters) {
+  REQUIRE_MATPLOTLIB();
+  const std::string stem = out_dir() + "/speedup-by";
+  expect_figure(script("speedup_vs_gpus.py") + " " + fixture("speedup-sampling.jsonl") + " --by params.inner --by params.server", stem);
+  const auto svg = run_command("cat " + stem + ".svg");
+  // One line per configuration of the one strategy, named by the parameters that tell them apart.
+  EXPECT_NE(svg.out.find("sampled inner=ring"), std::string::npos);
+  EXPECT_NE(svg.out.find("sampled inner=ps server=host"), std::string::npos);
+  // Without --by both configurations are one strategy: one line, the first configuration's points.
+  expect_figure(script("speedup_vs_gpus.py") + " " + fixture("speedup-sampling.jsonl"), stem + "-plain");
+  const auto plain = run_command("cat " + stem + "-plain.svg");
+  EXPECT_EQ(plain.out.find("inner=ring"), std::string::npos);
+}
+
 TEST(Plots, PredictedVsMeasured) {
   REQUIRE_MATPLOTLIB();
   expect_figure(script("predicted_vs_measured.py") + " " + fixture("validation-small.jsonl"), out_dir() + "/pvm");
