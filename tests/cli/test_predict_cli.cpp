@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "json_lines.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -21,17 +22,6 @@ std::string temp_file(const std::string& name, const std::string& text) {
   return p.string();
 }
 
-namespace {
-std::vector<json> json_lines(const std::string& text) {
-  std::vector<json> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-}  // namespace
 
 TEST(PredictCli, NoArgumentsPrintsEveryStrategyOnTheSourceAMachine) {
   const auto r = run_cli("predict");

@@ -10,19 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "json_lines.h"
 
 using nlohmann::json;
 
 namespace {
-
-std::vector<json> records(const std::string& text) {
-  std::vector<json> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
 
 // The analytic records in ranked order (each simulated choice is followed by its sim record).
 std::vector<json> ranked(const std::vector<json>& all) {
@@ -58,7 +50,7 @@ TEST(RecommendCli, WithApproximationsAllowedItSaysWhatBeatsOneGpuAndThatItChange
 TEST(RecommendCli, RanksByEpochTimeAndPrefersGpusBehindOneSwitch) {
   const auto r = run_cli("recommend --exact-only --all --format json", false);
   ASSERT_EQ(r.status, 0) << r.out;
-  const auto all = records(r.out);
+  const auto all = json_lines(r.out);
   const auto list = ranked(all);
   ASSERT_GT(list.size(), 10u);
   for (std::size_t i = 1; i < list.size(); ++i) {

@@ -9,27 +9,18 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "json_lines.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-std::vector<json> lines(const std::string& text) {
-  std::vector<json> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(json::parse(line));
-  }
-  return out;
-}
-}  // namespace
 
 TEST(SimulateCli, EveryStrategyOnEveryShippedTopology) {
   for (const char* t : {"source-a-titanx-4gpu", "dgx1-v100-hybrid-cube-mesh", "pcie-8gpu-2switch",
                         "cluster-2x4gpu-ib-10GBps", "cluster-2x4gpu-eth-1GBps"}) {
     const auto r = run_cli(std::string("simulate --format json --topology ") + t, false);
     ASSERT_EQ(r.status, 0) << t << r.out;
-    const auto records = lines(r.out);
+    const auto records = json_lines(r.out);
     EXPECT_EQ(records.size(), 10u) << t;
     for (const auto& rec : records) {
       EXPECT_EQ(rec["executor"], "sim");
@@ -56,7 +47,7 @@ TEST(SimulateCli, ExperimentFileAndTimeline) {
   const std::string trace = fs::temp_directory_path() / ("gradsync-trace-" + std::to_string(::getpid()) + ".json");
   const auto r = run_cli("simulate " + spec + " --format json --trace " + trace, false);
   ASSERT_EQ(r.status, 0) << r.out;
-  const auto records = lines(r.out);
+  const auto records = json_lines(r.out);
   ASSERT_EQ(records.size(), 12u);  // 6 strategies x (analytic, sim)
   // Where the analytic model and CM02 agree: ring and PS on this machine.
   for (std::size_t i = 0; i + 1 < records.size(); i += 2) {
