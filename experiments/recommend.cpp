@@ -362,6 +362,10 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
     return !c.alone() && c.changes_training.empty();
   });
   auto first_exact = std::find_if(r.ranked.begin(), r.ranked.end(), [](const Choice& c) { return c.changes_training.empty(); });
+  if (first_exact_multi == r.ranked.end() && std::none_of(r.ranked.begin(), r.ranked.end(), [](const Choice& c) { return !c.alone(); })) {
+    lines.push_back("Only one GPU was considered (--gpus): training alone, nothing to synchronise.");
+    return lines;
+  }
   if (best.alone() || (first_exact != r.ranked.end() && first_exact->alone())) {
     lines.push_back(best.alone() ? "One GPU is best: every multi-GPU choice is slower than training alone."
                                  : "Among choices that keep the training exact, one GPU is best; only choices that change "

@@ -81,13 +81,25 @@ int run_recommend(RecommendFlags& f) {
     }
   });
   if (tty) std::cerr << "\r" << std::string(50, ' ') << "\r" << std::flush;
+  const bool any_multi = std::any_of(r.ranked.begin(), r.ranked.end(), [](const Choice& c) { return !c.alone(); });
+  if (!any_multi && !r.with_workload) {
+    throw models::InputError("recommend --gpus " + (f.selection.gpus.empty() ? std::string("1") : f.selection.gpus) +
+                             " without a workload: one GPU synchronises nothing; give 2 or more GPUs, or a workload");
+  }
 
   const std::string format = choose_format(f.selection.format, f.selection.output);
   if (format != "table") {
     std::vector<models::ResultRecord> records;
-    for (const auto& c : r.ranked) {
+    for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+      const Choice& c = r.ranked[i];
+      const std::string note = "recommend: rank " + std::to_string(i + 1) + " of " + std::to_string(r.ranked.size()) +
+                               (c.changes_training.empty() ? "" : "; changes training: " + c.changes_training);
       records.push_back(c.analytic);
-      if (c.sim) records.push_back(*c.sim);
+      records.back().notes.push_back(note);
+      if (c.sim) {
+        records.push_back(*c.sim);
+        records.back().notes.push_back(note);
+      }
     }
     models::write_file_atomically(f.selection.output.empty() ? "-" : f.selection.output, records_text(records, format));
     if (!f.selection.output.empty()) std::cout << "wrote " << records.size() << " records to " << f.selection.output << "\n";

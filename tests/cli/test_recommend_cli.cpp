@@ -107,6 +107,7 @@ TEST(RecommendCli, BadInputIsOneMessageAndStatus2) {
            {"recommend --strategy rign", "rign"},
            {"recommend --confirm -1", "--confirm"},
            {"recommend --max-sync-share 0", "--max-sync-share"},
+           {"recommend --gpus 1 --size 1MiB", "one GPU synchronises nothing; give 2 or more GPUs, or a workload"},
        }) {
     const auto r = run_cli(c.args);
     EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
