@@ -84,6 +84,16 @@ TEST(Simulator, Cm02EqualsTheAnalyticModelWhereLinksAreSharedEvenly) {
   expect_close(one_sync(source_a(), a).first_sync_s, analytic(source_a(), a));
 }
 
+TEST(Simulator, ATransferBetweenANodeAndItselfTakesNoLinkTime) {
+  // A server on rank 0's GPU: rank 0's exchange with it is a local copy in both models
+  // (SimGrid's implicit loopback link would run it at 10 GB/s).
+  for (int n : {1, 2, 3}) {
+    const Topology mesh = full_mesh(n);
+    const Built ps = build(mesh, "ps", n, 4.0 * 1'000'000, {"server=rank0"});
+    expect_close(one_sync(mesh, ps).first_sync_s, analytic(mesh, ps));
+  }
+}
+
 TEST(Simulator, CapturesBandwidthFreedWhenAFlowEnds) {
   // gpu0 -> gpu2 sends 1 MB while gpu1 -> gpu3 sends 4 MB, both up switch A's 4.46 GB/s
   // uplink. The analytic model gives both half the link for the whole round (the 4 MB
