@@ -13,6 +13,7 @@
 #include "experiments/table.h"
 #include "models/error.h"
 #include "models/topology_io.h"
+#include "runtime/testbed/testbed.h"
 
 namespace gradsync::experiments::cli {
 
@@ -177,8 +178,19 @@ int run_recommend(RecommendFlags& f) {
     if (item && std::find(items.begin(), items.end(), *item) == items.end()) items.push_back(*item);
   }
   if (!items.empty() && !plan.sizes.empty() && plan.sizes.front()) {
-    std::cout << "Check on the emulated cluster (root): gradsync validate --topology " << f.selection.topology
-              << " --gpus " << gpus << " --sizes " << f.selection.size << " --strategies " << models::join(items, ",") << "\n";
+    std::string why_not;
+    try {
+      (void)runtime::plan_testbed(t, 0.002);  // the emulated cluster builds trees of switches only
+    } catch (const models::InputError& e) {
+      why_not = e.what();
+    }
+    if (why_not.empty()) {
+      std::cout << "Check on the emulated cluster (root): gradsync validate --topology " << f.selection.topology
+                << " --gpus " << gpus << " --sizes " << f.selection.size << " --strategies " << models::join(items, ",")
+                << "\n";
+    } else {
+      std::cout << "(the emulated cluster cannot check this topology: " << why_not << ")\n";
+    }
   }
   if (!r.left_out.empty()) {
     std::cout << "Not searched without a workload: " << models::join(r.left_out, ", ")
