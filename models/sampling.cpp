@@ -6,6 +6,9 @@
 #include <random>
 #include <set>
 
+#include "models/error.h"
+#include "models/units.h"
+
 namespace gradsync::models {
 
 namespace {
@@ -22,6 +25,10 @@ std::vector<RowLayer> layers_of(std::uint64_t elements, const Workload* w, const
   if (w && static_cast<std::uint64_t>(w->total_params()) == elements) {
     std::uint64_t offset = 0;
     for (const auto& l : w->layers) {
+      if (l.rows && *l.rows > kMaxSampledRows) {
+        throw InputError("workload " + w->name + ": layer " + l.name + " has " + std::to_string(*l.rows) +
+                         " rows; sampling handles at most " + std::to_string(kMaxSampledRows));
+      }
       layers.push_back({offset, static_cast<std::uint64_t>(l.params), l.rows ? static_cast<std::uint64_t>(*l.rows) : 0});
       offset += static_cast<std::uint64_t>(l.params);
     }

@@ -22,6 +22,7 @@
 
 #include "models/error.h"
 #include "models/sampling.h"
+#include "models/units.h"
 #include "models/strategies/common.h"
 #include "models/strategies/registry.h"
 
@@ -34,9 +35,17 @@ SamplingParams sampling_params(const StrategyContext& ctx) {
   p.alpha = ctx.params.number("alpha", 0, true);
   p.beta = ctx.params.number("beta", 0, true);
   if (p.alpha > 1 || p.beta > 1) throw InputError("--param alpha, beta: expected fractions of the rows between 0 and 1");
-  p.base = ctx.params.is_auto("base") ? ctx.samples_per_minibatch() : ctx.params.integer("base", 0);
+  if (ctx.params.is_auto("base")) {
+    p.base = ctx.samples_per_minibatch();
+    if (p.base > kMaxSampledWords) {
+      throw InputError("--param base=auto: the workload's minibatch of " + std::to_string(p.base) + " words is more than " +
+                       std::to_string(kMaxSampledWords) + " (sampling draws every word); give --param base=N");
+    }
+  } else {
+    p.base = ctx.params.integer("base", 0, kMaxSampledWords);
+  }
   p.seed = static_cast<std::uint64_t>(ctx.params.integer("seed", 0));
-  p.rows = ctx.params.integer("rows", 1);
+  p.rows = ctx.params.integer("rows", 1, kMaxSampledRows);
   return p;
 }
 
