@@ -129,7 +129,8 @@ count_new() {  # files matching prefix* in dir, newer than the stamp
 }
 
 GOAL=1000000
-declare -a ROWS NOTES
+ROWS=()
+NOTES=()
 problems=0
 for t in "${TARGETS[@]}"; do
   bin="$OUT/bin/${t}_fuzzer"
