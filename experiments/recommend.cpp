@@ -171,14 +171,17 @@ std::string Choice::name() const {
   return strategy->name;
 }
 
+bool worth_showing(const std::string& key, const std::string& value) {
+  return !(key == "inner" || (key == "ring_order" && value == "auto") || (key == "grouping" && value == "switch") ||
+           (key == "rates" && value == "1"));
+}
+
 std::string Choice::params_text() const {
   // What the search chose, "auto" shown as what it became (k=2, T=1875); the defaults that
   // change nothing visible (ring_order=auto, grouping=switch, rates=1) left out.
   std::string text;
   for (const auto& [k, v] : searched) {
-    if (k == "inner" || (k == "ring_order" && v == "auto") || (k == "grouping" && v == "switch") || (k == "rates" && v == "1")) {
-      continue;
-    }
+    if (!worth_showing(k, v)) continue;
     const auto resolved = analytic.params.find(k);
     const std::string shown = resolved != analytic.params.end() && resolved->second != "-" ? resolved->second : v;
     text += (text.empty() ? "" : " ") + k + "=" + shown;

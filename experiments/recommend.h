@@ -49,6 +49,10 @@ struct Recommendation {
   std::vector<std::string> left_out;  // strategies not searched (periodic and asynchronous ones without a workload)
 };
 
+// False for the searched values that change nothing worth showing: ring_order=auto,
+// grouping=switch, rates=1 (and inner, shown with the strategy's name).
+bool worth_showing(const std::string& key, const std::string& value);
+
 // `progress(done, total)` is called while searching (for a progress line).
 Recommendation recommend(const Plan& plan, const RecommendOptions& options,
                          const std::function<void(std::size_t, std::size_t)>& progress = {});

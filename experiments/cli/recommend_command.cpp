@@ -43,7 +43,7 @@ std::optional<std::string> validate_item(const Choice& c) {
       if (v != c.rank_nodes.front()) return std::nullopt;
       continue;  // validate places it on rank 0
     }
-    if ((k == "ring_order" && v == "auto") || (k == "grouping" && v == "switch") || (k == "rates" && v == "1")) continue;
+    if (k != "inner" && !worth_showing(k, v)) continue;
     const auto resolved = c.analytic.params.find(k);
     item += ":" + k + "=" + (resolved != c.analytic.params.end() && resolved->second != "-" ? resolved->second : v);
   }
