@@ -55,12 +55,6 @@ models::PredictRequest point_request(const Plan& plan, const Point& p) {
 }
 
 namespace {
-std::string number_text(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 std::string given_params(const StrategyChoice& c) {
   std::vector<std::string> parts;
   for (const auto& [k, v] : c.params.values()) parts.push_back(k + "=" + v);
@@ -77,7 +71,7 @@ std::string point_key(const Plan& plan, const Point& p) {
   if (!params.empty()) key += " params=" + params;
   key += " ranks=" + models::join(ranks, ",");
   if (p.size) {
-    key += " bytes=" + number_text(*p.size);
+    key += " bytes=" + models::number_text(*p.size, 17);
   } else {
     key += " workload=" + (plan.workload ? plan.workload->name : std::string("-"));
   }

@@ -94,13 +94,9 @@ std::string text_of(const std::uint8_t* data, std::size_t size) {
   return size ? std::string(reinterpret_cast<const char*>(data), size) : std::string();
 }
 
-bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+std::string exact_number(double v) { return models::number_text(v, 17); }
 
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
+bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
 
 // ---------------------------------------------------------------------------------------
 // Checks shared by the topology targets
@@ -121,12 +117,12 @@ void exercise_topology(const char* target, const models::Topology& t) {
       const double bw = t.bottleneck_Bps(a, b);
       const double route_bw = t.route_bottleneck_Bps(a, b);
       if (!(std::isfinite(bw) && bw > 0) || !(std::isfinite(route_bw) && route_bw > 0)) {
-        violated(target, "bottleneck of " + pair + " is " + number(bw) + " B/s (route " + number(route_bw) +
+        violated(target, "bottleneck of " + pair + " is " + exact_number(bw) + " B/s (route " + exact_number(route_bw) +
                              "); expected a positive finite bandwidth");
       }
       const double lat = t.latency_s(a, b);
       if (!(std::isfinite(lat) && lat >= 0)) {
-        violated(target, "latency of " + pair + " is " + number(lat) + " s; expected finite and >= 0");
+        violated(target, "latency of " + pair + " is " + exact_number(lat) + " s; expected finite and >= 0");
       }
     }
   }
@@ -134,7 +130,7 @@ void exercise_topology(const char* target, const models::Topology& t) {
     for (std::size_t i = 0; i < std::min<std::size_t>(gpus.size(), 2); ++i) {
       const double bw = t.route_bottleneck_Bps(gpus[i], host);
       if (!(std::isfinite(bw) && bw > 0)) {
-        violated(target, "bottleneck " + t.node(gpus[i]).id + " -> " + t.node(host).id + " is " + number(bw) + " B/s");
+        violated(target, "bottleneck " + t.node(gpus[i]).id + " -> " + t.node(host).id + " is " + exact_number(bw) + " B/s");
       }
     }
   }
@@ -183,7 +179,7 @@ void check_matrix_roundtrip(const char* target, const models::MatrixForm& form) 
       }
       if (!b || !close(*a, *b)) {
         violated(target, "matrix-form round trip changed bandwidth (" + std::to_string(i) + ", " + std::to_string(j) +
-                             ") from " + number(*a) + " to " + (b ? number(*b) : std::string("null")));
+                             ") from " + exact_number(*a) + " to " + (b ? exact_number(*b) : std::string("null")));
       }
     }
   }
@@ -416,7 +412,7 @@ struct ScheduleCase {
   std::string describe() const {
     std::string text = "strategy " + strategy->name + " on " + topology->name + ", ranks";
     for (std::size_t node : placement.ranks) text += " " + topology->topology.node(node).id;
-    text += bytes ? ", " + number(*bytes) + " bytes" : ", workload " + workload->name;
+    text += bytes ? ", " + exact_number(*bytes) + " bytes" : ", workload " + workload->name;
     text += ", params {";
     for (std::size_t i = 0; i < params.size(); ++i) text += (i ? " " : "") + params[i];
     return text + "}";
@@ -502,7 +498,7 @@ void build_and_check(const char* target, const models::PredictRequest& q, const 
   analytic.executor = "analytic";
   const models::ResultRecord record = models::predict(analytic);
   if (!(std::isfinite(record.time_per_sync_s) && record.time_per_sync_s >= 0)) {
-    violated(target, "analytic time per sync of " + what + " is " + number(record.time_per_sync_s) +
+    violated(target, "analytic time per sync of " + what + " is " + exact_number(record.time_per_sync_s) +
                          " s; expected finite and >= 0");
   }
 }
@@ -545,7 +541,7 @@ Outcome fuzz_workload_json(const std::uint8_t* data, std::size_t size) {
     const double bytes = w.gradient_bytes();
     const double compute = w.compute_s();
     if (!(std::isfinite(bytes) && bytes >= 0) || !(std::isfinite(compute) && compute >= 0)) {
-      violated("workload_json", "accepted workload has " + number(bytes) + " gradient bytes and " + number(compute) +
+      violated("workload_json", "accepted workload has " + exact_number(bytes) + " gradient bytes and " + exact_number(compute) +
                                     " s of compute per minibatch; expected finite and >= 0");
     }
     std::optional<models::Workload> back;
@@ -614,7 +610,7 @@ Outcome fuzz_byte_size(const std::uint8_t* data, std::size_t size) {
   return guarded("byte_size", [&] {
     const double bytes = experiments::parse_size(text, "--size");
     if (!(std::isfinite(bytes) && bytes >= 0)) {
-      violated("byte_size", "\"" + text + "\" was accepted as " + number(bytes) + " bytes; expected finite and >= 0");
+      violated("byte_size", "\"" + text + "\" was accepted as " + exact_number(bytes) + " bytes; expected finite and >= 0");
     }
   });
 }

@@ -1,5 +1,7 @@
 #include "models/error.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <numeric>
 
@@ -39,6 +41,12 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string best = closest_match(word, candidates);
   return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
+}
+
+std::string number_text(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view sep) {

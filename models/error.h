@@ -24,6 +24,9 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // " (did you mean 'x'?)" or "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
+// A number as printf's %.<digits>g writes it: "1e+06", "0.5"; 17 digits give back the same double.
+std::string number_text(double v, int digits = 6);
+
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 

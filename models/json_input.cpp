@@ -355,32 +355,25 @@ std::int64_t JsonView::as_integer_in(std::int64_t minimum, std::int64_t maximum)
   return v;
 }
 
-namespace {
-std::string short_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-}  // namespace
 
 double JsonView::as_number_in(double minimum, double maximum, const std::string& what) const {
   const double v = as_number();
-  if (!(v >= minimum && v <= maximum)) fail(what + " between " + short_number(minimum) + " and " + short_number(maximum));
+  if (!(v >= minimum && v <= maximum)) fail(what + " between " + number_text(minimum) + " and " + number_text(maximum));
   return v;
 }
 
 double read_bandwidth_GBps(const JsonView& v) {
   const double x = v.as_positive();
   if (x < kMinBandwidth_GBps || x > kMaxBandwidth_GBps) {
-    v.fail("a bandwidth in GB/s between " + short_number(kMinBandwidth_GBps) + " (1 kB/s) and " +
-           short_number(kMaxBandwidth_GBps) + " (1 PB/s)");
+    v.fail("a bandwidth in GB/s between " + number_text(kMinBandwidth_GBps) + " (1 kB/s) and " +
+           number_text(kMaxBandwidth_GBps) + " (1 PB/s)");
   }
   return x;
 }
 
 double read_latency_us(const JsonView& v) {
   const double x = v.as_non_negative();
-  if (x > kMaxLatency_us) v.fail("a latency in us of at most " + short_number(kMaxLatency_us) + " (1000 s)");
+  if (x > kMaxLatency_us) v.fail("a latency in us of at most " + number_text(kMaxLatency_us) + " (1000 s)");
   return x;
 }
 

@@ -32,13 +32,9 @@ namespace {
 ordered_json optional_number(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
 
 
-std::string number_text(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+std::string csv_number(double v) { return number_text(v, 9); }
 
-std::string optional_text(const std::optional<double>& v) { return v ? number_text(*v) : ""; }
+std::string optional_text(const std::optional<double>& v) { return v ? csv_number(*v) : ""; }
 }  // namespace
 
 ordered_json to_json(const ResultRecord& r) {
@@ -102,12 +98,12 @@ std::string to_csv_row(const ResultRecord& r) {
   std::vector<std::string> params;
   for (const auto& [k, v] : r.params) params.push_back(k + "=" + v);
   std::vector<std::string> phases;
-  for (const auto& p : r.phases) phases.push_back(p.name + "=" + number_text(p.seconds));
+  for (const auto& p : r.phases) phases.push_back(p.name + "=" + csv_number(p.seconds));
   std::ostringstream out;
   out << csv_escape(r.executor) << ',' << csv_escape(r.topology) << ',' << csv_escape(r.strategy) << ','
       << csv_escape(join(params, ";")) << ',' << r.ranks << ',' << csv_escape(join(r.rank_nodes, ";")) << ','
-      << csv_escape(r.server) << ',' << csv_escape(r.workload) << ',' << number_text(r.bytes) << ','
-      << number_text(r.time_per_sync_s) << ',' << csv_escape(join(phases, ";")) << ','
+      << csv_escape(r.server) << ',' << csv_escape(r.workload) << ',' << csv_number(r.bytes) << ','
+      << csv_number(r.time_per_sync_s) << ',' << csv_escape(join(phases, ";")) << ','
       << optional_text(r.compute_s_per_minibatch) << ',' << optional_text(r.time_per_iteration_s) << ','
       << optional_text(r.time_per_epoch_s) << ',' << optional_text(r.one_gpu_epoch_s) << ','
       << optional_text(r.speedup_vs_1gpu) << ',' << optional_text(r.algbw_GBps()) << ','

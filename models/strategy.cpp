@@ -61,10 +61,8 @@ double StrategyParams::number(const std::string& name, double minimum, bool incl
     throw InputError("--param " + name + "=" + v + " (strategy " + strategy_ + "): expected a number");
   }
   if (inclusive ? x < minimum : x <= minimum) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", minimum);
     throw InputError("--param " + name + "=" + v + " (strategy " + strategy_ + "): expected a number " +
-                     (inclusive ? "of at least " : "greater than ") + buf);
+                     (inclusive ? "of at least " : "greater than ") + number_text(minimum));
   }
   const std::string rate = "_GBps";
   if (name.size() > rate.size() && name.compare(name.size() - rate.size(), rate.size(), rate) == 0 &&

@@ -18,12 +18,6 @@
 
 namespace gradsync::experiments::cli {
 
-inline std::string flag_number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 // A whole number in [minimum, maximum].
 inline CLI::Validator integer_in(long long minimum, long long maximum) {
   const std::string expected = "a whole number between " + std::to_string(minimum) + " and " + std::to_string(maximum);
@@ -42,10 +36,10 @@ inline CLI::Validator integer_in(long long minimum, long long maximum) {
 
 // A finite number in [minimum, maximum] (or (minimum, maximum] when `above_minimum`).
 inline CLI::Validator number_in(double minimum, double maximum, bool above_minimum = false) {
-  const std::string expected = above_minimum ? "a number above " + flag_number_text(minimum) + " and at most " +
-                                                   flag_number_text(maximum)
-                                             : "a number between " + flag_number_text(minimum) + " and " +
-                                                   flag_number_text(maximum);
+  const std::string expected = above_minimum ? "a number above " + models::number_text(minimum) + " and at most " +
+                                                   models::number_text(maximum)
+                                             : "a number between " + models::number_text(minimum) + " and " +
+                                                   models::number_text(maximum);
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         errno = 0;
