@@ -1,8 +1,5 @@
 #include "experiments/sweep.h"
 
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +17,7 @@
 
 #include "experiments/evaluate.h"
 #include "models/error.h"
+#include "models/process.h"
 
 namespace gradsync::experiments {
 
@@ -85,279 +83,23 @@ std::string point_label(const Point& p) {
 }
 
 // ---------------------------------------------------------------------------------
-// Records <-> JSON.
-
-models::ResultRecord record_from_json(const ordered_json& d) {
-  auto opt = [&](const char* key) -> std::optional<double> {
-    if (!d.contains(key) || d.at(key).is_null()) return std::nullopt;
-    return d.at(key).get<double>();
-  };
-  models::ResultRecord r;
-  r.executor = d.at("executor").get<std::string>();
-  r.topology = d.at("topology").get<std::string>();
-  r.strategy = d.at("strategy").get<std::string>();
-  for (const auto& [k, v] : d.at("params").items()) r.params[k] = v.get<std::string>();
-  r.ranks = d.at("ranks").get<int>();
-  for (const auto& n : d.at("rank_nodes")) r.rank_nodes.push_back(n.get<std::string>());
-  if (d.contains("server")) r.server = d.at("server").get<std::string>();
-  r.workload = d.at("workload").get<std::string>();
-  r.bytes = d.at("bytes").get<double>();
-  r.time_per_sync_s = d.at("time_per_sync_s").get<double>();
-  for (const auto& [name, seconds] : d.at("phases_s").items()) r.phases.push_back({name, seconds.get<double>()});
-  r.compute_s_per_minibatch = opt("compute_s_per_minibatch");
-  r.time_per_iteration_s = opt("time_per_iteration_s");
-  r.time_per_epoch_s = opt("time_per_epoch_s");
-  r.one_gpu_epoch_s = opt("one_gpu_epoch_s");
-  r.speedup_vs_1gpu = opt("speedup_vs_1gpu");
-  if (d.contains("period_steps")) r.period_steps = d.at("period_steps").get<int>();
-  if (d.contains("asynchronous")) r.asynchronous = d.at("asynchronous").get<bool>();
-  if (d.contains("bounding_links")) {
-    for (const auto& b : d.at("bounding_links")) r.bounding_links.emplace_back(b.at("link").get<std::string>(), b.at("seconds").get<double>());
-  }
-  if (d.contains("notes")) {
-    for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
-  }
-  if (d.contains("network_model")) r.network_model = d.at("network_model").get<std::string>();
-  if (d.contains("simulated_steps")) r.simulated_steps = d.at("simulated_steps").get<int>();
-  r.updates_per_s = opt("updates_per_s");
-  r.mean_staleness = opt("mean_staleness");
-  if (d.contains("max_staleness")) r.max_staleness = d.at("max_staleness").get<std::uint64_t>();
-  if (d.contains("staleness_histogram")) {
-    for (const auto& n : d.at("staleness_histogram")) r.staleness_histogram.push_back(n.get<std::uint64_t>());
-  }
-  r.sim_wall_s = opt("sim_wall_s");
-  return r;
-}
-
-// ---------------------------------------------------------------------------------
 // Parallel evaluation.
-
-namespace {
-
-Outcome evaluate_job(const Job& job) {
-  Outcome out;
-  try {
-    out.record = evaluate(job.request, job.executor, job.sim);
-  } catch (const models::InputError& e) {
-    out.error = e.what();
-  }
-  return out;
-}
-
-bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// A worker: reads point numbers (one per line) from `in`, evaluates each and answers
-// with one JSON line on `out`, until `in` closes.
-[[noreturn]] void worker_main(const std::vector<Job>& jobs, int in, int out) {
-  int status = 0;
-  std::string buffer;
-  char chunk[256];
-  bool more = true;
-  while (more) {
-    std::size_t nl;
-    while ((nl = buffer.find('\n')) == std::string::npos) {
-      const ssize_t n = ::read(in, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        more = false;
-        break;
-      }
-      buffer.append(chunk, static_cast<std::size_t>(n));
-    }
-    if (!more) break;
-    const std::size_t index = std::stoul(buffer.substr(0, nl));
-    buffer.erase(0, nl + 1);
-    ordered_json message = {{"i", index}};
-    bool fatal = false;
-    try {
-      message["record"] = models::to_json(evaluate(jobs[index].request, jobs[index].executor, jobs[index].sim));
-    } catch (const models::InputError& e) {
-      message["input_error"] = e.what();
-    } catch (const std::exception& e) {
-      message["error"] = e.what();
-      fatal = true;
-    }
-    if (!write_all(out, message.dump() + "\n")) {
-      status = 3;
-      break;
-    }
-    if (fatal) {
-      status = 1;
-      break;
-    }
-  }
-  ::close(in);
-  ::close(out);
-  ::_exit(status);
-}
-
-struct Child {
-  pid_t pid = -1;
-  int fd = -1;  // results from the worker
-  int task_fd = -1;  // point numbers to the worker
-  std::string buffer;
-  bool open = true;
-};
-
-// Ends the children this evaluation started (by their pids) when it stops early.
-struct ChildGuard {
-  std::vector<Child>& children;
-  bool armed = true;
-  ~ChildGuard() {
-    if (!armed) return;
-    for (auto& c : children) {
-      if (c.fd >= 0) ::close(c.fd);
-      if (c.task_fd >= 0) ::close(c.task_fd);
-      if (c.pid > 0) {
-        ::kill(c.pid, SIGTERM);
-        int status = 0;
-        ::waitpid(c.pid, &status, 0);
-      }
-    }
-  }
-};
-
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
-  return "exit status " + std::to_string(WEXITSTATUS(status));
-}
-
-}  // namespace
 
 void evaluate_jobs(const std::vector<Job>& jobs, const std::vector<std::size_t>& indices, int workers,
                    const OnResult& on_result) {
-  workers = std::max(1, std::min<int>(workers, static_cast<int>(indices.size())));
-  if (workers <= 1) {
-    for (std::size_t index : indices) on_result(index, evaluate_job(jobs[index]));
-    return;
-  }
-  std::vector<Child> children(static_cast<std::size_t>(workers));
-  ChildGuard guard{children};
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  // A worker that died must not take this process with it: writes to its task pipe fail
-  // with EPIPE instead of raising SIGPIPE.
-  struct IgnoreSigpipe {
-    struct sigaction old {};
-    IgnoreSigpipe() {
-      struct sigaction ignore {};
-      ignore.sa_handler = SIG_IGN;
-      ::sigaction(SIGPIPE, &ignore, &old);
-    }
-    ~IgnoreSigpipe() { ::sigaction(SIGPIPE, &old, nullptr); }
-  } ignore_sigpipe;
-  for (int w = 0; w < workers; ++w) {
-    int results[2], tasks[2];
-    if (::pipe(results) != 0 || ::pipe(tasks) != 0) throw std::runtime_error(std::string("sweep: pipe: ") + std::strerror(errno));
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error(std::string("sweep: fork: ") + std::strerror(errno));
-    if (pid == 0) {
-      ::close(results[0]);
-      ::close(tasks[1]);
-      for (int v = 0; v < w; ++v) {
-        ::close(children[static_cast<std::size_t>(v)].fd);
-        ::close(children[static_cast<std::size_t>(v)].task_fd);
-      }
-      worker_main(jobs, tasks[0], results[1]);
-    }
-    ::close(results[1]);
-    ::close(tasks[0]);
-    children[static_cast<std::size_t>(w)].pid = pid;
-    children[static_cast<std::size_t>(w)].fd = results[0];
-    children[static_cast<std::size_t>(w)].task_fd = tasks[1];
-  }
-  // Points are handed out one at a time to whichever worker is free (a slow simulation
-  // does not hold up the rest); a worker whose task pipe closes finishes.
-  std::size_t next = 0;
-  auto hand_out = [&](Child& c) {
-    if (c.task_fd < 0) return;
-    if (next < indices.size()) {
-      if (write_all(c.task_fd, std::to_string(indices[next]) + "\n")) {
-        ++next;
-        return;
-      }
-    }
-    ::close(c.task_fd);
-    c.task_fd = -1;
-  };
-  for (auto& c : children) hand_out(c);
-
-  std::set<std::size_t> pending(indices.begin(), indices.end());
-  auto handle_line = [&](const std::string& line) {
-    const ordered_json message = ordered_json::parse(line);
-    const std::size_t index = message.at("i").get<std::size_t>();
-    Outcome out;
-    if (message.contains("error")) {
-      throw std::runtime_error(jobs[index].label + ": " + message.at("error").get<std::string>());
-    }
-    if (message.contains("input_error")) {
-      out.error = message.at("input_error").get<std::string>();
-    } else {
-      out.record = record_from_json(message.at("record"));
-    }
-    pending.erase(index);
-    on_result(index, out);
-  };
-
-  std::size_t open = children.size();
-  char chunk[65536];
-  while (open > 0) {
-    std::vector<pollfd> fds;
-    std::vector<std::size_t> which;
-    for (std::size_t c = 0; c < children.size(); ++c) {
-      if (!children[c].open) continue;
-      fds.push_back(pollfd{children[c].fd, POLLIN, 0});
-      which.push_back(c);
-    }
-    const int ready = ::poll(fds.data(), fds.size(), -1);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("sweep: poll: ") + std::strerror(errno));
-    }
-    for (std::size_t f = 0; f < fds.size(); ++f) {
-      if (!(fds[f].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Child& c = children[which[f]];
-      const ssize_t n = ::read(c.fd, chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n > 0) {
-        c.buffer.append(chunk, static_cast<std::size_t>(n));
-        std::size_t nl;
-        while ((nl = c.buffer.find('\n')) != std::string::npos) {
-          const std::string line = c.buffer.substr(0, nl);
-          c.buffer.erase(0, nl + 1);
-          handle_line(line);
-          hand_out(c);
+  models::run_task_pool(
+      indices, workers,
+      [&](std::size_t i) { return models::to_json(evaluate(jobs[i].request, jobs[i].executor, jobs[i].sim)).dump(); },
+      [&](std::size_t i, const models::TaskOutcome& done) {
+        Outcome out;
+        if (done.input_error) {
+          out.error = *done.input_error;
+        } else {
+          out.record = record_from_json(ordered_json::parse(done.text));
         }
-        continue;
-      }
-      // End of this worker's results.
-      ::close(c.fd);
-      c.fd = -1;
-      c.open = false;
-      --open;
-      int status = 0;
-      ::waitpid(c.pid, &status, 0);
-      const pid_t pid = c.pid;
-      c.pid = -1;
-      if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        throw std::runtime_error("sweep: worker process " + std::to_string(pid) + " stopped (" + describe_status(status) + ")");
-      }
-    }
-  }
-  guard.armed = false;
-  if (!pending.empty()) {
-    throw std::runtime_error("sweep: " + std::to_string(pending.size()) + " points came back from no worker");
-  }
+        on_result(i, out);
+      },
+      [&](std::size_t i) { return jobs[i].label; });
 }
 
 std::vector<Outcome> evaluate_all(const std::vector<Job>& jobs, int workers, bool progress) {

@@ -81,9 +81,7 @@ class Progress {
   bool dirty_ = false;
 };
 
-// Records back from their JSON form (the inverse of models::to_json; derived figures
-// such as algbw are recomputed).
-models::ResultRecord record_from_json(const models::ordered_json& doc);
+using models::record_from_json;  // models/result.h
 
 // Sweep result-file lines (see the top of this file).
 std::string sweep_csv_header();

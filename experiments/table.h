@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "models/format.h"
+
 namespace gradsync::experiments {
 
 class Table {
@@ -22,11 +24,9 @@ class Table {
   std::vector<bool> note_;
 };
 
-std::string format_seconds(double seconds);  // "12.3 us", "4.56 ms", "1.23 s", "1242.6 s"
-std::string format_bytes(double bytes);  // "418.7 MB (399.3 MiB)"
-std::string format_fixed(double value, int decimals);
-
-// "64MiB", "1e6", "2GB", "512" -> bytes. Throws InputError naming `what`.
-double parse_size(const std::string& text, const std::string& what);
+// The figures in tables are models' formatting (models/format.h).
+using models::format_bytes;
+using models::format_fixed;
+using models::format_seconds;
 
 }  // namespace gradsync::experiments

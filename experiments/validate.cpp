@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -16,8 +17,8 @@
 #include "experiments/table.h"
 #include "models/error.h"
 #include "models/topology_io.h"
+#include "models/process.h"
 #include "runtime/testbed/testbed.h"
-#include "experiments/support_shell.h"
 
 namespace gradsync::experiments {
 
@@ -85,7 +86,7 @@ StrategyItem parse_strategy_item(const std::string& text) {
 }
 
 std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
-  if (!runtime::running_as_root()) throw models::InputError("validate: needs root (it builds the emulated cluster)");
+  if (!testbed::running_as_root()) throw models::InputError("validate: needs root (it builds the emulated cluster)");
   const std::string bin = self_dir();
   const std::string run = o.run_binary.empty() ? bin + "/gradsync-run" : o.run_binary;
   std::error_code ec;
@@ -94,7 +95,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
 
   // 1. The testbed.
   const auto loaded = load_topology_arg(o.topology);
-  const auto plan = runtime::plan_testbed(loaded.topology, o.scale);
+  const auto plan = testbed::plan_testbed(loaded.topology, o.scale);
   std::vector<std::string> gpus;
   for (std::size_t g : loaded.topology.gpus()) gpus.push_back(loaded.topology.node(g).id);
   const int max_gpus = *std::max_element(o.gpus.begin(), o.gpus.end());
@@ -102,20 +103,26 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     throw models::InputError("validate --gpus: topology " + o.topology + " has " + std::to_string(gpus.size()) + " GPUs");
   }
   // Taken down at the end, also when validate is interrupted or killed (unless kept).
-  runtime::TestbedGuard guard(o.keep_testbed || o.reuse_testbed, {self_dir() + "/gradsync", "testbed", "down"});
+  std::optional<models::Guardian> guard;
+  if (!(o.keep_testbed || o.reuse_testbed)) guard.emplace(std::vector<std::string>{bin + "/gradsync", "testbed", "down"});
   if (!o.reuse_testbed) {
     std::cerr << "validate: building the testbed of " << plan.name << " (bandwidths x " << o.scale << ")\n";
-    runtime::testbed_up(plan);
+    testbed::testbed_up(plan);
   }
 
   // 2. Measure the GPUs' endpoints.
   const std::string measured = o.output_dir + "/measured.json";
   std::cerr << "validate: measuring " << gpus.size() << " endpoints (" << o.measure_size << " probes)\n";
   {
-    const std::string command = runtime::testbed_mpirun(0, gpus) + " " + run + " measure -o " + measured + " --size " +
-                                o.measure_size + " -n " + std::to_string(o.measure_iterations);
-    const auto r = run_shell(command);
-    if (r.status != 0) throw models::InputError("validate: the measurement failed (`" + command + "`):\n" + r.out);
+    auto command = testbed::testbed_mpirun(0, gpus);
+    for (const std::string& a : {run, std::string("measure"), std::string("-o"), measured, std::string("--size"),
+                                 o.measure_size, std::string("-n"), std::to_string(o.measure_iterations)}) {
+      command.push_back(a);
+    }
+    const auto r = models::run_process(command);
+    if (r.status != 0) {
+      throw models::InputError("validate: the measurement failed (`" + models::join(command, " ") + "`):\n" + r.out);
+    }
   }
   const auto topo = models::load_topology_file(measured);
   const models::Topology& t = topo.topology;
@@ -153,20 +160,26 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         }
         // The real run, on the same measured topology (so ring order and groups agree).
         const std::string run_records = o.output_dir + "/run-point.jsonl";
-        std::string params;
-        for (const auto& kv : params_for(item)) params += " --param " + kv;
         // A rank waiting in a barrier sees no progress of its own while the others transfer:
         // the watchdog's limit must exceed the longest step the models predict, by far.
         const double timeout_s = std::ceil(std::max(20.0, 20 * std::max(p.sim_s, p.analytic_s)));
-        const std::string command = runtime::testbed_mpirun(0, nodes) + " " + run + " --strategy " + item.name + params +
-                                    " --topology " + measured + " -b " + std::to_string(static_cast<long long>(bytes)) +
-                                    " -n " + std::to_string(o.iterations) + " -w 1 --check --timeout " +
-                                    format_fixed(timeout_s, 0) + " -o " + run_records;
-        const auto r = run_shell(command);
+        auto command = testbed::testbed_mpirun(0, nodes);
+        for (const std::string& a : {run, std::string("--strategy"), item.name}) command.push_back(a);
+        for (const auto& kv : params_for(item)) {
+          command.push_back("--param");
+          command.push_back(kv);
+        }
+        for (const std::string& a :
+             {std::string("--topology"), measured, std::string("-b"), std::to_string(static_cast<long long>(bytes)),
+              std::string("-n"), std::to_string(o.iterations), std::string("-w"), std::string("1"), std::string("--check"),
+              std::string("--timeout"), format_fixed(timeout_s, 0), std::string("-o"), run_records}) {
+          command.push_back(a);
+        }
+        const auto r = models::run_process(command);
         std::ifstream in(run_records);
         std::string line;
         if (r.status != 0 || !std::getline(in, line)) {
-          throw models::InputError("validate: the real run failed (`" + command + "`):\n" + r.out);
+          throw models::InputError("validate: the real run failed (`" + models::join(command, " ") + "`):\n" + r.out);
         }
         auto record = models::json::parse(line);
         p.measured_s = record.at("time_per_sync_s").get<double>();

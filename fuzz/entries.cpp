@@ -20,6 +20,7 @@
 #include "experiments/experiment.h"
 #include "experiments/table.h"
 #include "models/error.h"
+#include "models/units.h"
 #include "models/importers/import.h"
 #include "models/json_input.h"
 #include "models/matrix_form.h"
@@ -608,7 +609,7 @@ Outcome fuzz_gpu_counts(const std::uint8_t* data, std::size_t size) {
 Outcome fuzz_byte_size(const std::uint8_t* data, std::size_t size) {
   const std::string text = text_of(data, size);
   return guarded("byte_size", [&] {
-    const double bytes = experiments::parse_size(text, "--size");
+    const double bytes = models::parse_bytes(text, "--size");
     if (!(std::isfinite(bytes) && bytes >= 0)) {
       violated("byte_size", "\"" + text + "\" was accepted as " + exact_number(bytes) + " bytes; expected finite and >= 0");
     }
@@ -676,7 +677,7 @@ const std::vector<Target>& targets() {
       {"experiment_json", fuzz_experiment_json, "experiment JSON (experiments::load_experiment, make_plan)", true},
       {"tool_output", fuzz_tool_output, "p2pBandwidthLatencyTest / nvbandwidth / nvidia-smi topo text (models::import_tool_output)", true},
       {"gpu_counts", fuzz_gpu_counts, "--gpus values (experiments::parse_gpu_counts)", true},
-      {"byte_size", fuzz_byte_size, "--size values (experiments::parse_size)", true},
+      {"byte_size", fuzz_byte_size, "size values of both front ends (models::parse_bytes)", true},
       {"strategy_params", fuzz_strategy_params, "--param key=value text for a strategy, built and checked", true},
       {"schedule", fuzz_schedule, "schedules from valid random parameters, proved by the symbolic checker", false},
   };

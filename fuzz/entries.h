@@ -60,7 +60,7 @@ Outcome fuzz_experiment_json(const std::uint8_t* data, std::size_t size);
 Outcome fuzz_tool_output(const std::uint8_t* data, std::size_t size);
 // The --gpus parser (experiments::parse_gpu_counts: "4", "1,2,4", "1-4").
 Outcome fuzz_gpu_counts(const std::uint8_t* data, std::size_t size);
-// The --size parser (experiments::parse_size: "64MiB", "1e6", "2GB").
+// The size grammar of both front ends (models::parse_bytes: "64MiB", "1M", "1e6", "2GB").
 Outcome fuzz_byte_size(const std::uint8_t* data, std::size_t size);
 // Free-text --param values: first line a strategy name, then one key=value per line,
 // built on a fixed 12-GPU tree (6 ranks); an accepted schedule must pass the symbolic checker.

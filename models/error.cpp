@@ -43,12 +43,6 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
 }
 
-std::string number_text(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
-
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/format.h"  // messages quote numbers as number_text writes them
+
 namespace gradsync::models {
 
 class InputError : public std::runtime_error {
@@ -23,9 +25,6 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 
 // " (did you mean 'x'?)" or "".
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
-
-// A number as printf's %.<digits>g writes it: "1e+06", "0.5"; 17 digits give back the same double.
-std::string number_text(double v, int digits = 6);
 
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");

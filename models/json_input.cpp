@@ -377,6 +377,16 @@ double read_latency_us(const JsonView& v) {
   return x;
 }
 
+void check_output_path(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  if (path.empty() || path == "-") return;
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw InputError(flag + " " + path + ": the folder " + folder.string() + " does not exist");
+  if (fs::is_directory(target, ec)) throw InputError(flag + " " + path + ": is a folder; expected a file name");
+}
+
 void write_file_atomically(const std::string& path, const std::string& text) {
   if (path == "-") {
     std::cout << text << std::flush;

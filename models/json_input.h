@@ -96,5 +96,8 @@ std::string pretty_json(const ordered_json& value);
 // Writes `text` to `path` atomically (temporary file in the same folder, then rename),
 // so that an interrupted write never leaves a half-written file. "-" writes to stdout.
 void write_file_atomically(const std::string& path, const std::string& text);
+// Checks, before any work, that a file can be written at `path` ("" and "-" always can): its
+// folder exists and it is not itself a folder. Otherwise an InputError naming `flag` and the path.
+void check_output_path(const std::string& path, const std::string& flag);
 
 }  // namespace gradsync::models

@@ -78,6 +78,49 @@ ordered_json to_json(const ResultRecord& r) {
 
 std::string to_json_line(const ResultRecord& r) { return to_json(r).dump() + "\n"; }
 
+ResultRecord record_from_json(const ordered_json& d) {
+  auto opt = [&](const char* key) -> std::optional<double> {
+    if (!d.contains(key) || d.at(key).is_null()) return std::nullopt;
+    return d.at(key).get<double>();
+  };
+  ResultRecord r;
+  r.executor = d.at("executor").get<std::string>();
+  r.topology = d.at("topology").get<std::string>();
+  r.strategy = d.at("strategy").get<std::string>();
+  for (const auto& [k, v] : d.at("params").items()) r.params[k] = v.get<std::string>();
+  r.ranks = d.at("ranks").get<int>();
+  for (const auto& n : d.at("rank_nodes")) r.rank_nodes.push_back(n.get<std::string>());
+  if (d.contains("server")) r.server = d.at("server").get<std::string>();
+  r.workload = d.at("workload").get<std::string>();
+  r.bytes = d.at("bytes").get<double>();
+  r.time_per_sync_s = d.at("time_per_sync_s").get<double>();
+  for (const auto& [name, seconds] : d.at("phases_s").items()) r.phases.push_back({name, seconds.get<double>()});
+  r.compute_s_per_minibatch = opt("compute_s_per_minibatch");
+  r.time_per_iteration_s = opt("time_per_iteration_s");
+  r.time_per_epoch_s = opt("time_per_epoch_s");
+  r.one_gpu_epoch_s = opt("one_gpu_epoch_s");
+  r.speedup_vs_1gpu = opt("speedup_vs_1gpu");
+  if (d.contains("period_steps")) r.period_steps = d.at("period_steps").get<int>();
+  if (d.contains("asynchronous")) r.asynchronous = d.at("asynchronous").get<bool>();
+  if (d.contains("bounding_links")) {
+    for (const auto& b : d.at("bounding_links")) r.bounding_links.emplace_back(b.at("link").get<std::string>(), b.at("seconds").get<double>());
+  }
+  if (d.contains("notes")) {
+    for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
+  }
+  if (d.contains("network_model")) r.network_model = d.at("network_model").get<std::string>();
+  if (d.contains("simulated_steps")) r.simulated_steps = d.at("simulated_steps").get<int>();
+  r.updates_per_s = opt("updates_per_s");
+  r.mean_staleness = opt("mean_staleness");
+  if (d.contains("max_staleness")) r.max_staleness = d.at("max_staleness").get<std::uint64_t>();
+  if (d.contains("staleness_histogram")) {
+    for (const auto& n : d.at("staleness_histogram")) r.staleness_histogram.push_back(n.get<std::uint64_t>());
+  }
+  r.sim_wall_s = opt("sim_wall_s");
+  return r;
+}
+
+
 std::string csv_header() {
   return "executor,topology,strategy,params,ranks,rank_nodes,server,workload,bytes,time_per_sync_s,phases_s,"
          "compute_s_per_minibatch,time_per_iteration_s,time_per_epoch_s,one_gpu_epoch_s,speedup_vs_1gpu,algbw_GBps,"

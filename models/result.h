@@ -57,6 +57,9 @@ double busbw_factor(int ranks);  // 2(N-1)/N
 
 ordered_json to_json(const ResultRecord& r);
 std::string to_json_line(const ResultRecord& r);
+// A record back from its JSON form (the inverse of to_json; derived figures such as algbw
+// are recomputed). Throws nlohmann's exceptions on a document to_json did not write.
+ResultRecord record_from_json(const ordered_json& doc);
 // A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a newline.
 std::string csv_escape(const std::string& s);
 std::string csv_header();

@@ -3,6 +3,8 @@
 // as CUDA samples, nvbandwidth and nccl-tests report it.
 #pragma once
 
+#include <string>
+
 namespace gradsync::models {
 
 inline constexpr double kGB = 1e9;
@@ -22,6 +24,13 @@ inline constexpr double kMaxBytes = 1125899906842624.0;  // 2^50 = 1 PiB
 // could only hang a run: 4.9e7 words took over 10 s, found by fuzzing).
 inline constexpr long kMaxSampledRows = 10'000'000;
 inline constexpr long kMaxSampledWords = 1'000'000;
+
+// A size in bytes, as every flag of both front ends takes it (--size, -b, -e, --sizes,
+// --measure-size): a number (integer, decimal or with an exponent) and an optional unit —
+// B; K or KiB, M or MiB, G or GiB (powers of 2, as nccl-tests' -b and -e take them); kB or
+// KB, MB, GB (powers of 10) — making a whole number of bytes, at most 1 PiB. Otherwise an
+// InputError: `what` "TEXT": what was expected.
+double parse_bytes(const std::string& text, const std::string& what);
 
 inline constexpr double GBps_to_Bps(double v) { return v * kGB; }
 inline constexpr double Bps_to_GBps(double v) { return v / kGB; }

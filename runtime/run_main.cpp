@@ -13,7 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -22,7 +21,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "experiments/cli/flag_checks.h"  // header only: the same flag checks as gradsync
+#include "models/cli/flag_checks.h"
 #include "gradsync/config.h"
 #include "models/error.h"
 #include "models/predict.h"
@@ -36,9 +35,9 @@
 #include "runtime/watchdog.h"
 
 using namespace gradsync;
-using experiments::cli::integer_in;
-using experiments::cli::number_in;
-using experiments::cli::unknown_flag_message;
+using models::cli::integer_in;
+using models::cli::number_in;
+using models::cli::unknown_flag_message;
 
 namespace {
 
@@ -64,27 +63,6 @@ struct Options {
   int measure_iterations = 5;
 };
 
-double parse_bytes(const std::string& text, const std::string& what) {
-  char* endp = nullptr;
-  const double v = std::strtod(text.c_str(), &endp);
-  const std::string unit(endp ? endp : "");
-  double scale = 0;
-  if (unit.empty() || unit == "B") scale = 1;
-  else if (unit == "K" || unit == "KiB") scale = 1024.0;
-  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "kB" || unit == "KB") scale = 1e3;
-  else if (unit == "MB") scale = 1e6;
-  else if (unit == "GB") scale = 1e9;
-  if (text.empty() || endp == text.c_str() || scale == 0 || !(v >= 0) || !std::isfinite(v)) {
-    throw models::InputError(what + " \"" + text + "\": expected a size in bytes like 1048576, 64K, 1M, 2GiB");
-  }
-  if (v * scale > models::kMaxBytes) {
-    throw models::InputError(what + " \"" + text + "\": expected a size of at most 1 PiB (1125899906842624 bytes)");
-  }
-  return v * scale;
-}
-
 // -f: a finite factor (above 1 when -e goes beyond -b).
 double parse_factor(const std::string& text) {
   char* end = nullptr;
@@ -100,17 +78,11 @@ double parse_factor(const std::string& text) {
 void check_output_files(const Options& o, MPI_Comm comm, int rank) {
   std::string problem;
   if (rank == 0) {
-    namespace fs = std::filesystem;
-    for (const auto& [flag, path] : {std::pair<std::string, std::string>{"-o", o.output}, {"--trace", o.trace}}) {
-      if (path.empty() || !problem.empty()) continue;
-      const fs::path target(path);
-      const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-      std::error_code ec;
-      if (!fs::is_directory(folder, ec)) {
-        problem = flag + " " + path + ": the folder " + folder.string() + " does not exist";
-      } else if (fs::is_directory(target, ec)) {
-        problem = flag + " " + path + ": is a folder; expected a file name";
-      }
+    try {
+      models::check_output_path(o.output, "-o");
+      models::check_output_path(o.trace, "--trace");
+    } catch (const models::InputError& e) {
+      problem = e.what();
     }
   }
   int length = static_cast<int>(problem.size());
@@ -172,8 +144,8 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
     throw models::InputError("--ranks names " + std::to_string(placement.size()) + " GPUs for " + std::to_string(workers) +
                              " workers; expected one per worker");
   }
-  const double first = parse_bytes(o.begin, "-b");
-  const double last = o.end.empty() ? first : parse_bytes(o.end, "-e");
+  const double first = models::parse_bytes(o.begin, "-b");
+  const double last = o.end.empty() ? first : models::parse_bytes(o.end, "-e");
   const double factor = parse_factor(o.factor);
   if (!(factor > 1) && last > first) throw models::InputError("-f " + o.factor + ": expected a factor above 1");
   if (last < first) {
@@ -456,7 +428,7 @@ int main(int argc, char** argv) {
   try {
     check_output_files(o, comm, rank);
     if (measure->parsed()) {
-      status = runtime::run_measure(comm, rank, size, o.backend, parse_bytes(o.measure_size, "--size"), o.measure_iterations, o.output);
+      status = runtime::run_measure(comm, rank, size, o.backend, models::parse_bytes(o.measure_size, "--size"), o.measure_iterations, o.output);
     } else {
       status = run_sweep(o, comm, rank, size, watch);
     }

@@ -1,8 +1,5 @@
 #include "sim/simulator.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,6 +14,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "models/error.h"
+#include "models/process.h"
 #include "sim/platform.h"
 
 namespace gradsync::sim {
@@ -432,55 +430,9 @@ SimResult simulate_here(const models::Topology& topology, const Schedule& schedu
   return simulation.run();
 }
 
-std::string run_isolated(const std::function<std::string()>& body) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("simulate: pipe: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("simulate: fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string text;
-    int status = 0;
-    try {
-      text = models::json{{"ok", body()}}.dump();
-    } catch (const models::InputError& e) {
-      text = models::json{{"input_error", e.what()}}.dump();
-    } catch (const std::exception& e) {
-      text = models::json{{"error", e.what()}}.dump();
-      status = 1;
-    }
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(fds[1], text.data() + done, text.size() - done);
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    ::close(fds[1]);
-    ::_exit(status);
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buffer[65536];
-  ssize_t n;
-  while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (text.empty()) {
-    throw std::runtime_error("simulate: the simulation process died (" +
-                             std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
-                                                             : "exit status " + std::to_string(WEXITSTATUS(status))) +
-                             ")");
-  }
-  const auto doc = models::json::parse(text);
-  if (doc.contains("input_error")) throw models::InputError(doc.at("input_error").get<std::string>());
-  if (doc.contains("error")) throw std::runtime_error("simulate: " + doc.at("error").get<std::string>());
-  return doc.at("ok").get<std::string>();
-}
-
 SimResult simulate(const models::Topology& topology, const Schedule& schedule, const SimOptions& options) {
-  const std::string text = run_isolated([&] { return simulate_here(topology, schedule, options).to_json().dump(); });
+  const std::string text =
+      models::run_in_child([&] { return simulate_here(topology, schedule, options).to_json().dump(); }, "simulate");
   return SimResult::from_json(models::json::parse(text));
 }
 

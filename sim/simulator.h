@@ -15,7 +15,7 @@
 // since that worker last pulled).
 //
 // SimGrid allows one engine per process: simulate() runs each simulation in a forked
-// child and hands the result back through a pipe.
+// child (models::run_in_child) and hands the result back through a pipe.
 #pragma once
 
 #include <cstdint>
@@ -69,10 +69,6 @@ struct SimResult {
 
 // Runs in this process (at most once per process: SimGrid's engine is a singleton).
 SimResult simulate_here(const models::Topology& topology, const models::Schedule& schedule, const SimOptions& options);
-// Runs `body` in a forked child (where a SimGrid engine may be created) and returns the
-// text it produced; InputErrors and other exceptions in the child are rethrown here.
-std::string run_isolated(const std::function<std::string()>& body);
-
 // Runs in a forked child; errors in the child come back as exceptions here.
 SimResult simulate(const models::Topology& topology, const models::Schedule& schedule, const SimOptions& options);
 

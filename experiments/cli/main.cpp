@@ -5,7 +5,7 @@
 #include <map>
 
 #include "experiments/cli/commands.h"
-#include "experiments/cli/flag_checks.h"
+#include "models/cli/flag_checks.h"
 #include "gradsync/config.h"
 #include "models/error.h"
 

@@ -1,7 +1,5 @@
 #include "experiments/cli/output.h"
 
-#include <filesystem>
-
 #include "models/error.h"
 
 namespace gradsync::experiments::cli {
@@ -18,18 +16,6 @@ std::string choose_format(const std::string& format, const std::string& output) 
                              "or name the file *.jsonl or *.csv");
   }
   return "table";
-}
-
-void check_output_path(const std::string& path, const std::string& flag) {
-  namespace fs = std::filesystem;
-  if (path.empty() || path == "-") return;
-  const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec)) {
-    throw models::InputError(flag + " " + path + ": the folder " + folder.string() + " does not exist");
-  }
-  if (fs::is_directory(target, ec)) throw models::InputError(flag + " " + path + ": is a folder; expected a file name");
 }
 
 std::string records_text(const std::vector<models::ResultRecord>& records, const std::string& format) {

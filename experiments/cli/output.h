@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "models/json_input.h"
 #include "models/result.h"
 
 namespace gradsync::experiments::cli {
@@ -12,8 +13,6 @@ namespace gradsync::experiments::cli {
 std::string choose_format(const std::string& format, const std::string& output);
 std::string records_text(const std::vector<models::ResultRecord>& records, const std::string& format);
 
-// Checks, before any work, that a file can be written at `path` ("" and "-" always can): its
-// folder exists and it is not itself a folder. Otherwise an InputError naming `flag` and the path.
-void check_output_path(const std::string& path, const std::string& flag);
+using models::check_output_path;  // models/json_input.h
 
 }  // namespace gradsync::experiments::cli

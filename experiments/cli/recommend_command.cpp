@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "experiments/cli/commands.h"
-#include "experiments/cli/flag_checks.h"
+#include "models/cli/flag_checks.h"
 #include "experiments/cli/output.h"
 #include "experiments/cli/selection.h"
 #include "experiments/recommend.h"
@@ -180,7 +180,7 @@ int run_recommend(RecommendFlags& f) {
   if (!items.empty() && !plan.sizes.empty() && plan.sizes.front()) {
     std::string why_not;
     try {
-      (void)runtime::plan_testbed(t, 0.002);  // the emulated cluster builds trees of switches only
+      (void)testbed::plan_testbed(t, 0.002);  // the emulated cluster builds trees of switches only
     } catch (const models::InputError& e) {
       why_not = e.what();
     }

@@ -9,6 +9,7 @@
 #include "experiments/inputs.h"
 #include "experiments/table.h"
 #include "models/error.h"
+#include "models/units.h"
 #include "models/json_input.h"
 
 namespace gradsync::experiments::cli {
@@ -41,7 +42,7 @@ Experiment experiment_from_flags(const SelectionOptions& o, const std::vector<st
   e.workload = o.workload;
   if (!o.size.empty()) {
     if (!o.workload.empty()) throw models::InputError("--size and --workload both given; expected one of them");
-    for (const auto& item : models::split_list(o.size, "--size")) e.sizes_bytes.push_back(parse_size(item, "--size"));
+    for (const auto& item : models::split_list(o.size, "--size")) e.sizes_bytes.push_back(models::parse_bytes(item, "--size"));
   }
   if (!o.ranks.empty()) {
     if (!o.gpus.empty()) throw models::InputError("--ranks and --gpus both given; expected one of them");

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
-#include "experiments/cli/flag_checks.h"
+#include "models/cli/flag_checks.h"
 #include "experiments/cli/selection.h"
 #include "models/error.h"
 #include "models/placement.h"

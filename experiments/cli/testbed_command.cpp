@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
-#include "experiments/cli/flag_checks.h"
+#include "models/cli/flag_checks.h"
 #include "experiments/inputs.h"
 #include "models/error.h"
 #include "models/placement.h"
@@ -41,19 +41,19 @@ Action add_testbed(CLI::App& app) {
   return [=] {
     if (up->parsed()) {
       const auto loaded = load_topology_arg(o->topology);
-      const auto plan = runtime::plan_testbed(loaded.topology, o->scale);
-      runtime::testbed_up(plan);
+      const auto plan = testbed::plan_testbed(loaded.topology, o->scale);
+      testbed::testbed_up(plan);
       std::cout << "testbed " << plan.name << " is up: " << plan.endpoints.size() << " endpoints, " << plan.up.size()
                 << " commands\n";
       for (const auto& e : plan.endpoints) std::cout << "  " << e.node << "  namespace " << e.netns << "  data " << e.data_ip << "  mgmt " << e.mgmt_ip << "\n";
       for (const auto& n : plan.notes) std::cout << "note: " << n << "\n";
       std::cout << "run in it with: $(gradsync testbed mpirun -n N) PROGRAM ...; remove it with: gradsync testbed down\n";
     } else if (down->parsed()) {
-      if (!runtime::running_as_root()) throw models::InputError("testbed down: needs root");
-      const auto removed = runtime::testbed_down();
+      if (!testbed::running_as_root()) throw models::InputError("testbed down: needs root");
+      const auto removed = testbed::testbed_down();
       std::cout << "removed " << removed.size() << " objects" << (removed.empty() ? " (no testbed was up)" : "") << "\n";
     } else if (status->parsed()) {
-      const auto state = runtime::testbed_state();
+      const auto state = testbed::testbed_state();
       if (state.empty()) {
         std::cout << "no testbed is up\n";
       } else {
@@ -63,7 +63,7 @@ Action add_testbed(CLI::App& app) {
       std::vector<std::string> nodes;
       if (!o->nodes.empty()) nodes = models::split_list(o->nodes, "--nodes");
       if (nodes.empty() && o->np == 0) throw models::InputError("testbed mpirun: give -n N or --nodes");
-      std::cout << runtime::testbed_mpirun(o->np, nodes) << "\n";
+      std::cout << models::join(testbed::testbed_mpirun(o->np, nodes), " ") << "\n";
     }
     return 0;
   };

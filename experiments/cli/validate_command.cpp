@@ -3,11 +3,12 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
-#include "experiments/cli/flag_checks.h"
+#include "models/cli/flag_checks.h"
 #include "experiments/experiment.h"
 #include "experiments/table.h"
 #include "experiments/validate.h"
 #include "models/placement.h"
+#include "models/units.h"
 
 namespace gradsync::experiments::cli {
 
@@ -54,9 +55,9 @@ Action add_validate(CLI::App& app) {
     if (!f->gpus.empty()) o.gpus = parse_gpu_counts(f->gpus);
     if (!f->sizes.empty()) {
       o.sizes.clear();
-      for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(parse_size(s, "--sizes"));
+      for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(models::parse_bytes(s, "--sizes"));
     }
-    parse_size(o.measure_size, "--measure-size");  // checked here, before the testbed is built
+    models::parse_bytes(o.measure_size, "--measure-size");  // checked here, before the testbed is built
     run_validation(o);
     return 0;
   };

@@ -1,7 +1,5 @@
 #include "runtime/testbed/testbed.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,8 +16,9 @@
 #include <sstream>
 
 #include "models/error.h"
+#include "models/process.h"
 
-namespace gradsync::runtime {
+namespace gradsync::testbed {
 
 namespace fs = std::filesystem;
 
@@ -29,19 +28,16 @@ std::string ip_of(const char* net, std::size_t i) {
   return std::string(net) + "." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1);
 }
 
-// Runs a shell command; returns its exit status and output.
-int run(const std::string& command, std::string* output = nullptr) {
-  std::string full = command + " 2>&1";
-  FILE* pipe = ::popen(full.c_str(), "r");
-  if (!pipe) return -1;
-  char buf[4096];
-  std::string out;
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  const int raw = ::pclose(pipe);
-  if (output) *output = out;
-  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+using Command = std::vector<std::string>;
+
+// Runs a command; returns its exit status and output (standard error included).
+int run(const Command& command, std::string* output = nullptr) {
+  const auto r = models::run_process(command);
+  if (output) *output = r.out;
+  return r.status;
 }
+
+std::string text_of(const Command& command) { return models::join(command, " "); }
 
 std::string bits_per_second(double bytes_per_second) {
   return std::to_string(static_cast<long long>(std::llround(bytes_per_second * 8))) + "bit";
@@ -59,16 +55,26 @@ constexpr double kMtuBytes = 9000;
 // rate (tbf's peakrate) keeps what the first one saved during an idle spell from leaving at
 // veth speed: without it a 16 KiB message after a pause passed at once, and 1-bit SGD's
 // small messages ran 40 % faster than the link. The queue holds 100 ms.
-std::string shape(const std::string& where, const std::string& dev, double bytes_per_second) {
+Command shape(const Command& where, const std::string& dev, double bytes_per_second) {
   const auto burst = static_cast<long long>(std::max(2 * kMtuBytes, bytes_per_second * 0.001));
   const auto frame = static_cast<long long>(kMtuBytes) + 100;  // with the link-layer header
-  return where + "tc qdisc replace dev " + dev + " root tbf rate " + bits_per_second(bytes_per_second) + " burst " +
-         std::to_string(burst) + " peakrate " + bits_per_second(bytes_per_second * 1.02) + " mtu " +
-         std::to_string(frame) + " latency 100ms";
+  Command c = where;
+  for (const std::string& a : {std::string("tc"), std::string("qdisc"), std::string("replace"), std::string("dev"), dev,
+                               std::string("root"), std::string("tbf"), std::string("rate"), bits_per_second(bytes_per_second),
+                               std::string("burst"), std::to_string(burst), std::string("peakrate"),
+                               bits_per_second(bytes_per_second * 1.02), std::string("mtu"), std::to_string(frame),
+                               std::string("latency"), std::string("100ms")}) {
+    c.push_back(a);
+  }
+  return c;
 }
 
-std::string in_ns(const std::string& ns) { return "ip netns exec " + ns + " "; }
-
+// A command run inside namespace `ns`.
+Command in_ns(const std::string& ns, Command command = {}) {
+  Command c = {"ip", "netns", "exec", ns};
+  c.insert(c.end(), command.begin(), command.end());
+  return c;
+}
 
 }  // namespace
 
@@ -122,49 +128,50 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
   if (endpoint_count > 2000) throw models::InputError("testbed: at most 2000 endpoints");
 
   auto& up = plan.up;
-  up.push_back("ip link add " + std::string(kTestbedPrefix) + "mgmt type bridge");
-  up.push_back("ip addr add 10.78.255.254/16 dev " + std::string(kTestbedPrefix) + "mgmt");
-  up.push_back("ip link set " + std::string(kTestbedPrefix) + "mgmt up");
+  const std::string mgmt = std::string(kTestbedPrefix) + "mgmt";
+  up.push_back({"ip", "link", "add", mgmt, "type", "bridge"});
+  up.push_back({"ip", "addr", "add", "10.78.255.254/16", "dev", mgmt});
+  up.push_back({"ip", "link", "set", mgmt, "up"});
   for (const auto& [node, name] : bridge) {
-    up.push_back("ip link add " + name + " type bridge forward_delay 0 stp_state 0");
-    up.push_back("ip link set " + name + " mtu " + kMtu);
-    up.push_back("ip link set " + name + " up");
+    up.push_back({"ip", "link", "add", name, "type", "bridge", "forward_delay", "0", "stp_state", "0"});
+    up.push_back({"ip", "link", "set", name, "mtu", kMtu});
+    up.push_back({"ip", "link", "set", name, "up"});
   }
   for (std::size_t k = 0; k < plan.endpoints.size(); ++k) {
     const auto& e = plan.endpoints[k];
     const std::string m = std::string(kTestbedPrefix) + "m" + std::to_string(k);
-    up.push_back("ip netns add " + e.netns);
-    up.push_back(in_ns(e.netns) + "ip link set lo up");
+    up.push_back({"ip", "netns", "add", e.netns});
+    up.push_back(in_ns(e.netns, {"ip", "link", "set", "lo", "up"}));
     // Large messages come in bursts with idle gaps between: keep TCP's window across them.
-    up.push_back(in_ns(e.netns) + "sysctl -qw net.ipv4.tcp_slow_start_after_idle=0");
-    up.push_back("ip link add " + m + "a type veth peer name " + m + "b");
-    up.push_back("ip link set " + m + "a master " + std::string(kTestbedPrefix) + "mgmt up");
-    up.push_back("ip link set " + m + "b netns " + e.netns);
-    up.push_back(in_ns(e.netns) + "ip link set " + m + "b name mgmt0");
-    up.push_back(in_ns(e.netns) + "ip addr add " + e.mgmt_ip + "/16 dev mgmt0");
-    up.push_back(in_ns(e.netns) + "ip link set mgmt0 up");
+    up.push_back(in_ns(e.netns, {"sysctl", "-qw", "net.ipv4.tcp_slow_start_after_idle=0"}));
+    up.push_back({"ip", "link", "add", m + "a", "type", "veth", "peer", "name", m + "b"});
+    up.push_back({"ip", "link", "set", m + "a", "master", mgmt, "up"});
+    up.push_back({"ip", "link", "set", m + "b", "netns", e.netns});
+    up.push_back(in_ns(e.netns, {"ip", "link", "set", m + "b", "name", "mgmt0"}));
+    up.push_back(in_ns(e.netns, {"ip", "addr", "add", e.mgmt_ip + "/16", "dev", "mgmt0"}));
+    up.push_back(in_ns(e.netns, {"ip", "link", "set", "mgmt0", "up"}));
   }
   bool half = false;
   for (std::size_t l = 0; l < t.links().size(); ++l) {
     const auto& link = t.links()[l];
     half = half || !link.full_duplex;
     const std::string a = std::string(kTestbedPrefix) + std::to_string(l) + "a", b = std::string(kTestbedPrefix) + std::to_string(l) + "b";
-    up.push_back("ip link add " + a + " type veth peer name " + b);
-    up.push_back("ip link set " + a + " mtu " + kMtu);
-    up.push_back("ip link set " + b + " mtu " + kMtu);
+    up.push_back({"ip", "link", "add", a, "type", "veth", "peer", "name", b});
+    up.push_back({"ip", "link", "set", a, "mtu", kMtu});
+    up.push_back({"ip", "link", "set", b, "mtu", kMtu});
     const double rate = link.bandwidth_Bps * scale;
     for (const auto& [node, dev] : {std::pair{link.a, a}, std::pair{link.b, b}}) {
       if (netns.count(node)) {
         const std::string& ns = netns.at(node);
         const auto ep = std::find_if(plan.endpoints.begin(), plan.endpoints.end(), [&](const auto& e) { return e.netns == ns; });
-        up.push_back("ip link set " + dev + " netns " + ns);
-        up.push_back(in_ns(ns) + "ip link set " + dev + " name data0");
-        up.push_back(in_ns(ns) + "ip addr add " + ep->data_ip + "/16 dev data0");
-        up.push_back(in_ns(ns) + "ip link set data0 up");
+        up.push_back({"ip", "link", "set", dev, "netns", ns});
+        up.push_back(in_ns(ns, {"ip", "link", "set", dev, "name", "data0"}));
+        up.push_back(in_ns(ns, {"ip", "addr", "add", ep->data_ip + "/16", "dev", "data0"}));
+        up.push_back(in_ns(ns, {"ip", "link", "set", "data0", "up"}));
         up.push_back(shape(in_ns(ns), "data0", rate));
       } else {
-        up.push_back("ip link set " + dev + " master " + bridge.at(node) + " up");
-        up.push_back(shape("", dev, rate));
+        up.push_back({"ip", "link", "set", dev, "master", bridge.at(node), "up"});
+        up.push_back(shape({}, dev, rate));
       }
     }
   }
@@ -227,22 +234,22 @@ std::vector<std::string> testbed_down() {
   // Namespaces first (their interfaces go with them), then our links and bridges. What
   // still runs in a namespace (ranks of a killed job) is ended first: a deleted namespace
   // lives on as long as a process holds it.
-  run("ip netns list", &out);
+  run({"ip", "netns", "list"}, &out);
   std::istringstream ns_list(out);
   for (std::string line; std::getline(ns_list, line);) {
     const std::string name = line.substr(0, line.find(' '));
     if (name.rfind(std::string(kTestbedPrefix) + "-", 0) == 0) {
       std::string pids;
-      if (run("ip netns pids " + name, &pids) == 0) {
+      if (run({"ip", "netns", "pids", name}, &pids) == 0) {
         std::istringstream list(pids);
         for (long pid; list >> pid;) {
           if (pid > 1 && pid != ::getpid()) ::kill(static_cast<pid_t>(pid), SIGKILL);
         }
       }
-      if (run("ip netns delete " + name) == 0) removed.push_back("namespace " + name);
+      if (run({"ip", "netns", "delete", name}) == 0) removed.push_back("namespace " + name);
     }
   }
-  run("ip -o link show", &out);
+  run({"ip", "-o", "link", "show"}, &out);
   std::istringstream links(out);
   std::vector<std::string> bridges;
   for (std::string line; std::getline(links, line);) {
@@ -257,10 +264,10 @@ std::vector<std::string> testbed_down() {
       bridges.push_back(name);
       continue;
     }
-    if (run("ip link delete " + name) == 0) removed.push_back("link " + name);
+    if (run({"ip", "link", "delete", name}) == 0) removed.push_back("link " + name);
   }
   for (const auto& b : bridges) {
-    if (run("ip link delete " + b) == 0) removed.push_back("bridge " + b);
+    if (run({"ip", "link", "delete", b}) == 0) removed.push_back("bridge " + b);
   }
   std::error_code ec;
   fs::remove_all(kTestbedStateDir, ec);
@@ -271,55 +278,6 @@ std::vector<std::string> testbed_down() {
   return removed;
 }
 
-TestbedGuard::TestbedGuard(bool keep, const std::vector<std::string>& down_command) : keep_(keep) {
-  if (keep_) return;
-  if (down_command.empty()) throw std::logic_error("testbed guard: no command to take the testbed down");
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("testbed guard: pipe failed");
-  // Everything the child needs is prepared before fork (no allocation after it).
-  std::vector<std::string> args = {"/bin/sh", "-c",
-                                   "IFS= read -r answer; [ \"$answer\" = keep ] || exec \"$@\"",
-                                   "gradsync-testbed-guard"};
-  args.insert(args.end(), down_command.begin(), down_command.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("testbed guard: fork failed");
-  if (pid == 0) {
-    // A session of its own (a Ctrl-C to the job's process group passes it by), the pipe
-    // as standard input, and another name than its owner's (`pkill -f 'gradsync validate'`
-    // must not take it along).
-    ::setsid();
-    ::dup2(fds[0], STDIN_FILENO);
-    const int null = ::open("/dev/null", O_WRONLY);  // nobody waits on the owner's output because of us
-    if (null >= 0) {
-      ::dup2(null, STDOUT_FILENO);
-      ::dup2(null, STDERR_FILENO);
-    }
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[0]);
-  pipe_ = fds[1];
-  guardian_ = pid;
-}
-
-void TestbedGuard::dismiss() { keep_ = true; }
-
-TestbedGuard::~TestbedGuard() {
-  if (pipe_ < 0) return;
-  if (keep_) {
-    const char keep[] = "keep\n";
-    (void)!::write(pipe_, keep, sizeof keep - 1);
-  }
-  ::close(pipe_);
-  // The guardian takes the testbed down now: wait, so that it is gone when we return.
-  int status = 0;
-  while (::waitpid(guardian_, &status, 0) < 0 && errno == EINTR) {
-  }
-}
-
 void testbed_up(const TestbedPlan& plan) {
   if (!running_as_root()) throw models::InputError("testbed up: needs root (network namespaces, bridges and tc)");
   testbed_down();  // idempotent: whatever an earlier run or crash left goes first
@@ -327,7 +285,7 @@ void testbed_up(const TestbedPlan& plan) {
     std::string out;
     if (run(command, &out) != 0) {
       testbed_down();
-      throw models::InputError("testbed up: `" + command + "` failed: " + out.substr(0, out.find('\n')) +
+      throw models::InputError("testbed up: `" + text_of(command) + "` failed: " + out.substr(0, out.find('\n')) +
                                "; nothing is left behind");
     }
   }
@@ -356,7 +314,7 @@ void testbed_up(const TestbedPlan& plan) {
                                          fs::perms::others_read | fs::perms::others_exec, ec);
 }
 
-std::string testbed_mpirun(int np, const std::vector<std::string>& nodes) {
+std::vector<std::string> testbed_mpirun(int np, const std::vector<std::string>& nodes) {
   const auto endpoints = testbed_endpoints();
   if (endpoints.empty()) throw models::InputError("testbed: none is up (gradsync testbed up TOPOLOGY)");
   std::vector<const TestbedEndpoint*> chosen;
@@ -375,13 +333,13 @@ std::string testbed_mpirun(int np, const std::vector<std::string>& nodes) {
   std::string hosts;
   for (std::size_t i = 0; i < chosen.size(); ++i) hosts += (i ? "," : "") + chosen[i]->mgmt_ip;
   const std::string dir = kTestbedStateDir;
-  return "mpirun --allow-run-as-root -np " + std::to_string(chosen.size()) + " --host " + hosts + " --map-by node" +
-         " --mca plm_rsh_agent " + dir + "/rsh-agent" + " --mca oob_tcp_if_include 10.78.0.0/16" +
-         " --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/16" + " --mca routed direct" +
-         // Many ranks on few cores: waiting ranks must yield, or they starve the ones that work.
-         " --mca mpi_yield_when_idle 1" +
-         // The emulated hosts share one machine: no hwloc topology in shared memory, no binding.
-         " --mca rtc ^hwloc --bind-to none";
+  return {"mpirun", "--allow-run-as-root", "-np", std::to_string(chosen.size()), "--host", hosts, "--map-by", "node",
+          "--mca", "plm_rsh_agent", dir + "/rsh-agent", "--mca", "oob_tcp_if_include", "10.78.0.0/16",
+          "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "10.77.0.0/16", "--mca", "routed", "direct",
+          // Many ranks on few cores: waiting ranks must yield, or they starve the ones that work.
+          "--mca", "mpi_yield_when_idle", "1",
+          // The emulated hosts share one machine: no hwloc topology in shared memory, no binding.
+          "--mca", "rtc", "^hwloc", "--bind-to", "none"};
 }
 
-}  // namespace gradsync::runtime
+}  // namespace gradsync::testbed

@@ -5,7 +5,10 @@
 // link's bandwidth x scale in each direction; plus an unshaped management network for
 // MPI's control traffic. mpirun reaches the namespaces through an rsh agent that enters
 // them. Everything made is recorded in a state file; `down` removes exactly that, and
-// anything left with the testbed's prefix (safe after a crash). Needs root.
+// anything left with the testbed's prefix (safe after a crash). Needs root. Every command
+// (ip, tc, mpirun) runs from an argument vector, never through a shell.
+//
+// Its own library (gradsync_testbed): it needs no MPI, and the front end links it alone.
 //
 // This kernel has no netem: latency is not emulated (the measured latency is the
 // veth + TCP + MPI one), and half-duplex links are shaped per direction like full-duplex ones.
@@ -17,7 +20,7 @@
 #include "models/json_input.h"
 #include "models/topology.h"
 
-namespace gradsync::runtime {
+namespace gradsync::testbed {
 
 struct TestbedEndpoint {
   std::string node;  // topology node id
@@ -30,7 +33,7 @@ struct TestbedPlan {
   std::string name;
   double scale = 1;
   std::vector<TestbedEndpoint> endpoints;
-  std::vector<std::string> up;  // commands, in order
+  std::vector<std::vector<std::string>> up;  // commands (argument vectors), in order
   std::vector<std::string> notes;  // what was approximated
   models::ordered_json state() const;  // what `down` needs
 };
@@ -48,33 +51,18 @@ void testbed_up(const TestbedPlan& plan);
 // Removes what the state file lists and anything else with the prefix. Returns what it removed.
 std::vector<std::string> testbed_down();
 
-// Takes the testbed down when its owner ends, however it ends: a guardian process (a small
-// shell in a session of its own, so a Ctrl-C or a killed process group passes it by) waits
-// on a pipe that only this process holds open; when the pipe closes (normal exit, an
-// exception, SIGINT, SIGTERM, even SIGKILL) it runs `down_command` (e.g. `gradsync testbed
-// down`, which also ends what still runs in the namespaces). The destructor waits for it,
-// so the testbed is gone when the owner goes on. `dismiss()` (or keep) leaves it up.
-class TestbedGuard {
- public:
-  TestbedGuard(bool keep, const std::vector<std::string>& down_command);
-  ~TestbedGuard();
-  TestbedGuard(const TestbedGuard&) = delete;
-  TestbedGuard& operator=(const TestbedGuard&) = delete;
-  void dismiss();
-
- private:
-  int pipe_ = -1;  // write end; the guardian reads the other
-  int guardian_ = -1;  // its pid
-  bool keep_ = false;
-};
+// To take the testbed down when its owner ends however it ends (normal exit, an exception,
+// SIGINT, SIGTERM, even SIGKILL), the owner keeps a models::Guardian running
+// `gradsync testbed down` (which also ends what still runs in the namespaces).
 // The current state (empty object when no testbed is up).
 models::json testbed_state();
 bool running_as_root();
 
 // Endpoints of the running testbed, in topology order.
 std::vector<TestbedEndpoint> testbed_endpoints();
-// The mpirun command line prefix that runs `np` processes on the first `np` endpoints
-// (or on the named nodes), one per namespace.
-std::string testbed_mpirun(int np, const std::vector<std::string>& nodes = {});
+// The mpirun command (an argument vector to which the program and its arguments are
+// appended) that runs `np` processes on the first `np` endpoints (or on the named nodes),
+// one per namespace.
+std::vector<std::string> testbed_mpirun(int np, const std::vector<std::string>& nodes = {});
 
-}  // namespace gradsync::runtime
+}  // namespace gradsync::testbed

@@ -7,8 +7,13 @@
 
 using CliResult = CommandResult;
 
+// `gradsync` with the words of `args` (arguments without spaces), or with `args` as given.
 inline CliResult run_cli(const std::string& args, bool with_stderr = true) {
-  return run_command(std::string(GRADSYNC_BIN) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
+  return run_command(command(GRADSYNC_BIN, args), with_stderr);
+}
+inline CliResult run_cli(std::vector<std::string> args, bool with_stderr = true) {
+  args.insert(args.begin(), GRADSYNC_BIN);
+  return run_command(args, with_stderr);
 }
 
 // Writes `text` to a fresh file under the test's temporary folder and returns its path.

@@ -27,9 +27,14 @@ struct Row {
 };
 
 // Runs a command and returns its exit status and stderr alone. Bad input must never hang:
-// a command still running after a minute is killed (status 124, which fails the row).
+// a command still running after a minute is killed (status 137, which fails the row).
 CommandResult run_stderr(const std::string& binary, const std::string& args) {
-  return run_command("timeout 60 " + binary + " " + args + " 2>&1 >/dev/null");
+  gradsync::models::ProcessOptions o;
+  o.capture_stdout = false;
+  o.stderr_mode = gradsync::models::ProcessOptions::Stderr::capture;
+  o.timeout_s = 60;
+  const auto r = gradsync::models::run_process(command(binary, args), o);
+  return CommandResult{r.status, r.err};
 }
 
 // The lines of a message, without CLI11's "Run with --help for more information." hint.
@@ -242,7 +247,9 @@ TEST_F(BadInputCli, GradsyncRunFlags) {
       {"last size below the first", r, "-b 4K -e 1K" + quick,
        {"gradsync-run: error: -e 1K: the last size (1024 B) is below the first (-b 4K = 4096 B); expected -e at least -b"}, {}},
       {"size beyond 1 PiB", r, "-b 1e30" + quick, {"gradsync-run: error: -b \"1e30\": expected a size of at most 1 PiB (1125899906842624 bytes)"}, {}},
-      {"size with an unknown unit", r, "-b 1x" + quick, {"gradsync-run: error: -b \"1x\": expected a size in bytes like 1048576, 64K, 1M, 2GiB"}, {}},
+      // One size grammar for both binaries: whole bytes only here too.
+      {"fractional bytes", r, "-b 1.5" + quick, {"gradsync-run: error: -b \"1.5\": 1.500 bytes; expected a whole number of bytes"}, {}},
+      {"size with an unknown unit", r, "-b 1x" + quick, {"gradsync-run: error: -b \"1x\": expected a size in bytes, optionally with a unit: B, K or KiB"}, {}},
       {"NaN size", r, "-b nan" + quick, {"gradsync-run: error: -b \"nan\": expected a size in bytes"}, {}},
       {"fractional iterations", r, "-b 1K -n 1.5", {"--iters: got \"1.5\"; expected a whole number between 0 and 1000000"}, {}},
       {"negative warm-up", r, "-b 1K -w -1", {"--warmup_iters: got \"-1\"; expected a whole number between 0 and 1000000"}, {}},
@@ -269,7 +276,7 @@ TEST_F(BadInputCli, GradsyncRunFlags) {
       {"measure output folder missing", r, "measure -o /no/such/folder/m.json --size 1K -n 1",
        {"gradsync-run: error: -o /no/such/folder/m.json: the folder /no/such/folder does not exist"}, {}},
       {"measure probe size unknown", r, "measure -o " + o + "/m2.json --size 1x",
-       {"gradsync-run: error: --size \"1x\": expected a size in bytes like 1048576, 64K, 1M, 2GiB"}, {o + "/m2.json"}},
+       {"gradsync-run: error: --size \"1x\": expected a size in bytes, optionally with a unit: B, K or KiB"}, {o + "/m2.json"}},
   };
   check_rows(rows);
 }

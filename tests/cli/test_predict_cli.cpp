@@ -242,3 +242,14 @@ TEST(PredictCli, RingOrderMattersOnTheSourceAMachine) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("position 1 appears twice"), std::string::npos) << r.out;
 }
+
+TEST(PredictCli, SizesTakeTheSameGrammarAsGradsyncRun) {
+  // nccl-tests' K, M, G (powers of 2), as gradsync-run's -b and -e take them.
+  const auto m = json_lines(run_cli("predict --strategy ring --size 1M --format json", false).out);
+  const auto mib = json_lines(run_cli("predict --strategy ring --size 1MiB --format json", false).out);
+  ASSERT_EQ(m.size(), 1u);
+  ASSERT_EQ(mib.size(), 1u);
+  EXPECT_EQ(m[0]["bytes"], 1048576.0);
+  EXPECT_EQ(m[0]["time_per_sync_s"], mib[0]["time_per_sync_s"]);
+  EXPECT_EQ(json_lines(run_cli("predict --strategy ring --size 2K --format json", false).out)[0]["bytes"], 2048.0);
+}

@@ -121,11 +121,11 @@ TEST(SweepCli, AKilledSweepLeavesWholeRecordsAndResumes) {
     "strategies": [{"name": "ring"}, {"name": "ps"}, {"name": "model_avg"}], "executors": ["sim"], "iterations": 1500})");
   const std::string out = folder() + "/killed.jsonl";
   fs::remove(out);
-  const auto started = run_command("(" + std::string(GRADSYNC_BIN) + " sweep " + spec + " -o " + out + " >/dev/null 2>&1 & echo $!)");
-  const pid_t pid = static_cast<pid_t>(std::stol(started.out));
+  gradsync::models::ChildProcess sweep = gradsync::models::start_process({GRADSYNC_BIN, "sweep", spec, "-o", out});
+  const pid_t pid = sweep.pid();
   for (int i = 0; i < 600 && !fs::exists(out); ++i) ::usleep(20000);  // the first checkpoint
   ASSERT_EQ(::kill(pid, SIGKILL), 0) << "the sweep ended before it could be killed; make it longer";
-  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) ::usleep(20000);  // gone (a zombie of the shell at most)
+  sweep.wait();  // gone
   ASSERT_TRUE(fs::exists(out)) << "no checkpoint within 12 s";
   const std::string partial = read(out);
   const auto kept = records_of(out);  // throws, failing the test, on a cut line
@@ -164,8 +164,8 @@ TEST(SweepCli, RankPartsUnderMpirunMergeInPointOrder) {
   ASSERT_EQ(run_cli("sweep " + spec + " -o " + dir + "/single.jsonl").status, 0);
   // Each rank takes the points with index % size == rank (environment as mpirun sets it).
   for (int rank = 0; rank < 3; ++rank) {
-    const auto r = run_command("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=" + std::to_string(rank) + " " +
-                               GRADSYNC_BIN + " sweep " + spec + " -o " + dir + "/mpi.jsonl 2>&1");
+    const auto r = run_command({GRADSYNC_BIN, "sweep", spec, "-o", dir + "/mpi.jsonl"}, true, 0,
+                               {"OMPI_COMM_WORLD_SIZE=3", "OMPI_COMM_WORLD_RANK=" + std::to_string(rank)});
     ASSERT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("rank " + std::to_string(rank) + " of 3 takes"), std::string::npos) << r.out;
     EXPECT_TRUE(fs::exists(dir + "/mpi.jsonl.rank" + std::to_string(rank)));
@@ -182,8 +182,8 @@ TEST(SweepCli, RankPartsUnderMpirunMergeInPointOrder) {
 TEST(SweepCli, MergeRefusesWhenARankFileIsMissing) {
   const std::string spec = experiment(), dir = folder();
   for (int rank : {0, 1}) {
-    ASSERT_EQ(run_command("OMPI_COMM_WORLD_SIZE=3 OMPI_COMM_WORLD_RANK=" + std::to_string(rank) + " " + GRADSYNC_BIN +
-                          " sweep " + spec + " -o " + dir + "/gap.csv 2>/dev/null")
+    ASSERT_EQ(run_command({GRADSYNC_BIN, "sweep", spec, "-o", dir + "/gap.csv"}, false, 0,
+                          {"OMPI_COMM_WORLD_SIZE=3", "OMPI_COMM_WORLD_RANK=" + std::to_string(rank)})
                   .status,
               0);
   }

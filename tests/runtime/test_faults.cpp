@@ -4,15 +4,19 @@
 // the transfers still pending when it stalled); nothing may be left running.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
-#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
-#include "support/run_command.h"
+#include "models/process.h"
 
 namespace {
 
@@ -23,46 +27,75 @@ struct Fault {
   int victim_rank = 1;
 };
 
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Processes whose command line is exactly `argv` after a program ending in gradsync-run.
+std::vector<pid_t> ranks_running(const std::vector<std::string>& argv) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::vector<std::string> cmdline;
+    std::istringstream in(file_text(entry.path().string() + "/cmdline"));
+    for (std::string arg; std::getline(in, arg, '\0');) cmdline.push_back(arg);
+    if (cmdline.size() != argv.size() || cmdline[0].find("gradsync-run") == std::string::npos) continue;
+    if (std::equal(argv.begin() + 1, argv.end(), cmdline.begin() + 1)) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+bool has_environment(pid_t pid, const std::string& entry) {
+  std::istringstream in(file_text("/proc/" + std::to_string(pid) + "/environ"));
+  for (std::string e; std::getline(in, e, '\0');) {
+    if (e == entry) return true;
+  }
+  return false;
+}
+
 // Runs a 4-rank ring with far more iterations than it will get to, waits until the ranks
 // synchronise, sends `signal` to rank 1's process, and waits for mpirun to end.
-Fault inject(const std::string& signal, const std::string& extra_args) {
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+Fault inject(int signal, const std::vector<std::string>& extra_args) {
   // A unique iteration count tells this job's processes from any other test's.
   const std::string iterations = std::to_string(900000 + ::getpid() % 99999);
   const std::string log = "/tmp/gradsync-fault-" + std::to_string(::getpid()) + ".log";
-  const std::string run = std::string(GRADSYNC_RUN) + " --strategy ring -b 1MiB -n " + iterations + " -w 1 " + extra_args;
-  // The ranks' command lines start with the program (this script's own does not).
-  const std::string pattern = "^[^ ]*gradsync-run --strategy ring -b 1MiB -n " + iterations + " ";
-  const std::string script =
-      // 3 s between mpirun's SIGTERM and its SIGKILL (OpenMPI's default, 1 s, can cut a
-      // rank short on a loaded 2-core machine before its line is out).
-      std::string(GRADSYNC_MPIEXEC) + " --oversubscribe --mca odls_base_sigkill_timeout 3 -np 4 " + run + " > " + log +
-      " 2>&1 &\n" +
-      "mp=$!\n"
-      "for i in $(seq 300); do grep -q 'size (B)' " + log + " && break; sleep 0.1; done\n"
-      "sleep 1\n"
-      "victim=''\n"
-      "for p in $(pgrep -f -- '" + pattern + "'); do\n"
-      "  tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && victim=$p\n"
-      "done\n"
-      "[ -n \"$victim\" ] || { echo 'no process of rank 1 found'; kill $mp; exit 99; }\n"
-      "start=$(date +%s.%N)\n"
-      "kill -" + signal + " $victim\n"
-      "wait $mp; rc=$?\n"
-      "end=$(date +%s.%N)\n"
-      "echo \"mpirun-status $rc\"\n"
-      "echo \"mpirun-seconds $(awk \"BEGIN{print $end - $start}\")\"\n"
-      "sleep 0.5\n"
-      "echo \"left-running $(pgrep -c -f -- '" + pattern + "')\"\n"
-      "cat " + log + "; rm -f " + log + "\n";
-  const auto r = run_command("timeout 120 bash -c '" + std::regex_replace(script, std::regex("'"), "'\\''") + "' 2>&1");
+  std::vector<std::string> run = {GRADSYNC_RUN, "--strategy", "ring", "-b", "1MiB", "-n", iterations, "-w", "1"};
+  run.insert(run.end(), extra_args.begin(), extra_args.end());
+  // 3 s between mpirun's SIGTERM and its SIGKILL (OpenMPI's default, 1 s, can cut a rank
+  // short on a loaded 2-core machine before its line is out).
+  std::vector<std::string> mpirun = {GRADSYNC_MPIEXEC, "--oversubscribe", "--mca", "odls_base_sigkill_timeout", "3", "-np", "4"};
+  mpirun.insert(mpirun.end(), run.begin(), run.end());
+  gradsync::models::StartOptions o;
+  o.output_file = log;
+  o.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  gradsync::models::ChildProcess job = gradsync::models::start_process(mpirun, o);
+  for (int i = 0; i < 300 && file_text(log).find("size (B)") == std::string::npos; ++i) ::usleep(100000);
+  ::sleep(1);
+  pid_t victim = -1;
+  for (pid_t p : ranks_running(run)) {
+    if (has_environment(p, "OMPI_COMM_WORLD_RANK=1")) victim = p;
+  }
   Fault f;
-  f.out = r.out;
-  std::smatch m;
-  if (std::regex_search(r.out, m, std::regex("mpirun-status (\\d+)"))) f.status = std::stoi(m[1]);
-  if (std::regex_search(r.out, m, std::regex("mpirun-seconds ([0-9.]+)"))) f.seconds = std::stod(m[1]);
-  EXPECT_NE(r.out.find("left-running 0"), std::string::npos) << "processes left running:\n" << r.out;
+  if (victim < 0) {
+    ADD_FAILURE() << "no process of rank 1 found:\n" << file_text(log);
+    job.kill(SIGTERM);  // mpirun ends its ranks
+    job.wait_for(30);
+    return f;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  ::kill(victim, signal);
+  const auto status = job.wait_for(120);
+  f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(status.has_value()) << "mpirun did not end within 120 s of the fault";
+  f.status = status.value_or(-1);
+  ::usleep(500000);
+  const auto left = ranks_running(run);
+  f.out = file_text(log);
+  std::filesystem::remove(log);
+  EXPECT_TRUE(left.empty()) << left.size() << " processes left running:\n" << f.out;
+  for (pid_t p : left) ::kill(p, SIGKILL);
   return f;
 }
 
@@ -80,7 +113,7 @@ void expect_every_other_rank_says_where(const Fault& f) {
 }  // namespace
 
 TEST(Faults, ARankKilledMidCollectiveEndsTheJobAndTheOthersSayWhere) {
-  const Fault f = inject("KILL", "");
+  const Fault f = inject(SIGKILL, {});
   EXPECT_NE(f.status, 0) << f.out;
   EXPECT_GT(f.seconds, 0) << f.out;
   EXPECT_LT(f.seconds, 30) << f.out;
@@ -89,7 +122,7 @@ TEST(Faults, ARankKilledMidCollectiveEndsTheJobAndTheOthersSayWhere) {
 }
 
 TEST(Faults, AHungRankIsNamedByItsPeersAndTheJobIsAborted) {
-  const Fault f = inject("STOP", "--timeout 4");
+  const Fault f = inject(SIGSTOP, {"--timeout", "4"});
   EXPECT_EQ(f.status, 3) << f.out;  // MPI_Abort's error code
   EXPECT_GT(f.seconds, 3.5) << f.out;  // not before the timeout
   EXPECT_LT(f.seconds, 30) << f.out;

@@ -20,8 +20,9 @@ Result mpirun(int np, const std::string& args) {
   // Root in containers and CI: OpenMPI wants both of these; more ranks than cores is fine.
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  return run_command(std::string(GRADSYNC_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " " + GRADSYNC_RUN +
-                     " " + args + " 2>&1");
+  std::vector<std::string> argv = {GRADSYNC_MPIEXEC, "--oversubscribe", "-np", std::to_string(np), GRADSYNC_RUN};
+  for (auto& w : words(args)) argv.push_back(std::move(w));
+  return run_command(argv);
 }
 
 class SynchronousStrategies : public ::testing::TestWithParam<std::string> {};
@@ -92,8 +93,7 @@ TEST(Runtime, RecordsTimelineAndMeasurement) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("pairs explained"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("concurrent flows"), std::string::npos) << r.out;
-  const std::string predict = std::string(GRADSYNC_BIN) + " predict --topology " + measured + " --size 1MiB --strategy ring > /dev/null 2>&1";
-  EXPECT_EQ(std::system(predict.c_str()), 0);
+  EXPECT_EQ(run_command({GRADSYNC_BIN, "predict", "--topology", measured, "--size", "1MiB", "--strategy", "ring"}).status, 0);
   fs::remove_all(dir);
 }
 

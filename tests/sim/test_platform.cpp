@@ -2,6 +2,7 @@
 // exactly latency + bytes / bottleneck bandwidth.
 #include <gtest/gtest.h>
 
+#include "models/process.h"
 #include "models/topology_io.h"
 #include "sim/platform.h"
 #include "sim/simulator.h"
@@ -13,14 +14,14 @@ void body();
 
 TEST(SimPlatform, RoutesAndLoneTransferMatchTheModel) {
   // SimGrid allows one engine per process: run in a child, as the simulator does.
-  const std::string failures = gradsync::sim::run_isolated([] {
+  const std::string failures = gradsync::models::run_in_child([] {
     const int before = ::testing::UnitTest::GetInstance()->current_test_info()->result()->total_part_count();
     body();
     const auto* result = ::testing::UnitTest::GetInstance()->current_test_info()->result();
     std::string text;
     for (int i = before; i < result->total_part_count(); ++i) text += result->GetTestPartResult(i).message();
     return text;
-  });
+  }, "platform test");
   EXPECT_EQ(failures, "");
 }
 

@@ -6,9 +6,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
-
 #include <filesystem>
+#include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -18,16 +20,54 @@ namespace fs = std::filesystem;
 
 namespace {
 
-CommandResult gradsync(const std::string& args) { return run_command(std::string(GRADSYNC_BIN) + " " + args + " 2>&1"); }
-
-int count_namespaces() {
-  const auto r = run_command("ip netns list 2>/dev/null | grep -c '^gst-'");
-  return std::stoi(r.out.empty() ? "0" : r.out);
+CommandResult cli(const std::string& args) { return run_command(command(GRADSYNC_BIN, args)); }
+CommandResult cli(std::vector<std::string> args) {
+  args.insert(args.begin(), GRADSYNC_BIN);
+  return run_command(args);
 }
 
+// Lines of `text` matching `pattern`.
+int count_matching(const std::string& text, const std::regex& pattern) {
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += std::regex_search(line, pattern) ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> namespaces() {
+  std::vector<std::string> out;
+  std::istringstream in(run_command({"ip", "netns", "list"}, false).out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("gst-", 0) == 0) out.push_back(line.substr(0, line.find(' ')));
+  }
+  return out;
+}
+
+int count_namespaces() { return static_cast<int>(namespaces().size()); }
+
 int count_links() {
-  const auto r = run_command("ip -o link show 2>/dev/null | grep -cE ': gst(br[0-9]+|mgmt|m[0-9]+[ab]|[0-9]+[ab])[@:]'");
-  return std::stoi(r.out.empty() ? "0" : r.out);
+  return count_matching(run_command({"ip", "-o", "link", "show"}, false).out,
+                        std::regex(": gst(br[0-9]+|mgmt|m[0-9]+[ab]|[0-9]+[ab])[@:]"));
+}
+
+// Processes still running inside the testbed's namespaces.
+int processes_in_namespaces() {
+  int n = 0;
+  for (const auto& ns : namespaces()) n += count_matching(run_command({"ip", "netns", "pids", ns}, false).out, std::regex("."));
+  return n;
+}
+
+// Processes whose command line mentions `text`.
+int processes_mentioning(const std::string& text) {
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit) || std::stol(name) == ::getpid()) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    n += cmdline.find(text) != std::string::npos ? 1 : 0;
+  }
+  return n;
 }
 
 class Testbed : public ::testing::Test {
@@ -36,56 +76,58 @@ class Testbed : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "the testbed needs root (network namespaces, bridges, tc)";
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-    gradsync("testbed down");
+    cli("testbed down");
   }
   void TearDown() override {
-    if (::geteuid() == 0) gradsync("testbed down");
+    if (::geteuid() == 0) cli("testbed down");
   }
 };
 
 }  // namespace
 
 TEST_F(Testbed, UpAndDownExactlyIdempotentAndAfterACrash) {
-  auto r = gradsync("testbed up source-a-titanx-4gpu --scale 0.01");
+  auto r = cli("testbed up source-a-titanx-4gpu --scale 0.01");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(count_namespaces(), 5) << r.out;  // 4 GPUs and host memory
   const int links = count_links();
   EXPECT_GT(links, 10);
   // Every GPU link is shaped to its bandwidth x scale: 5.96 GB/s -> 476.8 Mbit/s.
-  const auto tc = run_command("ip netns exec gst-gpu0 tc qdisc show dev data0");
+  const auto tc = run_command({"ip", "netns", "exec", "gst-gpu0", "tc", "qdisc", "show", "dev", "data0"});
   EXPECT_NE(tc.out.find("tbf"), std::string::npos) << tc.out;
   EXPECT_NE(tc.out.find("rate 476"), std::string::npos) << tc.out;
   // ... and what the bucket saved while idle drains at most 2 % faster (476.8 x 1.02 = 486.3).
   EXPECT_NE(tc.out.find("peakrate 486"), std::string::npos) << tc.out;
   // Up again: the same testbed, nothing doubled.
-  ASSERT_EQ(gradsync("testbed up source-a-titanx-4gpu --scale 0.01").status, 0);
+  ASSERT_EQ(cli("testbed up source-a-titanx-4gpu --scale 0.01").status, 0);
   EXPECT_EQ(count_namespaces(), 5);
   EXPECT_EQ(count_links(), links);
   // A crash leaves an extra namespace, a veth and no state file: down still removes all of them.
-  run_command("ip netns add gst-leftover; ip link add gst99a type veth peer name gst99b; rm -rf /run/gradsync-testbed");
-  r = gradsync("testbed down");
+  run_command({"ip", "netns", "add", "gst-leftover"});
+  run_command({"ip", "link", "add", "gst99a", "type", "veth", "peer", "name", "gst99b"});
+  fs::remove_all("/run/gradsync-testbed");
+  r = cli("testbed down");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(count_namespaces(), 0);
   EXPECT_EQ(count_links(), 0);
-  EXPECT_NE(gradsync("testbed status").out.find("no testbed is up"), std::string::npos);
+  EXPECT_NE(cli("testbed status").out.find("no testbed is up"), std::string::npos);
 }
 
 TEST_F(Testbed, RefusesWhatItCannotBuild) {
-  auto r = gradsync("testbed up dgx1-v100-hybrid-cube-mesh");
+  auto r = cli("testbed up dgx1-v100-hybrid-cube-mesh");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("has cycles"), std::string::npos) << r.out;
-  r = gradsync("testbed up source-a-titanx-4gpu --scale 0");
+  r = cli("testbed up source-a-titanx-4gpu --scale 0");
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("--scale 0"), std::string::npos) << r.out;
   EXPECT_EQ(count_namespaces(), 0);
 }
 
 TEST_F(Testbed, RealRunsThroughTheShapedLinks) {
-  ASSERT_EQ(gradsync("testbed up source-a-titanx-4gpu --scale 0.01").status, 0);
-  const std::string mpirun = gradsync("testbed mpirun -n 4").out;
+  ASSERT_EQ(cli("testbed up source-a-titanx-4gpu --scale 0.01").status, 0);
+  const std::string mpirun = cli("testbed mpirun -n 4").out;
   ASSERT_NE(mpirun.find("plm_rsh_agent"), std::string::npos) << mpirun;
-  const std::string prefix = mpirun.substr(0, mpirun.find('\n'));
-  const auto r = run_command(prefix + " " + GRADSYNC_RUN + " --strategy ring -b 1MiB -n 2 -w 1 --check 2>&1");
+  const auto r = run_command(words(mpirun.substr(0, mpirun.find('\n')) + " " + GRADSYNC_RUN +
+                                   " --strategy ring -b 1MiB -n 2 -w 1 --check"));
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
   // 1 MiB around a ring of 4 at <= 44.6 MB/s (the cross-switch links x 0.01) takes at least
@@ -107,7 +149,7 @@ TEST_F(Testbed, RealRunsThroughTheShapedLinks) {
 TEST_F(Testbed, ValidateEndToEnd) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-" + std::to_string(::getpid()));
   // Items with parameters, as `gradsync recommend` prints them.
-  const auto r = gradsync("validate --topology source-a-titanx-4gpu --gpus 2 --strategies ring,sampled:inner=ring:rows=64 "
+  const auto r = cli("validate --topology source-a-titanx-4gpu --gpus 2 --strategies ring,sampled:inner=ring:rows=64 "
                           "--sizes 1MiB -n 2 --measure-size 1MiB -o " + dir.string());
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("sim: median |error|"), std::string::npos) << r.out;
@@ -124,29 +166,51 @@ TEST_F(Testbed, ValidateEndToEnd) {
 // namespaces, links and bridges and ends the ranks.
 TEST_F(Testbed, KilledValidateLeavesNothingBehind) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-kill-" + std::to_string(::getpid()));
-  const std::string cmd = std::string(GRADSYNC_BIN) + " validate --topology source-a-titanx-4gpu --gpus 4 --strategies ring "
-                          "--sizes 64MiB -n 50 --measure-size 4MiB -o " + dir.string();
-  const auto started = run_command("(" + cmd + " >/dev/null 2>&1 & echo $!)");
-  const long pid = std::stol(started.out);
+  gradsync::models::ChildProcess validate = gradsync::models::start_process(
+      command(GRADSYNC_BIN, "validate --topology source-a-titanx-4gpu --gpus 4 --strategies ring --sizes 64MiB -n 50 "
+                            "--measure-size 4MiB -o " + dir.string()));
   // Wait until ranks run in the namespaces (the measurement starts right after `up`).
   bool running = false;
   for (int i = 0; i < 600 && !running; ++i) {
     ::usleep(100000);
-    running = run_command("for n in $(ip netns list | awk '/^gst-/{print $1}'); do ip netns pids $n; done | grep -c .").out != "0\n" &&
-              count_namespaces() > 0;
+    running = processes_in_namespaces() > 0 && count_namespaces() > 0;
   }
   ASSERT_TRUE(running) << "validate never started ranks in the testbed";
-  ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+  validate.kill(SIGKILL);
+  validate.wait();
   // Everything that ran for it names its output folder: mpirun, the ranks.
-  // ("[/]": the pattern must not match the shell that runs pgrep.)
-  const std::string leftovers = "pgrep -f -- '[/]" + dir.string().substr(1) + "/' | grep -c .";
+  const std::string leftovers = dir.string() + "/";
   int left = -1;
   for (int i = 0; i < 300 && left != 0; ++i) {
     ::usleep(100000);
-    left = count_namespaces() + count_links() + std::stoi(run_command(leftovers).out);
+    left = count_namespaces() + count_links() + processes_mentioning(leftovers);
   }
   EXPECT_EQ(count_namespaces(), 0);
   EXPECT_EQ(count_links(), 0);
-  EXPECT_EQ(run_command(leftovers).out, "0\n") << "mpirun or ranks of the killed validate still run";
+  EXPECT_EQ(processes_mentioning(leftovers), 0) << "mpirun or ranks of the killed validate still run";
   fs::remove_all(dir);
+}
+
+// Paths are arguments, never shell text: a topology file and an output folder whose names
+// hold spaces, quotes and `$(...)` work, and nothing in them is executed.
+TEST_F(Testbed, PathsWithSpacesAndShellCharactersAreJustPaths) {
+  const fs::path base = fs::temp_directory_path() / ("gradsync odd " + std::to_string(::getpid()));
+  const fs::path witness = base / "executed";
+  const fs::path folder = base / ("it's a $(touch " + witness.string() + ") `touch " + witness.string() + "` dir");
+  fs::create_directories(folder);
+  const fs::path topology = folder / "my box; echo.json";
+  fs::copy_file(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json", topology);
+  auto r = cli({"testbed", "up", topology.string(), "--scale", "0.01"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(count_namespaces(), 5) << r.out;
+  ASSERT_EQ(cli("testbed down").status, 0);
+  const fs::path out = folder / "out $(id)";
+  r = cli({"validate", "--topology", topology.string(), "--gpus", "2", "--strategies", "ring", "--sizes", "64KiB", "-n",
+                "1", "--measure-size", "256KiB", "-o", out.string()});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(fs::exists(out / "measured.json")) << r.out;
+  EXPECT_TRUE(fs::exists(out / "validation.jsonl")) << r.out;
+  EXPECT_FALSE(fs::exists(witness)) << "a path was run as a command";
+  EXPECT_EQ(count_namespaces(), 0);
+  fs::remove_all(base);
 }

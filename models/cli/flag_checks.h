@@ -1,5 +1,5 @@
-// Flag checks for the gradsync front end, with messages that say what was given and what was
-// expected. CLI11's own PositiveNumber / NonNegativeNumber print "Value 0 not in range 0 to
+// Flag checks for both front ends, gradsync and gradsync-run (header-only; needs CLI11), with
+// messages that say what was given and what was expected. CLI11's own PositiveNumber / NonNegativeNumber print "Value 0 not in range 0 to
 // 1.79769e+308" and let "nan" through; these reject NaN and infinities and say the bounds.
 // Unknown flags get a "did you mean" like unknown JSON keys do.
 #pragma once
@@ -16,7 +16,7 @@
 
 #include "models/error.h"
 
-namespace gradsync::experiments::cli {
+namespace gradsync::models::cli {
 
 // A whole number in [minimum, maximum].
 inline CLI::Validator integer_in(long long minimum, long long maximum) {
@@ -78,4 +78,4 @@ inline std::string unknown_flag_message(CLI::App& app) {
   return {};
 }
 
-}  // namespace gradsync::experiments::cli
+}  // namespace gradsync::models::cli
