@@ -9,3 +9,14 @@ function(gradsync_targets_in dir out)
   endforeach()
   set(${out} ${found} PARENT_SCOPE)
 endfunction()
+
+# gradsync_library(NAME SOURCES...): a static library NAME_objects whose every object file
+# is linked into whatever links NAME. Strategies and executors register themselves from
+# static objects in their own files, which nothing else references: a plain static library
+# would leave those files out of the link, and with them the registrations.
+function(gradsync_library name)
+  add_library(${name}_objects STATIC ${ARGN})
+  target_include_directories(${name}_objects PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+  add_library(${name} INTERFACE)
+  target_link_libraries(${name} INTERFACE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${name}_objects>")
+endfunction()

@@ -10,18 +10,21 @@
 namespace gradsync::experiments {
 
 namespace {
-const std::vector<std::string> kExecutors = {"formula", "analytic", "sim"};
 // Bounds that keep counts in an int and simulations finite.
 constexpr int kMaxGpuCount = 65536;
 constexpr int kMaxIterations = 1000000;
-
-void check_executor(const std::string& e, const std::string& where) {
-  if (std::find(kExecutors.begin(), kExecutors.end(), e) == kExecutors.end()) {
-    throw models::InputError(where + ": unknown executor \"" + e + "\"" + models::did_you_mean(e, kExecutors) +
-                             "; expected one of " + models::join(kExecutors));
-  }
-}
 }  // namespace
+
+std::vector<const models::Executor*> find_executors(const std::vector<std::string>& names, const std::string& where) {
+  std::vector<const models::Executor*> out;
+  for (const auto& name : names) out.push_back(&models::find_executor(name, where));
+  if (out.empty()) out.push_back(&models::default_executor());
+  return out;
+}
+
+bool Plan::has_slow_executor() const {
+  return std::any_of(executors.begin(), executors.end(), [](const models::Executor* x) { return x->slow(); });
+}
 
 std::vector<int> parse_gpu_counts(const std::string& text) {
   std::vector<int> counts;
@@ -66,12 +69,12 @@ std::vector<int> parse_gpu_counts(const std::string& text) {
 }
 
 std::vector<StrategyChoice> choose_strategies(const std::vector<std::string>& names, const models::SyncParams& params,
-                                              const std::vector<std::string>& executors) {
+                                              const std::vector<const models::Executor*>& executors) {
   std::vector<const models::Strategy*> chosen;
   if (names.empty()) {
-    const bool formula_only = executors.size() == 1 && executors[0] == "formula";
     for (const models::Strategy* s : models::all_strategies()) {
-      if (!formula_only || s->closed_form) chosen.push_back(s);
+      const bool covered = std::all_of(executors.begin(), executors.end(), [&](const models::Executor* x) { return x->covers(*s); });
+      if (covered) chosen.push_back(s);
     }
   } else {
     for (const auto& item : names) {
@@ -159,8 +162,9 @@ Experiment load_experiment(const models::JsonView& doc) {
     seen.clear();
     for (const auto& x : non_empty(*v, v->items(), "executor")) {
       const std::string name = x.as_string();
-      if (std::find(kExecutors.begin(), kExecutors.end(), name) == kExecutors.end()) {
-        x.fail("one of " + models::join(kExecutors) + models::did_you_mean(name, kExecutors));
+      const auto known = models::executor_names();
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        x.fail("one of " + models::join(known) + models::did_you_mean(name, known));
       }
       once(x, x.value(), seen, "an executor");
       e.executors.push_back(name);
@@ -193,11 +197,11 @@ Experiment load_experiment(const models::JsonView& doc) {
   }
   if (auto v = doc.get("iterations")) e.sim.iterations = static_cast<int>(v->as_integer_in(1, kMaxIterations));
   if (auto v = doc.get("network_model")) {
-    e.sim.network.name = v->as_string();
-    if (e.sim.network.name != "CM02" && e.sim.network.name != "LV08") v->fail("\"CM02\" or \"LV08\"");
+    e.sim.network_model = v->as_string();
+    if (e.sim.network_model != "CM02" && e.sim.network_model != "LV08") v->fail("\"CM02\" or \"LV08\"");
   }
-  if (auto v = doc.get("latency_factor")) e.sim.network.latency_factor = v->as_number_in(1e-6, 1e6, "a factor");
-  if (auto v = doc.get("bandwidth_factor")) e.sim.network.bandwidth_factor = v->as_number_in(1e-6, 1e6, "a factor");
+  if (auto v = doc.get("latency_factor")) e.sim.latency_factor = v->as_number_in(1e-6, 1e6, "a factor");
+  if (auto v = doc.get("bandwidth_factor")) e.sim.bandwidth_factor = v->as_number_in(1e-6, 1e6, "a factor");
   if (auto v = doc.get("speeds")) {
     for (const auto& s : non_empty(*v, v->items(), "relative speed (one per rank)")) {
       e.sim.speeds.push_back(s.as_number_in(1e-3, 1e3, "a relative speed"));
@@ -218,7 +222,7 @@ std::string located_error(const StrategyChoice& c, const std::string& message) {
 }
 
 Plan make_plan(const Experiment& e) {
-  for (const auto& x : e.executors) check_executor(x, e.source);
+  const auto executors = find_executors(e.executors, e.source);
   // An experiment file's values are named by their JSON path (the flags name themselves).
   const bool from_file = e.source != Experiment{}.source;
   const std::string topology = e.topology.empty() ? std::string(kDefaultTopology) : e.topology;
@@ -232,7 +236,8 @@ Plan make_plan(const Experiment& e) {
                                ": " + models::join(names));
     }
   }
-  Plan plan{load_topology_arg(topology), std::nullopt, {}, {}, {}, e.executors, e.sim};
+  Plan plan{load_topology_arg(topology), std::nullopt, {}, {}, {}, executors, {}};
+  plan.settings.sim = e.sim;
   const models::Topology& t = plan.topology.topology;
   if (!e.sizes_bytes.empty()) {
     for (double s : e.sizes_bytes) plan.sizes.push_back(s);
@@ -247,7 +252,7 @@ Plan make_plan(const Experiment& e) {
     plan.workload = models::load_workload(workload);
     plan.sizes.push_back(std::nullopt);
   }
-  plan.strategies = e.strategies.empty() ? choose_strategies({}, {}, e.executors) : e.strategies;
+  plan.strategies = e.strategies.empty() ? choose_strategies({}, {}, executors) : e.strategies;
   const int gpus = static_cast<int>(t.gpus().size());
   if (!e.ranks.empty()) {
     plan.placements.push_back(models::named_gpus(t, e.ranks, from_file ? e.source + ": /ranks" : "--ranks"));

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "models/executor.h"
 #include "models/placement.h"
 #include "models/strategy.h"
 #include "models/topology_io.h"
 #include "models/workload.h"
-#include "sim/simulator.h"
 
 namespace gradsync::experiments {
 
@@ -35,14 +35,7 @@ struct StrategyChoice {
 // Other messages, and choices made by flags, are returned unchanged.
 std::string located_error(const StrategyChoice& c, const std::string& message);
 
-struct SimSettings {
-  sim::NetworkModel network;
-  int iterations = 0;  // training steps to simulate; 0: enough for two synchronisations (at least 10)
-  std::vector<double> speeds;  // per rank
-  double jitter_cv = 0;
-  std::uint64_t seed = 1;
-  bool trace = false;
-};
+using models::SimSettings;  // models/executor.h
 
 struct Experiment {
   std::string source = "command line";
@@ -52,7 +45,7 @@ struct Experiment {
   std::vector<int> gpus;  // empty: every GPU of the topology
   std::vector<std::string> ranks;  // explicit placement (instead of gpus)
   std::vector<StrategyChoice> strategies;  // empty: every strategy the executors can run
-  std::vector<std::string> executors = {"analytic"};
+  std::vector<std::string> executors;  // names (models/executor.h); empty: the analytic model
   SimSettings sim;
 };
 
@@ -61,9 +54,12 @@ Experiment load_experiment(const std::string& path);
 Experiment load_experiment(const models::JsonView& doc);
 
 // Spreads --param values over the chosen strategies (each gets the ones it declares);
-// a parameter no chosen strategy declares is an error listing theirs.
+// a parameter no chosen strategy declares is an error listing theirs. No names: every
+// strategy all the executors cover.
 std::vector<StrategyChoice> choose_strategies(const std::vector<std::string>& names, const models::SyncParams& params,
-                                              const std::vector<std::string>& executors);
+                                              const std::vector<const models::Executor*>& executors);
+// Executors by name (InputError naming `where` for an unknown one); none: the analytic model.
+std::vector<const models::Executor*> find_executors(const std::vector<std::string>& names, const std::string& where);
 
 // "4", "1,2,4", "1-4" -> counts.
 std::vector<int> parse_gpu_counts(const std::string& text);
@@ -74,8 +70,9 @@ struct Plan {
   std::vector<std::optional<double>> sizes;  // nullopt: the workload's gradient
   std::vector<StrategyChoice> strategies;
   std::vector<models::Placement> placements;
-  std::vector<std::string> executors;
-  SimSettings sim;
+  std::vector<const models::Executor*> executors;
+  models::ExecutorSettings settings;
+  bool has_slow_executor() const;  // sim, run: progress worth showing
   std::size_t points() const { return sizes.size() * strategies.size() * placements.size() * executors.size(); }
 };
 

@@ -5,10 +5,11 @@
 #include <cstdio>
 #include <set>
 
-#include "experiments/evaluate.h"
 #include "experiments/table.h"
 #include "models/error.h"
+#include "models/executor.h"
 #include "models/predict.h"
+#include "sim/simulator.h"
 
 namespace gradsync::experiments {
 
@@ -68,65 +69,29 @@ std::vector<models::Placement> placements_for(const models::Topology& t, int n, 
   return out;
 }
 
-bool declares(const models::Strategy& s, const std::string& name) {
-  for (const auto& spec : models::params_of(s)) {
-    if (spec.name == name) return true;
-  }
-  return false;
-}
-
-// The values the search tries for one parameter.
-std::vector<std::string> options_for(const std::string& param, const models::Topology& t, const models::Placement& p) {
-  const int n = p.size();
-  if (param == "server") {
-    std::vector<std::string> out;
-    for (std::size_t h : t.host_memories()) out.push_back(t.node(h).id);
-    for (std::size_t g : p.ranks) out.push_back(t.node(g).id);
-    return out;
-  }
-  if (param == "ring_order") return {"auto", "given"};
-  if (param == "k") {
-    std::vector<std::string> out = {"auto"};
-    for (int k = 2; k < n; ++k) {
-      if (n % k == 0) out.push_back(std::to_string(k));
-    }
-    return out;
-  }
-  if (param == "grouping") return {"switch", "order"};
-  if (param == "rates") return {"1", "auto"};
-  return {};
-}
-
-// Which parameters matter for a strategy, or for the inner strategy of a wrapper.
-std::vector<std::string> relevant(const std::string& name, bool sampled) {
-  if (name == "ps") return sampled ? std::vector<std::string>{"server", "rates"} : std::vector<std::string>{"server"};
-  if (name == "ring") return {"ring_order"};
-  if (name == "hierarchical") return {"k", "grouping"};
-  if (name == "ps_hra") return {"k", "grouping", "server"};
-  if (name == "downpour" || name == "asgd") return {"server"};
-  return {};
-}
-
-std::vector<std::string> inner_options(const std::string& strategy) {
-  if (strategy == "sampled") return {"ring", "hierarchical", "ps"};
-  if (strategy == "onebit") return {"ring", "hierarchical", "ps"};
-  if (strategy == "model_avg" || strategy == "bmuf") return {"ring", "hierarchical"};
-  return {};
-}
-
-ParamGrid grid_for(const models::Strategy& s, const models::Topology& t, const models::Placement& p, const models::SyncParams& fixed) {
+// Every combination of the values a search tries for the parameters of `s` (wrapping
+// `inner`, when it is a wrapper): the inner strategy's own parameters first, then the
+// wrapper's. Parameters the user fixed, and the sync period (searched on its own), stay out.
+ParamGrid grid_for(const models::Strategy& s, const models::Topology& t, const models::Placement& p,
+                   const models::SyncParams& fixed) {
   ParamGrid grid;
-  auto expand = [&](std::map<std::string, std::string> start, const std::vector<std::string>& params) {
+  auto expand = [&](std::map<std::string, std::string> start, const models::Strategy* inner) {
+    const models::ParamContext context{t, p, inner};
+    std::vector<const models::ParamSpec*> specs;
+    if (inner) {
+      for (const auto& spec : inner->params) specs.push_back(&spec);
+    }
+    for (const auto& spec : s.params) specs.push_back(&spec);
     ParamGrid combos = {std::move(start)};
-    for (const auto& param : params) {
-      if (!declares(s, param) || fixed.get(param)) continue;
-      const auto options = options_for(param, t, p);
+    for (const models::ParamSpec* spec : specs) {
+      if (!spec->search || spec->period || fixed.get(spec->name) || !models::declares(s, spec->name)) continue;
+      const auto options = spec->search(context);
       if (options.empty()) continue;
       ParamGrid next;
       for (const auto& c : combos) {
         for (const auto& v : options) {
           auto d = c;
-          d[param] = v;
+          d[spec->name] = v;
           next.push_back(std::move(d));
         }
       }
@@ -134,25 +99,25 @@ ParamGrid grid_for(const models::Strategy& s, const models::Topology& t, const m
     }
     grid.insert(grid.end(), combos.begin(), combos.end());
   };
-  const auto inners = inner_options(s.name);
+  const auto inners = models::inner_strategies(s, true);
   if (inners.empty() || fixed.get("inner")) {
-    const std::string inner = fixed.get("inner").value_or(s.name);
-    expand({}, relevant(inners.empty() ? s.name : inner, s.name == "sampled"));
+    expand({}, fixed.get("inner") ? &models::find_strategy(*fixed.get("inner")) : nullptr);
   } else {
-    for (const auto& inner : inners) expand({{"inner", inner}}, relevant(inner, s.name == "sampled"));
+    for (const models::Strategy* inner : inners) expand({{"inner", inner->name}}, inner);
   }
   return grid;
 }
 
-std::string changes_training(const models::Strategy& s, const models::ResultRecord& r) {
-  if (s.name == "sampled") return "sends only the sampled rows";
-  if (s.name == "onebit") {
-    const auto bits = r.params.find("bits");
-    if (bits == r.params.end() || bits->second != "32") return "sends 1-bit gradients (error feedback)";
+// The strategy's period parameter (steps between synchronisations), if it has one.
+const models::ParamSpec* period_param(const models::Strategy& s) {
+  for (const auto& spec : models::params_of(s)) {
+    if (spec.period) return &spec;
   }
-  if (r.asynchronous) return "updates asynchronously (stale gradients)";
-  if (r.period_steps > 1) return "synchronises every " + std::to_string(r.period_steps) + " steps";
-  return "";
+  return nullptr;
+}
+
+std::string changes_training(const models::Strategy& s, const models::ResultRecord& r) {
+  return s.changes_training ? s.changes_training(r) : "";
 }
 
 double score_of(const models::ResultRecord& r) {
@@ -171,9 +136,11 @@ std::string Choice::name() const {
   return strategy->name;
 }
 
-bool worth_showing(const std::string& key, const std::string& value) {
-  return !(key == "inner" || (key == "ring_order" && value == "auto") || (key == "grouping" && value == "switch") ||
-           (key == "rates" && value == "1"));
+bool worth_showing(const models::Strategy& s, const std::string& key, const std::string& value) {
+  const models::ParamSpec* spec = models::find_param(s, key);
+  // The inner strategy is part of the choice's name; a default that resolves to nothing
+  // visible (ring_order=auto, grouping=switch, rates=1) says nothing.
+  return spec && key != "inner" && (spec->resolved || value != spec->default_value);
 }
 
 std::string Choice::params_text() const {
@@ -181,7 +148,7 @@ std::string Choice::params_text() const {
   // change nothing visible (ring_order=auto, grouping=switch, rates=1) left out.
   std::string text;
   for (const auto& [k, v] : searched) {
-    if (!worth_showing(k, v)) continue;
+    if (!worth_showing(*strategy, k, v)) continue;
     const auto resolved = analytic.params.find(k);
     const std::string shown = resolved != analytic.params.end() && resolved->second != "-" ? resolved->second : v;
     text += (text.empty() ? "" : " ") + k + "=" + shown;
@@ -202,8 +169,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     for (const auto* s : models::all_strategies()) {
       // A bare size has no steps to space synchronisations over nor compute to overlap: the
       // periodic and asynchronous strategies need a workload (or to be asked for).
-      const bool per_step = s->name == "model_avg" || s->name == "bmuf" || s->name == "downpour" || s->name == "asgd";
-      if (per_step && !rec.with_workload) {
+      if (s->needs_workload && !rec.with_workload) {
         rec.left_out.push_back(s->name);
         continue;
       }
@@ -241,7 +207,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     q.bytes = bytes;
     q.strategy = c.strategy;
     for (const auto& [k, v] : o.fixed.values()) {
-      if (declares(*c.strategy, k)) q.params.set(k, v);
+      if (models::declares(*c.strategy, k)) q.params.set(k, v);
     }
     for (const auto& [k, v] : c.searched) q.params.set(k, v);
     for (const auto& [k, v] : extra) q.params.set(k, v);
@@ -276,17 +242,19 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         ++rec.evaluated;
         if (!(o.exact_only && !ch.changes_training.empty())) choices.push_back(std::move(ch));
       };
-      if (declares(*c.strategy, "T") && !o.fixed.get("T")) {
+      const models::ParamSpec* period = period_param(*c.strategy);
+      if (period && !o.fixed.get(period->name)) {
         // The sync period: the smallest T keeping synchronisation under the share asked for
         // (with a workload), and the source's default.
-        add_choice(request_for(c, {{"T", "auto"}}), [&] { auto s = c.searched; s["T"] = "auto"; return s; }());
+        const std::string& key = period->name;
+        add_choice(request_for(c, {{key, "auto"}}), [&] { auto s = c.searched; s[key] = "auto"; return s; }());
         if (rec.with_workload) {
           for (int T = 1; T <= 65536; T *= 2) {
-            const auto q = request_for(c, {{"T", std::to_string(T)}});
+            const auto q = request_for(c, {{key, std::to_string(T)}});
             const auto r = models::predict(q);
             ++rec.evaluated;
             if (r.communication_share() <= o.max_sync_share || T == 65536) {
-              add_choice(q, [&] { auto s = c.searched; s["T"] = std::to_string(T); return s; }());
+              add_choice(q, [&] { auto s = c.searched; s[key] = std::to_string(T); return s; }());
               break;
             }
           }
@@ -303,7 +271,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     Choice alone;
     alone.gpus = 1;
     alone.rank_nodes = {t.node(t.gpus().front()).id};
-    alone.analytic.executor = "analytic";
+    alone.analytic.executor = models::default_executor().name();
     alone.analytic.topology = t.name();
     alone.analytic.strategy = "alone";
     alone.analytic.ranks = 1;
@@ -334,7 +302,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     q.strategy = c.strategy;
     q.params = c.params;
     q.placement = models::named_gpus(t, c.rank_nodes);
-    c.sim = evaluate(q, "sim", plan.sim);
+    c.sim = sim::executor().evaluate(q, plan.settings);
     ++confirmed;
   }
   return rec;

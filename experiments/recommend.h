@@ -49,9 +49,10 @@ struct Recommendation {
   std::vector<std::string> left_out;  // strategies not searched (periodic and asynchronous ones without a workload)
 };
 
-// False for the searched values that change nothing worth showing: ring_order=auto,
-// grouping=switch, rates=1 (and inner, shown with the strategy's name).
-bool worth_showing(const std::string& key, const std::string& value);
+// False for the searched values that change nothing worth showing: a default that does not
+// resolve to anything (ring_order=auto, grouping=switch, rates=1), and inner (shown with the
+// strategy's name).
+bool worth_showing(const models::Strategy& s, const std::string& key, const std::string& value);
 
 // `progress(done, total)` is called while searching (for a progress line).
 Recommendation recommend(const Plan& plan, const RecommendOptions& options,

@@ -15,7 +15,6 @@
 #include <set>
 #include <sstream>
 
-#include "experiments/evaluate.h"
 #include "models/error.h"
 #include "models/process.h"
 
@@ -48,7 +47,6 @@ models::PredictRequest point_request(const Plan& plan, const Point& p) {
   q.strategy = p.choice->strategy;
   q.params = p.choice->params;
   q.placement = *p.placement;
-  q.executor = p.executor;
   return q;
 }
 
@@ -64,7 +62,7 @@ std::string point_key(const Plan& plan, const Point& p) {
   const models::Topology& t = plan.topology.topology;
   std::vector<std::string> ranks;
   for (std::size_t node : p.placement->ranks) ranks.push_back(t.node(node).id);
-  std::string key = "topology=" + t.name() + " executor=" + p.executor + " strategy=" + p.choice->strategy->name;
+  std::string key = "topology=" + t.name() + " executor=" + p.executor->name() + " strategy=" + p.choice->strategy->name;
   const std::string params = given_params(*p.choice);
   if (!params.empty()) key += " params=" + params;
   key += " ranks=" + models::join(ranks, ",");
@@ -77,7 +75,7 @@ std::string point_key(const Plan& plan, const Point& p) {
 }
 
 std::string point_label(const Point& p) {
-  std::string label = p.executor + " " + p.choice->strategy->name + " N=" + std::to_string(p.placement->size());
+  std::string label = p.executor->name() + " " + p.choice->strategy->name + " N=" + std::to_string(p.placement->size());
   for (const auto& [k, v] : p.choice->params.values()) label += " " + k + "=" + v;
   return label;
 }
@@ -89,7 +87,7 @@ void evaluate_jobs(const std::vector<Job>& jobs, const std::vector<std::size_t>&
                    const OnResult& on_result) {
   models::run_task_pool(
       indices, workers,
-      [&](std::size_t i) { return models::to_json(evaluate(jobs[i].request, jobs[i].executor, jobs[i].sim)).dump(); },
+      [&](std::size_t i) { return models::to_json(jobs[i].executor->evaluate(jobs[i].request, jobs[i].settings)).dump(); },
       [&](std::size_t i, const models::TaskOutcome& done) {
         Outcome out;
         if (done.input_error) {

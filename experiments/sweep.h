@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "experiments/experiment.h"
+#include "models/executor.h"
 #include "models/predict.h"
 #include "models/result.h"
 
@@ -30,7 +31,7 @@ struct Point {
   std::optional<double> size;  // nullopt: the workload's gradient
   const StrategyChoice* choice = nullptr;
   const models::Placement* placement = nullptr;
-  std::string executor;
+  const models::Executor* executor = nullptr;
 };
 
 std::vector<Point> plan_points(const Plan& plan);
@@ -43,8 +44,8 @@ std::string point_label(const Point& point);
 // A unit of work for the parallel evaluator: one request through one executor.
 struct Job {
   models::PredictRequest request;
-  std::string executor;
-  SimSettings sim;
+  const models::Executor* executor = nullptr;
+  models::ExecutorSettings settings;
   std::string label;  // shown in progress lines
 };
 

@@ -6,16 +6,17 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
-#include "experiments/evaluate.h"
 #include "experiments/inputs.h"
 #include "experiments/table.h"
 #include "models/error.h"
+#include "models/executor.h"
 #include "models/topology_io.h"
 #include "models/process.h"
 #include "runtime/testbed/testbed.h"
@@ -23,6 +24,14 @@
 namespace gradsync::experiments {
 
 namespace fs = std::filesystem;
+
+std::vector<std::string> default_strategy_items() {
+  std::vector<std::string> items;
+  for (const models::Strategy* s : models::all_strategies()) {
+    if (!s->needs_workload) items.push_back(s->name);
+  }
+  return items;
+}
 
 namespace {
 
@@ -127,15 +136,26 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   const auto topo = models::load_topology_file(measured);
   const models::Topology& t = topo.topology;
 
-  // 3. Every point: predictions, simulation, the real run.
+  // 3. Every point: every predicting executor, then the real run (the measuring one).
+  std::vector<const models::Executor*> predictors;
+  const models::Executor* measuring = nullptr;
+  for (const models::Executor* x : models::all_executors()) {
+    if (x->measures()) {
+      if (!measuring) measuring = x;
+    } else {
+      predictors.push_back(x);
+    }
+  }
+  if (!measuring) throw std::logic_error("validate: no measuring executor is registered");
+  const std::vector<std::string> items = o.strategies.empty() ? default_strategy_items() : o.strategies;
   std::vector<ValidationPoint> points;
   std::vector<models::ResultRecord> records;
-  const std::size_t total = o.gpus.size() * o.strategies.size() * o.sizes.size();
+  const std::size_t total = o.gpus.size() * items.size() * o.sizes.size();
   const bool tty = ::isatty(STDERR_FILENO);
   std::size_t done = 0;
   for (int n : o.gpus) {
     const std::vector<std::string> nodes(gpus.begin(), gpus.begin() + n);
-    for (const auto& strategy : o.strategies) {
+    for (const auto& strategy : items) {
       const StrategyItem item = parse_strategy_item(strategy);
       for (double bytes : o.sizes) {
         ++done;
@@ -148,95 +168,74 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         q.strategy = &models::find_strategy(item.name);
         q.params = models::SyncParams::parse(params_for(item));
         q.placement = models::first_gpus(t, n);
-        for (const std::string executor : {"formula", "analytic", "sim"}) {
-          try {
-            auto r = evaluate(q, executor, SimSettings{});
-            (executor == std::string("formula") ? p.formula_s : executor == std::string("analytic") ? p.analytic_s : p.sim_s) =
-                r.time_per_sync_s;
-            records.push_back(std::move(r));
-          } catch (const models::InputError&) {
-            // no closed form for this strategy
-          }
+        double longest = 0;
+        for (const models::Executor* x : predictors) {
+          if (!x->covers(*q.strategy)) continue;
+          auto r = x->evaluate(q, models::ExecutorSettings{});
+          p.predicted_s[x->name()] = r.time_per_sync_s;
+          longest = std::max(longest, r.time_per_sync_s);
+          records.push_back(std::move(r));
         }
-        // The real run, on the same measured topology (so ring order and groups agree).
-        const std::string run_records = o.output_dir + "/run-point.jsonl";
-        // A rank waiting in a barrier sees no progress of its own while the others transfer:
+        // The real run, on the same measured topology (so ring order and groups agree). A
+        // rank waiting in a barrier sees no progress of its own while the others transfer:
         // the watchdog's limit must exceed the longest step the models predict, by far.
-        const double timeout_s = std::ceil(std::max(20.0, 20 * std::max(p.sim_s, p.analytic_s)));
-        auto command = testbed::testbed_mpirun(0, nodes);
-        for (const std::string& a : {run, std::string("--strategy"), item.name}) command.push_back(a);
-        for (const auto& kv : params_for(item)) {
-          command.push_back("--param");
-          command.push_back(kv);
-        }
-        for (const std::string& a :
-             {std::string("--topology"), measured, std::string("-b"), std::to_string(static_cast<long long>(bytes)),
-              std::string("-n"), std::to_string(o.iterations), std::string("-w"), std::string("1"), std::string("--check"),
-              std::string("--timeout"), format_fixed(timeout_s, 0), std::string("-o"), run_records}) {
-          command.push_back(a);
-        }
-        const auto r = models::run_process(command);
-        std::ifstream in(run_records);
-        std::string line;
-        if (r.status != 0 || !std::getline(in, line)) {
-          throw models::InputError("validate: the real run failed (`" + models::join(command, " ") + "`):\n" + r.out);
-        }
-        auto record = models::json::parse(line);
-        p.measured_s = record.at("time_per_sync_s").get<double>();
-        const std::string checked = r.out.find("Out of bounds values : 0 OK") != std::string::npos ? "0" : "?";
-        p.wrong = checked == "0" ? 0 : 1;
-        models::ResultRecord measured_record;
-        measured_record.executor = "run";
-        measured_record.topology = t.name();
-        measured_record.strategy = item.name;
-        measured_record.params = q.params.values();
-        measured_record.ranks = n;
-        measured_record.rank_nodes = nodes;
-        measured_record.bytes = bytes;
-        measured_record.time_per_sync_s = p.measured_s;
-        measured_record.notes = {"measured on the emulated cluster (bandwidths x " + std::to_string(o.scale) + ")"};
-        records.push_back(std::move(measured_record));
+        models::ExecutorSettings settings;
+        settings.run.launcher = testbed::testbed_mpirun(0, nodes);
+        settings.run.program = run;
+        settings.run.topology_file = measured;
+        settings.run.iterations = o.iterations;
+        settings.run.warmup = 1;
+        settings.run.check = true;
+        settings.run.timeout_s = std::ceil(std::max(20.0, 20 * longest));
+        settings.run.note = "measured on the emulated cluster (bandwidths x " + std::to_string(o.scale) + ")";
+        models::ResultRecord r = measuring->evaluate(q, settings);
+        p.measured_s = r.time_per_sync_s;
+        p.wrong = r.wrong_elements.value_or(0);
+        records.push_back(std::move(r));
         points.push_back(p);
       }
     }
   }
   if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r";
-  fs::remove(o.output_dir + "/run-point.jsonl", ec);
 
-  // 4. The table and the summary.
-  Table table({"strategy", ">GPUs", ">size", ">measured", ">formula", ">error", ">analytic", ">error", ">sim", ">error", ">#wrong"});
+  // 4. The table and the summary: a time and an error column per predicting executor.
+  std::vector<std::string> headers = {"strategy", ">GPUs", ">size", ">measured"};
+  for (const models::Executor* x : predictors) {
+    headers.push_back(">" + x->name());
+    headers.push_back(">error");
+  }
+  headers.push_back(">#wrong");
+  Table table(headers);
   std::map<std::string, std::vector<double>> errors;
   for (const auto& p : points) {
-    auto cell = [](double s) { return s < 0 ? std::string("-") : format_seconds(s); };
-    table.add_row({p.strategy, std::to_string(p.ranks), format_bytes(p.bytes), format_seconds(p.measured_s), cell(p.formula_s),
-                   percent(p.formula_s, p.measured_s), cell(p.analytic_s), percent(p.analytic_s, p.measured_s),
-                   cell(p.sim_s), percent(p.sim_s, p.measured_s), std::to_string(p.wrong)});
-    if (p.bytes >= (1 << 20)) {
-      if (p.formula_s >= 0) errors["formula"].push_back(std::fabs(p.formula_s - p.measured_s) / p.measured_s);
-      if (p.analytic_s >= 0) errors["analytic"].push_back(std::fabs(p.analytic_s - p.measured_s) / p.measured_s);
-      if (p.sim_s >= 0) errors["sim"].push_back(std::fabs(p.sim_s - p.measured_s) / p.measured_s);
+    std::vector<std::string> row = {p.strategy, std::to_string(p.ranks), format_bytes(p.bytes), format_seconds(p.measured_s)};
+    for (const models::Executor* x : predictors) {
+      const auto it = p.predicted_s.find(x->name());
+      const double predicted = it == p.predicted_s.end() ? -1 : it->second;
+      row.push_back(predicted < 0 ? std::string("-") : format_seconds(predicted));
+      row.push_back(percent(predicted, p.measured_s));
+      if (predicted >= 0 && p.bytes >= (1 << 20)) errors[x->name()].push_back(std::fabs(predicted - p.measured_s) / p.measured_s);
     }
+    row.push_back(std::to_string(p.wrong));
+    table.add_row(row);
   }
   std::cout << "gradsync validate: testbed of " << plan.name << " (bandwidths x " << o.scale << "), measured topology "
             << measured << "\n\n" << table.render() << "\n";
   std::cout << "note: the emulated GPUs are " << max_gpus << " processes sharing " << std::thread::hardware_concurrency()
             << " cores; the models give each its own device (local work at the rate measured for one rank alone)\n";
-  for (const std::string executor : {"formula", "analytic", "sim"}) {
-    const auto& e = errors[executor];
+  for (const models::Executor* x : predictors) {
+    const auto& e = errors[x->name()];
     if (e.empty()) continue;
-    std::cout << executor << ": median |error| " << format_fixed(100 * median(e), 1) << " %, max "
+    std::cout << x->name() << ": median |error| " << format_fixed(100 * median(e), 1) << " %, max "
               << format_fixed(100 * *std::max_element(e.begin(), e.end()), 1) << " % over " << e.size()
-              << " points of at least 1 MiB" << (executor == std::string("sim") ? " (targets: median <= 5 %, max <= 15 %)" : "")
-              << "\n";
+              << " points of at least 1 MiB" << (x->traces() ? " (targets: median <= 5 %, max <= 15 %)" : "") << "\n";
   }
   // Which strategy is fastest at each GPU count and size: measured, and by each model.
-  if (o.strategies.size() > 1) {
+  if (items.size() > 1) {
     std::map<std::pair<int, double>, std::vector<const ValidationPoint*>> groups;
     for (const auto& p : points) groups[{p.ranks, p.bytes}].push_back(&p);
-    for (const auto& entry : groups) {
-      const auto& key = entry.first;
-      const auto& group = entry.second;
-      auto fastest = [&](auto time) {
+    for (const auto& [key, group] : groups) {
+      auto fastest = [&](const std::function<double(const ValidationPoint&)>& time) {
         const ValidationPoint* best = nullptr;
         for (const auto* p : group) {
           if (time(*p) >= 0 && (!best || time(*p) < time(*best))) best = p;
@@ -246,10 +245,15 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
       const auto* measured_best = fastest([](const ValidationPoint& p) { return p.measured_s; });
       std::cout << "fastest at " << key.first << " GPUs, " << format_bytes(key.second) << ": measured "
                 << measured_best->strategy << " (" << format_seconds(measured_best->measured_s) << ")";
-      for (const std::string executor : {"analytic", "sim"}) {
-        const auto* b = executor == "sim" ? fastest([](const ValidationPoint& p) { return p.sim_s; })
-                                          : fastest([](const ValidationPoint& p) { return p.analytic_s; });
-        if (b) std::cout << "; " << executor << " " << b->strategy << (b == measured_best ? " (agrees)" : " (differs)");
+      for (const models::Executor* x : predictors) {
+        // An executor ranks the strategies only when it times every one of them.
+        const bool all = std::all_of(group.begin(), group.end(), [&](const ValidationPoint* p) { return p->predicted_s.count(x->name()) > 0; });
+        if (!all) continue;
+        const auto* b = fastest([&](const ValidationPoint& p) {
+          const auto it = p.predicted_s.find(x->name());
+          return it == p.predicted_s.end() ? -1.0 : it->second;
+        });
+        if (b) std::cout << "; " << x->name() << " " << b->strategy << (b == measured_best ? " (agrees)" : " (differs)");
       }
       std::cout << "\n";
     }

@@ -5,6 +5,7 @@
 // predicted vs measured with the error of each executor.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ StrategyItem parse_strategy_item(const std::string& item);
 struct ValidateOptions {
   std::string topology = "pcie-8gpu-2switch";
   double scale = 0.002;
-  std::vector<std::string> strategies = {"ring", "ps", "hierarchical", "ps_hra", "sampled", "onebit"};  // items
+  std::vector<std::string> strategies;  // items; empty: every strategy that needs no workload (default_strategy_items())
   std::vector<int> gpus = {2, 4, 8};
   std::vector<double> sizes = {1 << 20, 4 << 20};
   int iterations = 4;
@@ -39,10 +40,13 @@ struct ValidationPoint {
   std::string strategy;  // the item as given
   int ranks = 0;
   double bytes = 0;
-  double measured_s = 0;
-  std::uint64_t wrong = 0;
-  double formula_s = -1, analytic_s = -1, sim_s = -1;  // -1: not available
+  double measured_s = 0;  // the measuring executor's (the real run)
+  std::uint64_t wrong = 0;  // elements the real run got wrong (its own check)
+  std::map<std::string, double> predicted_s;  // executor -> time; absent: that executor cannot time the strategy
 };
+
+// Every strategy that needs no workload (validate runs sizes), in listing order.
+std::vector<std::string> default_strategy_items();
 
 // Runs everything, prints progress and the table, writes OUTPUT_DIR/{measured.json,
 // validation.jsonl, validation.csv}; returns the points.

@@ -309,81 +309,55 @@ std::string permutation(Choices& c, int n) {
   return text;
 }
 
-// The strategies a wrapper accepts as "inner" (models/strategies/{sampled,onebit,periodic}.cpp).
-const std::map<std::string, std::vector<std::string>>& inner_choices() {
-  static const std::map<std::string, std::vector<std::string>> m = {
-      {"sampled", {"ps", "ring", "hierarchical"}},
-      {"onebit", {"ring", "ps", "hierarchical", "ps_hra"}},
-      {"model_avg", {"ring", "hierarchical", "ps"}},
-      {"bmuf", {"ring", "hierarchical", "ps"}},
-  };
-  return m;
+// A number of a domain: sometimes an end of its range, else uniform up to its typical maximum.
+double number_in(Choices& c, const models::ParamDomain& d) {
+  const double top = d.typical_max > 0 ? std::min(d.typical_max, d.max) : d.max;
+  if (d.kind == models::ParamDomain::Kind::integer) {
+    const auto lo = static_cast<std::uint64_t>(d.min), hi = static_cast<std::uint64_t>(std::max(d.min, top));
+    return static_cast<double>(c.one_in(8) ? (c.one_in(2) ? lo : hi) : c.between(lo, hi));
+  }
+  if (c.one_in(8)) {
+    if (c.one_in(2) && d.min_inclusive) return d.min;
+    if (d.max_inclusive && std::isfinite(d.max)) return d.max;
+  }
+  const double v = d.min + (top - d.min) * c.unit();
+  if ((!d.min_inclusive && v <= d.min) || (!d.max_inclusive && v >= d.max)) return d.min + (top - d.min) / 2;
+  return v;
 }
 
-// A valid value for one strategy parameter, or nullopt to keep its default. Parameters
-// this generator does not know keep their defaults.
-std::optional<std::string> valid_value(Choices& c, const models::Strategy& s, const std::string& param,
-                                       const models::Topology& t, const models::Placement& placement,
-                                       bool has_workload) {
-  const int n = placement.size();
-  if (param == "server") {
-    std::vector<std::string> options = {"auto", "rank" + std::to_string(c.below(static_cast<std::size_t>(n)))};
-    if (!t.host_memories().empty()) {
-      options.push_back("host");
-      options.push_back(t.node(t.host_memories().front()).id);
+std::string number_text_of(const models::ParamDomain& d, double v) {
+  return d.kind == models::ParamDomain::Kind::integer ? std::to_string(static_cast<long long>(v)) : fixed(v);
+}
+
+// A valid value of one strategy parameter, drawn from its declared domain (models/strategy.h):
+// auto, one of its words or topology-dependent values, a number in its range, a list with
+// one number per rank, or an order of the ranks.
+std::string valid_value(Choices& c, const models::ParamSpec& spec, const models::ParamContext& context) {
+  using Kind = models::ParamDomain::Kind;
+  const models::ParamDomain& d = spec.domain;
+  const int n = context.placement.size();
+  // Searching ring orders of more than 8 ranks (2-opt) would take most of the target's time.
+  const bool auto_is_costly = d.kind == Kind::permutation && n > 8;
+  if (d.allows_auto && (auto_is_costly ? c.one_in(16) : c.one_in(3))) return "auto";
+  std::vector<std::string> listed = d.words;
+  if (d.values) {
+    for (auto& v : d.values(context)) listed.push_back(std::move(v));
+  }
+  // Topology-dependent values (server nodes, divisors of N) are the only valid ones there.
+  const bool has_numbers = d.kind != Kind::text && !d.values;
+  if (!listed.empty() && (!has_numbers || c.one_in(3))) return c.pick(listed);
+  switch (d.kind) {
+    case Kind::text: return spec.default_value;  // free text without words: keep the default
+    case Kind::integer:
+    case Kind::real: return number_text_of(d, number_in(c, d));
+    case Kind::per_rank: {
+      std::string text;
+      for (int i = 0; i < n; ++i) text += (i ? "," : "") + number_text_of(d, number_in(c, d));
+      return text;
     }
-    const auto gpus = t.gpus();
-    options.push_back(t.node(gpus[c.below(gpus.size())]).id);
-    return c.pick(options);
+    case Kind::permutation: return permutation(c, n);
   }
-  if (param == "k") {
-    std::vector<std::string> options = {"auto"};
-    for (int k = 1; k <= n; ++k) {
-      if (n % k == 0) options.push_back(std::to_string(k));
-    }
-    return c.pick(options);
-  }
-  if (param == "grouping") return c.pick(std::vector<std::string>{"switch", "order", "speed"});
-  if (param == "speeds") {
-    std::string text;
-    for (int i = 0; i < n; ++i) text += (i ? "," : "") + fixed(0.05 + 10 * c.unit());
-    return text;
-  }
-  if (param == "ring_order") {
-    // "auto" searches orders (exhaustive up to 8 ranks, 2-opt above): keep it rarer for big rings.
-    if (n <= 8 ? c.one_in(3) : c.one_in(16)) return std::string("auto");
-    return c.one_in(2) ? std::string("given") : permutation(c, n);
-  }
-  if (param == "inner") {
-    const auto it = inner_choices().find(s.name);
-    if (it == inner_choices().end()) return std::nullopt;
-    return c.pick(it->second);
-  }
-  if (param == "rates") {
-    if (c.one_in(3)) return std::string(c.one_in(2) ? "auto" : "1");
-    std::string text;
-    for (int i = 0; i < n; ++i) text += (i ? "," : "") + (c.one_in(4) ? std::string(c.one_in(2) ? "0" : "1") : fixed(c.unit()));
-    return text;
-  }
-  if (param == "alpha" || param == "beta") return fixed(c.one_in(8) ? (c.one_in(2) ? 0.0 : 1.0) : c.unit() * 0.3);
-  if (param == "base") return c.one_in(4) ? std::string("auto") : std::to_string(c.between(0, 300));
-  if (param == "seed") return std::to_string(c.u32() & 0x7fffffffu);  // integer parameters: 0..2^31-1
-  // At most 512 rows: every row is a transfer per rank to build and prove, and libFuzzer keeps the
-  // longer loops as new coverage, so a corpus drifts to the largest counts (thousands of rows ran
-  // at 50-300 inputs/s); the code is the same for any count.
-  if (param == "rows") return std::to_string(has_workload ? c.between(1, 100) : c.between(1, 512));
-  if (param == "bits") return std::string(c.one_in(4) ? "32" : "1");
-  if (param == "column") return c.one_in(3) ? std::string("auto") : std::to_string(c.between(1, 4096));
-  if (param == "T") return c.one_in(3) ? std::string("auto") : std::to_string(c.between(1, 1000));
-  if (param == "step") return c.one_in(3) ? std::string("auto") : std::to_string(c.between(1, 100));
-  if (param == "block_momentum") return c.one_in(3) ? std::string("auto") : fixed(0.99 * c.unit());
-  if (param == "block_lr") return fixed(0.01 + 5 * c.unit());
-  if (param == "nesterov") return std::string(c.one_in(2) ? "true" : "false");
-  if (param == "reduce_GBps" || param == "quantize_GBps") {
-    return c.one_in(2) ? std::string("auto") : fixed(0.1 + 500 * c.unit());
-  }
-  if (param == "host_reduce_GBps") return fixed(0.1 + 100 * c.unit());
-  return std::nullopt;
+  return spec.default_value;
 }
 
 // Gradient bytes: empty, tiny, odd, around N, ordinary and large.
@@ -470,19 +444,21 @@ ScheduleCase schedule_case(Choices& c) {
     sc.bytes = gradient_bytes(c, n);
   }
   std::map<std::string, std::string> chosen;
+  const models::ParamContext context{t, sc.placement, nullptr};
   for (const auto& spec : models::params_of(*sc.strategy)) {
-    // Keep the default, except for rows: its default (1000 rows) costs like the largest counts (see valid_value).
-    if (spec.name != "rows" && c.one_in(3)) continue;
-    if (auto v = valid_value(c, *sc.strategy, spec.name, t, sc.placement, sc.workload.has_value())) chosen[spec.name] = *v;
+    // Keep the default a third of the time — unless the default costs like the largest values
+    // (sampling's 1000 rows: every row is a transfer per rank to build and prove).
+    const double as_number = std::strtod(spec.default_value.c_str(), nullptr);
+    const bool costly_default = spec.domain.typical_max > 0 && as_number > spec.domain.typical_max;
+    if (!costly_default && c.one_in(3)) continue;
+    chosen[spec.name] = valid_value(c, spec, context);
   }
-  // grouping=speed needs one speed per rank.
-  if (chosen.count("grouping") && chosen["grouping"] == "speed" && !chosen.count("speeds")) {
-    chosen["speeds"] = *valid_value(c, *sc.strategy, "speeds", t, sc.placement, sc.workload.has_value());
-  }
-  // Big rings: "auto" ring orders are searched by 2-opt; keep them rare (see valid_value).
-  if (n > 8 && !chosen.count("ring_order")) {
-    for (const auto& spec : models::params_of(*sc.strategy)) {
-      if (spec.name == "ring_order") chosen["ring_order"] = c.one_in(2) ? "given" : permutation(c, n);
+  // Values that need another parameter (grouping=speed needs speeds) get it.
+  for (const auto& spec : models::params_of(*sc.strategy)) {
+    for (const auto& [value, needed] : spec.needs) {
+      if (chosen.count(spec.name) && chosen[spec.name] == value && !chosen.count(needed)) {
+        chosen[needed] = valid_value(c, *models::find_param(*sc.strategy, needed), context);
+      }
     }
   }
   for (const auto& [key, value] : chosen) sc.params.push_back(key + "=" + value);
@@ -495,9 +471,7 @@ void build_and_check(const char* target, const models::PredictRequest& q, const 
   const models::BuiltSchedule built = models::build_schedule(q);
   const models::SymbolicResult r = models::check_schedule(built.schedule);
   if (!r.ok) violated(target, "the symbolic checker refutes the schedule of " + what + ": " + r.message);
-  models::PredictRequest analytic = q;
-  analytic.executor = "analytic";
-  const models::ResultRecord record = models::predict(analytic);
+  const models::ResultRecord record = models::predict(q);
   if (!(std::isfinite(record.time_per_sync_s) && record.time_per_sync_s >= 0)) {
     violated(target, "analytic time per sync of " + what + " is " + exact_number(record.time_per_sync_s) +
                          " s; expected finite and >= 0");
@@ -566,7 +540,6 @@ Outcome fuzz_experiment_json(const std::uint8_t* data, std::size_t size) {
   const std::string text = text_of(data, size);
   return guarded("experiment_json", [&] {
     const experiments::Experiment e = experiments::load_experiment(models::JsonView::parse(text, "fuzz.json"));
-    if (e.executors.empty()) violated("experiment_json", "accepted experiment has no executor");
     for (const auto& choice : e.strategies) {
       if (!choice.strategy) violated("experiment_json", "accepted experiment has a strategy without a definition");
       (void)models::resolve_params(*choice.strategy, choice.params);
@@ -579,7 +552,9 @@ Outcome fuzz_experiment_json(const std::uint8_t* data, std::size_t size) {
     const bool known_workload = e.workload.empty() || std::find(presets.begin(), presets.end(), e.workload) != presets.end();
     if (shipped_topology && known_workload) {
       const experiments::Plan plan = experiments::make_plan(e);
-      if (plan.placements.empty() || plan.sizes.empty()) violated("experiment_json", "accepted plan has no point");
+      if (plan.placements.empty() || plan.sizes.empty() || plan.executors.empty()) {
+        violated("experiment_json", "accepted plan has no point");
+      }
     }
   });
 }

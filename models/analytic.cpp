@@ -1,12 +1,14 @@
 #include "models/analytic.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "models/contention.h"
+#include "models/executor.h"
+#include "models/format.h"
 
 namespace gradsync::models {
 
@@ -156,9 +158,51 @@ std::string describe_link(const Topology& topology, const BoundingLink& link) {
   const Link& l = topology.links()[link.link];
   const std::string& a = topology.node(link.forward ? l.a : l.b).id;
   const std::string& b = topology.node(link.forward ? l.b : l.a).id;
-  char bw[48];
-  std::snprintf(bw, sizeof bw, "%.3g GB/s", l.bandwidth_Bps / 1e9);
-  return a + " -> " + b + " (" + bw + ")";
+  return a + " -> " + b + " (" + format_rate(l.bandwidth_Bps) + ")";
+}
+
+ResultRecord predict(const PredictRequest& q) {
+  const BuiltSchedule built = build_schedule(q);
+  const Schedule& schedule = built.schedule;
+  ResultRecord r = record_header(q, built, "analytic");
+  const double compute = q.workload ? q.workload->compute_s() : 0.0;
+  const AnalyticResult a = run_analytic(*q.topology, schedule, participant_costs(schedule), compute);
+  r.phases = a.phases;
+  r.time_per_sync_s = a.sync_s;
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, a.bounding_links.size()); ++i) {
+    r.bounding_links.emplace_back(describe_link(*q.topology, a.bounding_links[i]), a.bounding_links[i].seconds);
+  }
+  std::optional<double> iteration;
+  if (schedule.asynchronous) {
+    iteration = a.iteration_s;
+    r.notes.push_back("steady state bounded by the " + a.bound);
+  }
+  if (q.workload) add_training_times(r, *q.workload, iteration);
+  return r;
+}
+
+namespace {
+
+class AnalyticExecutor final : public Executor {
+ public:
+  std::string name() const override { return "analytic"; }
+  std::string summary() const override {
+    return "the strategy's schedule walked on the topology: latency + bytes over the bandwidth each transfer gets while "
+           "the round's transfers share the links";
+  }
+  int order() const override { return 20; }
+  ResultRecord evaluate(const PredictRequest& q, const ExecutorSettings&, Trace*) const override { return predict(q); }
+};
+
+const ExecutorRegistration registered(std::make_unique<AnalyticExecutor>());
+
+}  // namespace
+
+const Executor& default_executor() {
+  for (const Executor* e : all_executors()) {
+    if (dynamic_cast<const AnalyticExecutor*>(e)) return *e;
+  }
+  throw std::logic_error("the analytic executor is not registered");
 }
 
 }  // namespace gradsync::models

@@ -1,8 +1,10 @@
-// One prediction: a strategy on a placement of a topology, for a workload (or a bare
-// size), through one executor, as a result record with per-iteration and per-epoch
-// times (source A, eqs. 5–8) and the speed-up over one GPU training alone.
+// One point to evaluate — a strategy on a placement of a topology, for a workload (or a
+// bare size) — and what every executor starts from: the strategy's schedule built for it.
+// predict() is the analytic model's record of a point (what a search ranks by); every
+// executor (models/executor.h) gives the same record with its own times.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -23,21 +25,27 @@ struct PredictRequest {
   const Strategy* strategy = nullptr;
   SyncParams params;
   Placement placement;
-  std::string executor = "analytic";
+
+  std::uint64_t elements() const;  // values each rank synchronises
+  int element_bytes() const;
 };
 
-std::vector<std::string> executor_names();
-
-// Builds the strategy's schedule for the request (what every executor runs).
+// The strategy's schedule for the request (what every executor runs), its parameters with
+// defaults filled in, and what the build resolved ("auto" -> k, server, T).
 struct BuiltSchedule {
   Schedule schedule;
   StrategyParams params;
+  std::map<std::string, std::string> resolved;
 };
 BuiltSchedule build_schedule(const PredictRequest& request);
 
-// Each participant's local work costs (host memory: the CPU's rate).
-std::vector<LocalCosts> participant_costs(const StrategyContext& ctx, const Schedule& schedule);
+// The context a strategy sees for the request with these parameters.
+StrategyContext context_of(const PredictRequest& request, const StrategyParams& params);
 
+// Each participant's local work costs, as the schedule's builder set them.
+std::vector<LocalCosts> participant_costs(const Schedule& schedule);
+
+// The analytic model's record of the point.
 ResultRecord predict(const PredictRequest& request);
 
 // Adds per-iteration, per-epoch and speed-up figures to a record (every executor shares

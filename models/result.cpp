@@ -9,8 +9,6 @@
 
 namespace gradsync::models {
 
-double busbw_factor(int ranks) { return ranks > 0 ? 2.0 * (ranks - 1) / ranks : 0.0; }
-
 std::optional<double> ResultRecord::algbw_GBps() const {
   if (!(time_per_sync_s > 0)) return std::nullopt;
   return Bps_to_GBps(bytes / time_per_sync_s);
@@ -19,7 +17,7 @@ std::optional<double> ResultRecord::algbw_GBps() const {
 std::optional<double> ResultRecord::busbw_GBps() const {
   auto alg = algbw_GBps();
   if (!alg) return std::nullopt;
-  return *alg * busbw_factor(ranks);
+  return *alg * busbw_factor;
 }
 
 double ResultRecord::communication_share() const {
@@ -73,6 +71,7 @@ ordered_json to_json(const ResultRecord& r) {
   if (r.max_staleness) out["max_staleness"] = *r.max_staleness;
   if (!r.staleness_histogram.empty()) out["staleness_histogram"] = r.staleness_histogram;
   if (r.sim_wall_s) out["sim_wall_s"] = *r.sim_wall_s;
+  if (r.wrong_elements) out["wrong_elements"] = *r.wrong_elements;
   return out;
 }
 
@@ -117,6 +116,10 @@ ResultRecord record_from_json(const ordered_json& d) {
     for (const auto& n : d.at("staleness_histogram")) r.staleness_histogram.push_back(n.get<std::uint64_t>());
   }
   r.sim_wall_s = opt("sim_wall_s");
+  if (d.contains("wrong_elements")) r.wrong_elements = d.at("wrong_elements").get<std::uint64_t>();
+  // The bus factor is not stored: it is busbw / algbw.
+  const auto alg = opt("algbw_GBps"), bus = opt("busbw_GBps");
+  if (alg && bus && *alg > 0) r.busbw_factor = *bus / *alg;
   return r;
 }
 

@@ -1,7 +1,6 @@
 // The common result record every executor emits (formula, analytic, sim, run): one
 // JSON object per line, or CSV. Bandwidth figures follow nccl-tests: algbw = bytes /
-// time, busbw = algbw · 2(N−1)/N (the all-reduce factor; every strategy here ends with
-// every rank holding the reduced gradient).
+// time, busbw = algbw x the strategy's bus factor (all-reduce: 2(N-1)/N).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +31,7 @@ struct ResultRecord {
   std::optional<double> time_per_epoch_s;
   std::optional<double> one_gpu_epoch_s;  // one GPU training alone, no synchronisation
   std::optional<double> speedup_vs_1gpu;
+  double busbw_factor = 0;  // the strategy's: busbw = algbw x this
   int period_steps = 1;  // synchronises once every this many steps
   bool asynchronous = false;
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
@@ -46,14 +46,14 @@ struct ResultRecord {
   std::optional<std::uint64_t> max_staleness;
   std::vector<std::uint64_t> staleness_histogram;
   std::optional<double> sim_wall_s;
+  // Real runs only: elements that differed from the expected result (checked runs).
+  std::optional<std::uint64_t> wrong_elements;
 
   std::optional<double> algbw_GBps() const;
   std::optional<double> busbw_GBps() const;
   // Share of an iteration not spent computing (1 - compute / iteration); 1 without a workload.
   double communication_share() const;
 };
-
-double busbw_factor(int ranks);  // 2(N-1)/N
 
 ordered_json to_json(const ResultRecord& r);
 std::string to_json_line(const ResultRecord& r);

@@ -114,6 +114,7 @@ enum class Role : std::uint8_t { worker, server };
 struct Participant {
   Role role = Role::worker;
   std::size_t node = 0;  // topology node it runs on
+  LocalCosts costs;  // what its local work costs there (the strategy's builder sets them)
 };
 
 // What every worker must hold at the end (the symbolic checker's oracle). Each region

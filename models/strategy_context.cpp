@@ -35,10 +35,16 @@ double StrategyContext::largest_rank_pair_latency_s() const {
 }
 
 std::size_t StrategyContext::server_node() const {
-  if (placement.server) return *placement.server;
-  std::string spec = params.text("server");
-  if (spec == "auto") spec = topology.host_memories().empty() ? "rank0" : "host";
-  return resolve_server(topology, placement, spec, "--param server");
+  std::size_t node = 0;
+  if (placement.server) {
+    node = *placement.server;
+  } else {
+    std::string spec = params.text("server");
+    if (spec == "auto") spec = topology.host_memories().empty() ? "rank0" : "host";
+    node = resolve_server(topology, placement, spec, "--param server");
+  }
+  resolved_as("server", topology.node(node).id);
+  return node;
 }
 
 double StrategyContext::server_Bps() const {
@@ -61,8 +67,12 @@ double StrategyContext::server_latency_s() const {
 }
 
 double StrategyContext::gpu_reduce_s_per_byte() const {
-  if (!params.is_auto("reduce_GBps")) return 1.0 / GBps_to_Bps(params.number("reduce_GBps", 0, false));
+  if (!params.is_auto("reduce_GBps")) {
+    resolved_as("reduce_GBps", params.text("reduce_GBps"));
+    return 1.0 / GBps_to_Bps(params.number("reduce_GBps"));
+  }
   // auto: 2/3 of the slowest measured device-local copy rate among the ranks' GPUs.
+  double Bps = GBps_to_Bps(kDefaultGpuReduceGBps);
   const auto& m = topology.measured();
   if (m && m->device_local_Bps) {
     double local = std::numeric_limits<double>::infinity();
@@ -72,27 +82,17 @@ double StrategyContext::gpu_reduce_s_per_byte() const {
         if (m->gpus[i] == id) local = std::min(local, (*m->device_local_Bps)[i]);
       }
     }
-    if (std::isfinite(local)) return 1.0 / (local * 2.0 / 3.0);
+    if (std::isfinite(local)) Bps = local * 2.0 / 3.0;
   }
-  return 1.0 / GBps_to_Bps(kDefaultGpuReduceGBps);
+  resolved_as("reduce_GBps", number_text(Bps_to_GBps(Bps), 4));
+  return 1.0 / Bps;
 }
 
 double StrategyContext::reduce_s_per_byte_at(std::size_t node) const {
   if (topology.node(node).kind == NodeKind::host_memory) {
-    return 1.0 / GBps_to_Bps(params.number("host_reduce_GBps", 0, false));
+    return 1.0 / GBps_to_Bps(params.number("host_reduce_GBps"));
   }
   return gpu_reduce_s_per_byte();
-}
-
-double StrategyContext::quantize_s_per_byte_at(std::size_t node) const {
-  if (!params.is_auto("quantize_GBps")) return 1.0 / GBps_to_Bps(params.number("quantize_GBps", 0, false));
-  const auto& m = topology.measured();
-  if (m && m->device_quantize_Bps && topology.node(node).kind == NodeKind::gpu) {
-    for (std::size_t i = 0; i < m->gpus.size(); ++i) {
-      if (m->gpus[i] == topology.node(node).id) return 1.0 / (*m->device_quantize_Bps)[i];
-    }
-  }
-  return reduce_s_per_byte_at(node);
 }
 
 double StrategyContext::server_reduce_s_per_byte() const { return reduce_s_per_byte_at(server_node()); }
@@ -118,8 +118,14 @@ std::size_t parent_switch(const Topology& t, std::size_t gpu) {
 }
 
 int StrategyContext::groups() const {
+  const int k = choose_groups();
+  resolved_as("k", std::to_string(k));
+  return k;
+}
+
+int StrategyContext::choose_groups() const {
   if (params.is_auto("k")) return groups_by_switch(topology, placement.ranks);
-  const long k = params.integer("k", 1);
+  const long k = params.integer("k");
   if (k > N()) {
     throw InputError("--param k=" + std::to_string(k) + ": expected at most N = " + std::to_string(N()) + " groups");
   }

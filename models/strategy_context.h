@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ struct StrategyContext {
   int element_bytes = 4;
   const Workload* workload = nullptr;  // optional: layers (rows) and minibatch size
 
+  // What the build resolved ("auto" -> k = 2, the server's node, the period T), by parameter
+  // name: records show these values, and "-" for resolved parameters the schedule never used.
+  mutable std::map<std::string, std::string> resolved;
+  void resolved_as(const std::string& name, const std::string& value) const { resolved[name] = value; }
+
   double bytes() const { return static_cast<double>(elements) * element_bytes; }
   int N() const { return placement.size(); }
 
@@ -42,12 +48,16 @@ struct StrategyContext {
   double server_reduce_s_per_byte() const;
   // Seconds to reduce one byte on a participant placed on `node` (host memory: the CPU's rate).
   double reduce_s_per_byte_at(std::size_t node) const;
-  // Seconds to 1-bit quantise (or dequantise) one byte there.
-  double quantize_s_per_byte_at(std::size_t node) const;
-  LocalCosts costs_at(std::size_t node) const { return {reduce_s_per_byte_at(node), quantize_s_per_byte_at(node)}; }
+  // A participant's local costs on `node`: reductions at its rate; an encoding pass (a
+  // strategy that encodes its transfers sets its own rate) at the same rate.
+  LocalCosts costs_at(std::size_t node) const {
+    const double reduce = reduce_s_per_byte_at(node);
+    return {reduce, reduce};
+  }
   // k from the "k" parameter, or "auto": one group per switch above the ranks when the
   // switches hold equal shares of them, else 1.
   int groups() const;
+  int choose_groups() const;  // the same, without recording it as resolved
   // Samples per minibatch of one worker (the workload's, else 64, source A's minibatch).
   std::int64_t samples_per_minibatch() const;
 

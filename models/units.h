@@ -19,7 +19,7 @@ inline constexpr double kMinBandwidth_GBps = 1e-6;
 inline constexpr double kMaxBandwidth_GBps = 1e6;
 inline constexpr double kMaxLatency_us = 1e9;
 inline constexpr double kMaxBytes = 1125899906842624.0;  // 2^50 = 1 PiB
-// Sampling (models/sampling.h) keeps a few bytes per row of a layer and draws every word of
+// Sampling (models/strategies/sampling.h) keeps a few bytes per row of a layer and draws every word of
 // a minibatch: a vocabulary of at most 10^7 rows, minibatches of at most 10^6 words (more
 // could only hang a run: 4.9e7 words took over 10 s, found by fuzzing).
 inline constexpr long kMaxSampledRows = 10'000'000;

@@ -24,6 +24,7 @@
 #include "models/cli/flag_checks.h"
 #include "gradsync/config.h"
 #include "models/error.h"
+#include "models/executor.h"
 #include "models/predict.h"
 #include "models/result.h"
 #include "models/topology_io.h"
@@ -45,7 +46,7 @@ namespace {
 std::atomic<runtime::Transport*> g_abort_transport{nullptr};
 
 struct Options {
-  std::string strategy = "ring";
+  std::string strategy;  // default: models::default_strategy()
   std::vector<std::string> params;
   std::string topology;
   std::string ranks;
@@ -250,7 +251,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
       total_wrong += wrong;
     }
     const double algbw = time > 0 ? aligned / time / 1e9 : 0;
-    const double busbw = algbw * models::busbw_factor(schedule.workers);
+    const double busbw = algbw * strategy.busbw_factor(schedule.workers);
     double mpi_time = 0;
     if (o.vs_mpi) {
       if (workers != size) throw models::InputError("--vs-mpi-allreduce: every process must be a worker (no --workers)");
@@ -260,21 +261,14 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
       std::fputs(format_table_row(aligned, aligned / 4, time * 1e6, algbw, busbw, wrong, o.check, mpi_time * 1e6).c_str(), stdout);
       std::fflush(stdout);
     }
-    models::ResultRecord r;
-    r.executor = "run";
-    r.topology = topology.name();
-    r.strategy = strategy.name;
-    r.params = built.params.values();
-    r.ranks = schedule.workers;
-    for (std::size_t node : placement.ranks) r.rank_nodes.push_back(topology.node(node).id);
-    r.bytes = aligned;
+    models::ResultRecord r = models::record_header(q, built, "run");
     r.time_per_sync_s = time;
     for (const auto& [phase, seconds] : stats.comm_s) r.phases.push_back({phase, o.iterations ? seconds / o.iterations : 0});
-    r.period_steps = schedule.period_steps;
-    r.asynchronous = schedule.asynchronous;
-    r.notes = schedule.notes;
     r.notes.push_back("backend " + backend.name);
-    if (o.check) r.notes.push_back("checked: " + std::to_string(wrong) + " wrong elements");
+    if (o.check) {
+      r.notes.push_back("checked: " + std::to_string(wrong) + " wrong elements");
+      r.wrong_elements = wrong;
+    }
     records.push_back(r);
     last_stats = stats;
     last_processes_hosting = static_cast<int>(executor.hosted().size());
@@ -360,6 +354,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(comm, &size);
 
   Options o;
+  o.strategy = models::default_strategy().name;
   CLI::App app{"gradsync-run: run a synchronisation strategy's schedule for real under mpirun (one process per GPU or "
                "host rank), time it like nccl-tests, and check every element.",
                "gradsync-run"};
@@ -370,8 +365,8 @@ int main(int argc, char** argv) {
              "  mpirun -np 5 gradsync-run --strategy downpour --workers 4 --compute-ms 5   # server on rank 4\n"
              "  mpirun -np 4 gradsync-run measure -o measured.json\n"
              "Sizes take B, K/KiB, M/MiB, G/GiB (powers of 2) or kB, MB, GB (powers of 10).");
-  app.add_option("--strategy", o.strategy, "strategy to run (ps, ring, hierarchical, ps_hra, sampled, onebit, model_avg, bmuf, downpour, asgd)")
-      ->default_val("ring");
+  app.add_option("--strategy", o.strategy, "strategy to run: " + models::join(models::strategy_names()))
+      ->default_val(o.strategy);
   app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
   app.add_option("--topology,-t", o.topology, "topology the schedule is built for (file or shipped name; default: all ranks alike)");
   app.add_option("--ranks", o.ranks, "GPU ids of the workers in rank order (default: the first N GPUs)");

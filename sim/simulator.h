@@ -30,7 +30,14 @@
 #include "models/topology.h"
 #include "models/trace.h"
 
+namespace gradsync::models {
+class Executor;
+}
+
 namespace gradsync::sim {
+
+// The "sim" executor (models/executor.h) this library registers.
+const models::Executor& executor();
 
 struct NetworkModel {
   std::string name = "CM02";  // CM02 (figures as given) or LV08 (SimGrid's default TCP model)

@@ -1,6 +1,7 @@
 #include "experiments/cli/output.h"
 
 #include "models/error.h"
+#include "models/strategy.h"
 
 namespace gradsync::experiments::cli {
 
@@ -16,6 +17,20 @@ std::string choose_format(const std::string& format, const std::string& output) 
                              "or name the file *.jsonl or *.csv");
   }
   return "table";
+}
+
+std::string params_text(const models::ResultRecord& r, const models::SyncParams& given) {
+  const models::Strategy& strategy = models::find_strategy(r.strategy);
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : r.params) {
+    const models::ParamSpec* spec = models::find_param(strategy, k);
+    if (!spec) continue;
+    using Shown = models::ParamSpec::Shown;
+    const bool shown = spec->shown == Shown::always || (spec->shown == Shown::when_resolved && v != "-") ||
+                       (spec->shown != Shown::never && given.get(k));
+    if (shown) parts.push_back(k + "=" + v);
+  }
+  return models::join(parts, " ");
 }
 
 std::string records_text(const std::vector<models::ResultRecord>& records, const std::string& format) {

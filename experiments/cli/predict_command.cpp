@@ -5,13 +5,15 @@
 
 #include "experiments/cli/commands.h"
 #include "experiments/cli/selection.h"
+#include "models/executor.h"
+#include "models/workload.h"
 
 namespace gradsync::experiments::cli {
 
 namespace {
 struct PredictOptions {
   SelectionOptions selection;
-  std::string executor = "analytic";
+  std::string executor;
 };
 }  // namespace
 
@@ -25,14 +27,15 @@ Action add_predict(CLI::App& app) {
       "  gradsync predict --topology dgx1-v100-hybrid-cube-mesh --strategy hierarchical --param k=4\n"
       "  gradsync predict --topology my-cluster.json --size 256MiB --format csv -o out.csv\n"
       "  gradsync predict --strategy ring --ring-order 0,2,1,3 --executor formula\n"
-      "Strategies: ps, ring, hierarchical, ps_hra, sampled, onebit, model_avg, bmuf, downpour, asgd.\n"
-      "Workload presets: source-a-ffnn-lm, source-a-rnn-lm, source-c-nmt.");
+      "Strategies: " + models::join(models::strategy_names()) + ".\n"
+      "Workload presets: " + models::join(models::workload_preset_names()) + ".\n"
+      "Executors:\n" + executor_help());
   add_selection_options(cmd, o->selection);
   cmd->add_option("--executor,-x", o->executor,
-                  "analytic (the strategy's schedule on the topology, with link sharing) or formula (the papers' "
-                  "closed forms on the slowest path); for the simulator use `gradsync simulate`")
-      ->check(CLI::IsMember({"analytic", "formula"}))
-      ->default_val("analytic");
+                  "how to get the time: " + models::join(models::executor_names()) +
+                      " (see below; `gradsync simulate` for the simulator's settings)")
+      ->check(CLI::IsMember(models::executor_names()))
+      ->default_val(models::default_executor().name());
   add_output_options(cmd, o->selection, false);
   return [o] { return run_plan(make_plan(experiment_from_flags(o->selection, {o->executor})), o->selection, "predict"); };
 }

@@ -43,7 +43,7 @@ std::optional<std::string> validate_item(const Choice& c) {
       if (v != c.rank_nodes.front()) return std::nullopt;
       continue;  // validate places it on rank 0
     }
-    if (k != "inner" && !worth_showing(k, v)) continue;
+    if (k != "inner" && !worth_showing(*c.strategy, k, v)) continue;
     const auto resolved = c.analytic.params.find(k);
     item += ":" + k + "=" + (resolved != c.analytic.params.end() && resolved->second != "-" ? resolved->second : v);
   }
@@ -58,10 +58,10 @@ int run_recommend(RecommendFlags& f) {
   s.strategies.clear();
   s.params.clear();
   s.gpus.clear();
-  Plan plan = make_plan(experiment_from_flags(s, {"analytic"}));
+  Plan plan = make_plan(experiment_from_flags(s, {}));
   // Parameters the user fixed: checked against the strategies searched (an unknown one is an error).
   f.options.fixed = models::SyncParams::parse(f.selection.params);
-  (void)choose_strategies(f.options.strategies, f.options.fixed, {"analytic"});
+  (void)choose_strategies(f.options.strategies, f.options.fixed, plan.executors);
   const models::Topology& t = plan.topology.topology;
   const int all = static_cast<int>(t.gpus().size());
   std::vector<int> counts;

@@ -5,7 +5,6 @@
 #include <iostream>
 
 #include "experiments/cli/output.h"
-#include "experiments/evaluate.h"
 #include "experiments/inputs.h"
 #include "experiments/table.h"
 #include "models/error.h"
@@ -35,7 +34,14 @@ void add_output_options(CLI::App* cmd, SelectionOptions& o, bool with_trace) {
   }
 }
 
+std::string executor_help() {
+  std::string text;
+  for (const models::Executor* x : models::all_executors()) text += "  " + x->name() + ": " + x->summary() + "\n";
+  return text;
+}
+
 Experiment experiment_from_flags(const SelectionOptions& o, const std::vector<std::string>& executors) {
+  const auto chosen = find_executors(executors, "--executor");
   Experiment e;
   e.executors = executors;
   e.topology = o.topology.empty() ? std::string(kDefaultTopology) : o.topology;
@@ -55,24 +61,9 @@ Experiment experiment_from_flags(const SelectionOptions& o, const std::vector<st
     if (given.get("ring_order")) throw models::InputError("--ring-order and --param ring_order both given; expected one");
     given.set("ring_order", o.ring_order);
   }
-  e.strategies = choose_strategies(o.strategies, given, executors);
+  e.strategies = choose_strategies(o.strategies, given, chosen);
   return e;
 }
-
-namespace {
-
-// The parameters worth a column: what "auto" became for the ones that shape the result,
-// and whatever the user set. The rest is in the JSON / CSV records.
-std::string params_text(const models::ResultRecord& r, const models::SyncParams& given) {
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : r.params) {
-    const bool resolved = (k == "k" || k == "server" || k == "T" || k == "step" || k == "inner") && v != "-";
-    if (resolved || (given.get(k) && k != "reduce_GBps" && k != "host_reduce_GBps" && k != "quantize_GBps")) parts.push_back(k + "=" + v);
-  }
-  return models::join(parts, " ");
-}
-
-}  // namespace
 
 void print_plan_heading(std::ostream& out, const std::string& verb, const Plan& plan) {
   const models::Topology& topology = plan.topology.topology;
@@ -85,11 +76,12 @@ void print_plan_heading(std::ostream& out, const std::string& verb, const Plan& 
   } else {
     out << "sizes given (no workload: no iteration or epoch figures)";
   }
-  out << ", executor " << models::join(plan.executors, ", ");
-  if (std::find(plan.executors.begin(), plan.executors.end(), "sim") != plan.executors.end()) {
-    out << " (SimGrid, network model " << plan.sim.network.name << ")";
+  std::vector<std::string> names;
+  for (const models::Executor* x : plan.executors) {
+    const std::string more = x->describe(plan.settings);
+    names.push_back(x->name() + (more.empty() ? "" : " (" + more + ")"));
   }
-  out << "\n\n";
+  out << ", executor " << models::join(names, ", ") << "\n\n";
 }
 
 int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& verb) {
@@ -100,8 +92,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   check_output_path(o.trace, "--trace");
   const bool single = plan.points() == 1;
   const bool show_executor = plan.executors.size() > 1;
-  const bool show_progress = plan.points() > 1 && ::isatty(STDERR_FILENO) &&
-                             std::find(plan.executors.begin(), plan.executors.end(), "sim") != plan.executors.end();
+  const bool show_progress = plan.points() > 1 && ::isatty(STDERR_FILENO) && plan.has_slow_executor();
   std::vector<models::ResultRecord> records;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_notes;
@@ -114,7 +105,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
         for (const auto& executor : plan.executors) {
           ++done;
           if (show_progress) {
-            std::cerr << "\r[" << done << "/" << plan.points() << "] " << executor << " " << choice.strategy->name << " on "
+            std::cerr << "\r[" << done << "/" << plan.points() << "] " << executor->name() << " " << choice.strategy->name << " on "
                       << placement.size() << " GPUs ...          " << std::flush;
           }
           models::PredictRequest q;
@@ -125,22 +116,22 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
           q.params = choice.params;
           q.placement = placement;
           models::Trace timeline;
-          const bool want_trace = !o.trace.empty() && executor == "sim" && !trace;
+          const bool want_trace = !o.trace.empty() && executor->traces() && !trace;
           models::ResultRecord r;
           try {
-            SimSettings sim = plan.sim;
-            sim.trace = want_trace;
-            r = evaluate(q, executor, sim, want_trace ? &timeline : nullptr);
+            models::ExecutorSettings settings = plan.settings;
+            settings.sim.trace = want_trace;
+            r = executor->evaluate(q, settings, want_trace ? &timeline : nullptr);
           } catch (const models::InputError& e) {
             if (single) throw models::InputError(located_error(choice, e.what()));
-            rows.push_back({choice.strategy->name, std::to_string(placement.size()), executor, "-", "skipped"});
+            rows.push_back({choice.strategy->name, std::to_string(placement.size()), executor->name(), "-", "skipped"});
             row_notes.push_back("^ " + located_error(choice, e.what()));
             continue;
           }
           if (want_trace) trace = timeline;
           auto opt = [](const std::optional<double>& v, int decimals) { return v ? format_fixed(*v, decimals) : "-"; };
           std::vector<std::string> row = {
-              r.strategy, std::to_string(r.ranks), executor, params_text(r, choice.params),
+              r.strategy, std::to_string(r.ranks), executor->name(), params_text(r, choice.params),
               size ? format_bytes(*size) : "", format_seconds(r.time_per_sync_s),
               r.time_per_iteration_s ? format_seconds(*r.time_per_iteration_s) : "-",
               r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-",
@@ -161,7 +152,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
 
   if (!o.trace.empty()) {
     if (!trace) {
-      throw models::InputError("--trace " + o.trace + ": no simulated run produced a timeline (is --executor sim chosen?)");
+      throw models::InputError("--trace " + o.trace + ": no executor chosen writes a timeline (the simulator does: --executor sim)");
     }
     models::write_file_atomically(o.trace, trace->to_json().dump() + "\n");
     std::cerr << "wrote the timeline of the first simulated point to " << o.trace << " (open it in https://ui.perfetto.dev)\n";
@@ -207,9 +198,8 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
     std::cout << "reduction: GPU " << p.at("reduce_GBps") << " GB/s, host " << p.at("host_reduce_GBps")
               << " GB/s (--param reduce_GBps=..., host_reduce_GBps=...)\n";
   }
-  if (std::find(plan.executors.begin(), plan.executors.end(), "formula") != plan.executors.end()) {
-    std::cout << "formula executor: the papers' closed forms with B = the slowest path a strategy uses and a = its "
-                 "largest latency\n";
+  for (const models::Executor* x : plan.executors) {
+    if (!x->footnote().empty()) std::cout << x->footnote() << "\n";
   }
   if (any_async) {
     std::cout << "staleness: how many other updates the server applied between a worker's pull and its next push\n";

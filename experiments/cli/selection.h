@@ -29,6 +29,8 @@ struct SelectionOptions {
 
 void add_selection_options(CLI::App* cmd, SelectionOptions& o);
 void add_output_options(CLI::App* cmd, SelectionOptions& o, bool with_trace);
+// "  analytic  the strategy's schedule walked on the topology..." — a line per executor, for help texts.
+std::string executor_help();
 
 // Flags -> experiment (executors given by the verb).
 Experiment experiment_from_flags(const SelectionOptions& o, const std::vector<std::string>& executors);

@@ -8,6 +8,7 @@
 #include "experiments/cli/selection.h"
 #include "models/error.h"
 #include "models/placement.h"
+#include "sim/simulator.h"
 
 namespace gradsync::experiments::cli {
 
@@ -33,13 +34,13 @@ int run_simulate(const SimulateOptions& o) {
                                "--size, --strategy, --param, --gpus or --ranks with it");
     }
     e = load_experiment(o.selection.experiment);
-    if (e.executors == std::vector<std::string>{"analytic"}) e.executors = {"sim"};
+    if (e.executors.empty()) e.executors = {sim::executor().name()};
   } else {
-    e = experiment_from_flags(o.selection, o.executors.empty() ? std::vector<std::string>{"sim"} : o.executors);
-    e.sim.network.name = o.network_model;
+    e = experiment_from_flags(o.selection, o.executors.empty() ? std::vector<std::string>{sim::executor().name()} : o.executors);
+    e.sim.network_model = o.network_model;
     if (o.iterations > 0) e.sim.iterations = o.iterations;
-    if (o.latency_factor > 0) e.sim.network.latency_factor = o.latency_factor;
-    if (o.bandwidth_factor > 0) e.sim.network.bandwidth_factor = o.bandwidth_factor;
+    if (o.latency_factor > 0) e.sim.latency_factor = o.latency_factor;
+    if (o.bandwidth_factor > 0) e.sim.bandwidth_factor = o.bandwidth_factor;
     if (!o.speeds.empty()) {
       for (const auto& item : models::split_list(o.speeds, "--speeds")) {
         char* end = nullptr;
@@ -82,8 +83,9 @@ Action add_simulate(CLI::App& app) {
   cmd->add_option("--jitter", o->jitter, "coefficient of variation of log-normal noise on every compute step")
       ->check(number_in(0, 10));
   cmd->add_option("--seed", o->seed, "seed of the jitter")->check(integer_in(0, 9223372036854775807LL));
-  cmd->add_option("--executor,-x", o->executors, "also run other executors side by side: sim, analytic, formula (default: sim)")
-      ->check(CLI::IsMember({"sim", "analytic", "formula"}));
+  cmd->add_option("--executor,-x", o->executors,
+                  "also run other executors side by side: " + models::join(models::executor_names()) + " (default: sim)")
+      ->check(CLI::IsMember(models::executor_names()));
   add_output_options(cmd, o->selection, true);
   return [o] { return run_simulate(*o); };
 }

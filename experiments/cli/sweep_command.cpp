@@ -27,15 +27,6 @@ struct SweepOptions {
   std::string merge;
 };
 
-std::string params_text(const models::ResultRecord& r, const models::SyncParams& given) {
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : r.params) {
-    const bool resolved = (k == "k" || k == "server" || k == "T" || k == "step" || k == "inner") && v != "-";
-    if (resolved || (given.get(k) && k != "reduce_GBps" && k != "host_reduce_GBps")) parts.push_back(k + "=" + v);
-  }
-  return models::join(parts, " ");
-}
-
 void print_table(const Plan& plan, const std::vector<Point>& points, const std::vector<Outcome>& outcomes) {
   const bool show_executor = plan.executors.size() > 1;
   const bool show_size = !plan.workload || plan.sizes.size() > 1 || plan.sizes[0].has_value();
@@ -55,7 +46,7 @@ void print_table(const Plan& plan, const std::vector<Point>& points, const std::
     const Point& p = points[i];
     const Outcome& o = outcomes[i];
     std::vector<std::string> row = {p.choice->strategy->name, std::to_string(p.placement->size())};
-    if (show_executor) row.push_back(p.executor);
+    if (show_executor) row.push_back(p.executor->name());
     if (!o.record) {
       row.push_back("skipped");
       table.add_row(row);
@@ -164,7 +155,7 @@ int run_sweep(const SweepOptions& o) {
     if (static_cast<int>(p.index % static_cast<std::size_t>(mpi.size)) != mpi.rank) continue;
     ++share;
     if (texts[p.index]) continue;
-    jobs[p.index] = Job{point_request(plan, p), p.executor, plan.sim, point_label(p)};
+    jobs[p.index] = Job{point_request(plan, p), p.executor, plan.settings, point_label(p)};
     todo.push_back(p.index);
   }
   const int workers = std::max(1, std::min<int>(o.jobs, static_cast<int>(todo.size())));
@@ -246,7 +237,7 @@ Action add_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Evaluate every point of an experiment file, in parallel, resumable, under mpirun");
   cmd->footer(
       "The experiment file is the one `gradsync simulate` reads (topology, workload or sizes_bytes, gpus or ranks,\n"
-      "strategies with parameters, executors formula/analytic/sim, simulator settings).\n"
+      "strategies with parameters, executors " + models::join(models::executor_names(), "/") + ", simulator settings).\n"
       "Records keep the experiment's point order whatever -j; JSON lines and CSV carry two more fields,\n"
       "point_index and point (the point's identity: topology, executor, strategy, given parameters, ranks,\n"
       "bytes or workload), which --resume and --merge use. With -o the file is rewritten atomically every few\n"

@@ -38,7 +38,7 @@ Action add_validate(CLI::App& app) {
       ->default_val(0.002);
   cmd->add_option("--strategies", f->strategies,
                   "strategies, each optionally with parameters: ring,hierarchical:k=2,sampled:inner=ring:rates=auto "
-                  "(default: ring,ps,hierarchical,ps_hra,sampled,onebit)");
+                  "(default: every strategy that needs no workload: " + models::join(default_strategy_items(), ",") + ")");
   cmd->add_option("--gpus,-g", f->gpus, "GPU counts (default: 2,4,8)");
   cmd->add_option("--sizes,-s", f->sizes, "sizes (default: 1MiB,4MiB)");
   cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(4)->check(integer_in(1, 1000000));

@@ -21,8 +21,7 @@ std::size_t Batch::add(const models::Topology& topology, const models::Workload*
   job.request.strategy = &models::find_strategy(strategy);
   for (const auto& [k, v] : params) job.request.params.set(k, v);
   job.request.placement = placement;
-  job.request.executor = executor;
-  job.executor = executor;
+  job.executor = &models::find_executor(executor);
   job.label = executor + " " + strategy + " N=" + std::to_string(placement.size()) + " on " + topology.name();
   if (tag.contains("part")) job.label += " (" + tag.at("part").get<std::string>() + ")";
   jobs_.push_back(std::move(job));

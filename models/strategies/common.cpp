@@ -1,30 +1,98 @@
 #include "models/strategies/common.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "models/error.h"
+#include "models/result.h"
 #include "models/ring_order.h"
 
 namespace gradsync::models::strategies {
 
 ParamSpec server_param() {
-  return {"server", "auto",
-          "where the parameter server lives: host (host memory), rank<i>, or a node id; auto: host memory when the "
-          "topology has it (as in source A), else rank0"};
+  ParamSpec p{"server", "auto",
+              "where the parameter server lives: host (host memory), rank<i>, or a node id; auto: host memory when the "
+              "topology has it (as in source A), else rank0"};
+  p.domain = word_domain({}, true);
+  p.domain.values = [](const ParamContext& c) {
+    std::vector<std::string> out;
+    for (int r = 0; r < c.placement.size(); ++r) out.push_back("rank" + std::to_string(r));
+    if (!c.topology.host_memories().empty()) out.push_back("host");
+    for (std::size_t h : c.topology.host_memories()) out.push_back(c.topology.node(h).id);
+    for (std::size_t g : c.topology.gpus()) out.push_back(c.topology.node(g).id);
+    return out;
+  };
+  // A search puts the server in host memory or on one of the ranks' GPUs.
+  p.search = [](const ParamContext& c) {
+    std::vector<std::string> out;
+    for (std::size_t h : c.topology.host_memories()) out.push_back(c.topology.node(h).id);
+    for (std::size_t g : c.placement.ranks) out.push_back(c.topology.node(g).id);
+    return out;
+  };
+  p.resolved = true;
+  p.shown = ParamSpec::Shown::when_resolved;
+  return p;
 }
-ParamSpec k_param() { return {"k", "auto", "number of groups (must divide N); auto: one group per switch above the ranks"}; }
+
+ParamSpec k_param() {
+  ParamSpec p{"k", "auto", "number of groups (must divide N); auto: one group per switch above the ranks"};
+  p.domain = integer_domain(1, 2147483647, 0, true);
+  p.domain.values = [](const ParamContext& c) {
+    std::vector<std::string> out;
+    for (int k = 1; k <= c.placement.size(); ++k) {
+      if (c.placement.size() % k == 0) out.push_back(std::to_string(k));
+    }
+    return out;
+  };
+  // auto, and every k that splits the ranks into groups of at least two (k = 1 is a ring, k = N a ring of groups of one).
+  p.search = [](const ParamContext& c) {
+    std::vector<std::string> out = {"auto"};
+    const int n = c.placement.size();
+    for (int k = 2; k < n; ++k) {
+      if (n % k == 0) out.push_back(std::to_string(k));
+    }
+    return out;
+  };
+  p.resolved = true;
+  p.shown = ParamSpec::Shown::when_resolved;
+  return p;
+}
+
 ParamSpec grouping_param() {
-  return {"grouping", "switch",
-          "how ranks form groups: switch (ranks behind one switch together), speed (source B's queue: ranks of similar "
-          "measured speed together; needs speeds), order (consecutive ranks)"};
+  ParamSpec p{"grouping", "switch",
+              "how ranks form groups: switch (ranks behind one switch together), speed (source B's queue: ranks of similar "
+              "measured speed together; needs speeds), order (consecutive ranks)"};
+  p.domain = word_domain({"switch", "speed", "order"});
+  p.needs = {{"speed", "speeds"}};
+  p.search = [](const ParamContext&) { return std::vector<std::string>{"switch", "order"}; };  // speed needs measured speeds
+  return p;
 }
+
 ParamSpec speeds_param() {
-  return {"speeds", "", "measured speed of each rank for grouping=speed, comma-separated (larger = faster)"};
+  ParamSpec p{"speeds", "", "measured speed of each rank for grouping=speed, comma-separated (larger = faster)"};
+  p.domain = real_domain(0, std::numeric_limits<double>::infinity(), false, true, 10);
+  p.domain.kind = ParamDomain::Kind::per_rank;
+  return p;
 }
-ParamSpec ring_order_param() {
-  return {"ring_order", "auto",
-          "order of the ranks around a ring: auto (the order with the widest bottleneck and fewest shared links), given "
-          "(rank order), or positions i,j,k,..."};
+
+ParamSpec ring_order_param(bool searched) {
+  ParamSpec p{"ring_order", "auto",
+              "order of the ranks around a ring: auto (the order with the widest bottleneck and fewest shared links), given "
+              "(rank order), or positions i,j,k,..."};
+  p.domain = word_domain({"given"}, true);
+  p.domain.kind = ParamDomain::Kind::permutation;
+  if (searched) p.search = [](const ParamContext&) { return std::vector<std::string>{"auto", "given"}; };
+  return p;
+}
+
+ParamSpec inner_param(const std::string& default_inner, const std::string& help) {
+  ParamSpec p{"inner", default_inner, help};
+  p.shown = ParamSpec::Shown::always;
+  return p;
+}
+
+std::string changes_by_period(const ResultRecord& r) {
+  return r.period_steps > 1 ? "synchronises every " + std::to_string(r.period_steps) + " steps" : "";
 }
 
 Schedule start_schedule(const std::string& strategy, const StrategyContext& ctx) {
@@ -33,12 +101,13 @@ Schedule start_schedule(const std::string& strategy, const StrategyContext& ctx)
   s.workers = ctx.N();
   s.element_bytes = ctx.element_bytes;
   s.gradient_bytes = ctx.elements * static_cast<std::uint64_t>(ctx.element_bytes);
-  for (std::size_t node : ctx.placement.ranks) s.participants.push_back({Role::worker, node});
+  for (std::size_t node : ctx.placement.ranks) s.participants.push_back({Role::worker, node, ctx.costs_at(node)});
   return s;
 }
 
-int add_server(Schedule& s, std::size_t node) {
-  s.participants.push_back({Role::server, node});
+int add_server(Schedule& s, const StrategyContext& ctx) {
+  const std::size_t node = ctx.server_node();
+  s.participants.push_back({Role::server, node, ctx.costs_at(node)});
   return s.participant_count() - 1;
 }
 
@@ -221,10 +290,13 @@ std::string describe_groups(const StrategyContext& ctx, const Rings& groups) {
   return text;
 }
 
-const Strategy& inner_strategy(const StrategyContext& ctx, const std::string& wrapper, const std::vector<std::string>& allowed) {
+const Strategy& inner_strategy(const StrategyContext& ctx) {
+  const Strategy& wrapper = ctx.params.strategy();
   const std::string& name = ctx.params.text("inner");
+  std::vector<std::string> allowed;
+  for (const InnerChoice& c : wrapper.inners) allowed.push_back(c.name);
   if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-    throw InputError("--param inner=" + name + ": strategy " + wrapper + " wraps one of " + join(allowed) +
+    throw InputError("--param inner=" + name + ": strategy " + wrapper.name + " wraps one of " + join(allowed) +
                      did_you_mean(name, allowed));
   }
   return find_strategy(name);

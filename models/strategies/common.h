@@ -13,17 +13,26 @@
 
 namespace gradsync::models::strategies {
 
-// Parameter specs shared by the strategies that use them (one wording everywhere).
+// Parameter specs shared by the strategies that use them (one wording, domain and search
+// everywhere). ring_order_param(false): declared but not searched (groups' internal rings).
 ParamSpec server_param();
 ParamSpec k_param();
 ParamSpec grouping_param();
 ParamSpec speeds_param();
-ParamSpec ring_order_param();
+ParamSpec ring_order_param(bool searched);
+// A wrapper's "inner" parameter (its choices are the Strategy's `inners`).
+ParamSpec inner_param(const std::string& default_inner, const std::string& help);
+
+// "synchronises every T steps" when the record's period is above one step, else "".
+std::string changes_by_period(const ResultRecord& r);
+
+// The parameter-server exchange (gather, update, send back), shared by ps and downpour/asgd.
+Schedule build_ps(const StrategyContext& ctx, const std::string& name);
 
 // A schedule with the N workers of the placement as participants 0..N-1.
 Schedule start_schedule(const std::string& strategy, const StrategyContext& ctx);
-// Adds a server participant on `node`; returns its index.
-int add_server(Schedule& s, std::size_t node);
+// Adds the parameter server (on ctx.server_node()) as a participant; returns its index.
+int add_server(Schedule& s, const StrategyContext& ctx);
 
 // The ranks in the ring order the "ring_order" parameter asks for (positions into the placement).
 std::vector<int> ring_of_ranks(const StrategyContext& ctx);
@@ -75,7 +84,7 @@ std::vector<int> all_workers(const Schedule& s);
 // "groups: {gpu0 gpu1} {gpu2 gpu3}" for a schedule's notes.
 std::string describe_groups(const StrategyContext& ctx, const Rings& groups);
 
-// The strategy a wrapper ("inner" parameter) wraps, checked against the allowed names.
-const Strategy& inner_strategy(const StrategyContext& ctx, const std::string& wrapper, const std::vector<std::string>& allowed);
+// The strategy a wrapper wraps ("inner" parameter), checked against the wrapper's `inners`.
+const Strategy& inner_strategy(const StrategyContext& ctx);
 
 }  // namespace gradsync::models::strategies

@@ -2,33 +2,34 @@
 // every T steps (an all-reduce of the model, then a division by N). Communication per
 // step shrinks by T; the local learning rate must grow N-fold (runtime numerics).
 #include "models/strategies/common.h"
-#include "models/strategies/registry.h"
 #include "models/strategies/periodic.h"
 
 namespace gradsync::models::strategies {
 
-const Strategy& model_avg() {
-  static const Strategy s{
-      "model_avg",
-      "model averaging: all-reduce and average the models every T steps",
-      "C, D",
-      periodic_params({{"T", "auto", "steps between averagings; auto: 40,000 samples (CNTK's syncPeriod) / minibatch"}}),
-      false,
-      [](const StrategyContext& ctx) { return periodic_closed_form(ctx, "model_avg"); },
-      [](const StrategyContext& ctx) {
-        Schedule s = build_periodic(ctx, "model_avg", 40'000);
-        // Divide the sum of the N models by N.
-        const Slice model{0, s.gradient_bytes};
-        const int n = s.workers;
-        s.rounds.push_back(Round{"average", "average", [model, n](int p, std::vector<Op>& out) {
-                                   if (p < n) out.push_back(Op::scale(model, n));
-                                 }});
-        if (s.expected.empty()) s.expected.push_back({model, true, false, {}});
-        for (auto& region : s.expected) region.divisor = n;
-        return s;
-      },
+namespace {
+
+Strategy definition() {
+  Strategy s = periodic_strategy("model_avg", "steps between averagings; auto: 40,000 samples (CNTK's syncPeriod) / minibatch", {});
+  s.summary = "model averaging: all-reduce and average the models every T steps";
+  s.order = 70;
+  s.test_variants = {{{"inner=ring", "T=5"}}, {{"inner=hierarchical", "grouping=order"}}};
+  s.build = [](const StrategyContext& ctx) {
+    Schedule s = build_periodic(ctx, "model_avg", 40'000);
+    // Divide the sum of the N models by N.
+    const Slice model{0, s.gradient_bytes};
+    const int n = s.workers;
+    s.rounds.push_back(Round{"average", "average", [model, n](int p, std::vector<Op>& out) {
+                               if (p < n) out.push_back(Op::scale(model, n));
+                             }});
+    if (s.expected.empty()) s.expected.push_back({model, true, false, {}});
+    for (auto& region : s.expected) region.divisor = n;
+    return s;
   };
   return s;
 }
+
+const Registration registered(definition());
+
+}  // namespace
 
 }  // namespace gradsync::models::strategies

@@ -8,7 +8,8 @@
 
 #include "models/error.h"
 #include "models/strategies/common.h"
-#include "models/strategies/registry.h"
+#include "models/result.h"
+#include "models/units.h"
 
 namespace gradsync::models::strategies {
 
@@ -24,7 +25,7 @@ std::uint64_t quantised_bytes(std::uint64_t bytes, int element_bytes, int bits, 
 }
 
 std::uint64_t column_length(const StrategyContext& ctx) {
-  if (!ctx.params.is_auto("column")) return static_cast<std::uint64_t>(ctx.params.integer("column", 1));
+  if (!ctx.params.is_auto("column")) return static_cast<std::uint64_t>(ctx.params.integer("column"));
   // A column of the largest row-structured matrix (its height: the number of rows).
   std::uint64_t best = 0, best_params = 0;
   if (ctx.workload) {
@@ -38,52 +39,78 @@ std::uint64_t column_length(const StrategyContext& ctx) {
   return best ? best : 1024;
 }
 
-}  // namespace
+// Seconds to 1-bit quantise (or dequantise) one byte on `node`: the quantize_GBps
+// parameter, else the measured rate of that GPU (device_quantize_GBps), else its reduction rate.
+double quantize_s_per_byte_at(const StrategyContext& ctx, std::size_t node) {
+  if (!ctx.params.is_auto("quantize_GBps")) return 1.0 / GBps_to_Bps(ctx.params.number("quantize_GBps"));
+  const auto& m = ctx.topology.measured();
+  if (m && m->device_quantize_Bps && ctx.topology.node(node).kind == NodeKind::gpu) {
+    for (std::size_t i = 0; i < m->gpus.size(); ++i) {
+      if (m->gpus[i] == ctx.topology.node(node).id) return 1.0 / (*m->device_quantize_Bps)[i];
+    }
+  }
+  return ctx.reduce_s_per_byte_at(node);
+}
 
-const Strategy& onebit() {
-  static const Strategy s{
-      "onebit",
-      "1-bit SGD: 1 bit per value plus per-column scales, error feedback; wraps ring, ps, hierarchical or ps_hra",
-      "D",
-      {{"inner", "ring", "the strategy whose transfers carry the quantised payload: ring, ps, hierarchical, ps_hra"},
-       {"bits", "1", "bits per value: 1 (1-bit SGD) or 32 (no quantisation, CNTK's num_quantization_bits)"},
-       {"column", "auto", "values sharing one pair of scales; auto: a column of the workload's largest matrix, else 1024"},
-       server_param(), k_param(), grouping_param(), speeds_param(), ring_order_param()},
-      false,
-      nullptr,  // the source documents give no closed form
-      [](const StrategyContext& ctx) {
-        const Strategy& inner = inner_strategy(ctx, "onebit", {"ring", "ps", "hierarchical", "ps_hra"});
-        const long bits = ctx.params.integer("bits", 1);
-        if (bits != 1 && bits != 32) throw InputError("--param bits=" + std::to_string(bits) + ": expected 1 or 32");
-        Schedule s = inner.build(ctx);
-        s.strategy = "onebit";
-        if (bits == 32) return s;
-        const std::uint64_t column = column_length(ctx);
-        const int eb = s.element_bytes;
-        for (Round& round : s.rounds) {
-          RoundOps inner_ops = std::move(round.ops);
-          round.ops = [inner_ops, eb, bits, column](int p, std::vector<Op>& out) {
-            const std::size_t first = out.size();
-            inner_ops(p, out);
-            const std::size_t last = out.size();
-            for (std::size_t i = first; i < last; ++i) {
-              Op& op = out[i];
-              if (!op.is_transfer()) continue;
-              op.wire_bytes = quantised_bytes(op.slice.bytes, eb, static_cast<int>(bits), column);
-              op.bits = static_cast<int>(bits);
-              op.column = column;  // the transfer knows its payload's layout too
-              const Op coding = op.kind == OpKind::send ? Op::quantize(op.slice, static_cast<int>(bits), column)
-                                                        : Op::dequantize(op.slice, static_cast<int>(bits), column);
-              out.push_back(coding);
-            }
-          };
-          if (round.compute_phase.empty()) round.compute_phase = "quantise";
+Strategy definition() {
+  Strategy s;
+  s.name = "onebit";
+  s.summary = "1-bit SGD: 1 bit per value plus per-column scales, error feedback; wraps ring, ps, hierarchical or ps_hra";
+  s.source = "D";
+  s.order = 60;
+  s.params = {inner_param("ring", "the strategy whose transfers carry the quantised payload: ring, ps, hierarchical, ps_hra"),
+              {"bits", "1", "bits per value: 1 (1-bit SGD) or 32 (no quantisation, CNTK's num_quantization_bits)",
+               word_domain({"1", "32"})},
+              {"column", "auto", "values sharing one pair of scales; auto: a column of the workload's largest matrix, else 1024",
+               integer_domain(1, 2147483647, 4096, true)},
+              {"quantize_GBps", "auto",
+               "rate of 1-bit quantisation or dequantisation, in GB/s of values; auto: the measured rate when the topology "
+               "has one (device_quantize_GBps), else the reduction rate",
+               rate_domain(true)}};
+  s.params.back().shown = ParamSpec::Shown::never;
+  s.inners = {{"ring"}, {"hierarchical"}, {"ps"}, {"ps_hra", false}};  // in the order a search tries them
+  s.changes_training = [](const ResultRecord& r) {
+    const auto bits = r.params.find("bits");
+    return bits == r.params.end() || bits->second != "32" ? std::string("sends 1-bit gradients (error feedback)") : std::string();
+  };
+  s.test_variants = {{{"inner=ring"}}, {{"inner=ps"}}, {{"inner=hierarchical", "grouping=order"}},
+                     {{"inner=ps_hra", "grouping=order"}}};
+  // The source documents give no closed form.
+  s.build = [](const StrategyContext& ctx) {
+    const Strategy& inner = inner_strategy(ctx);
+    const int bits = std::stoi(ctx.params.word("bits"));
+    Schedule s = inner.build(ctx);
+    s.strategy = "onebit";
+    if (bits == 32) return s;
+    for (Participant& p : s.participants) p.costs.quantize_s_per_byte = quantize_s_per_byte_at(ctx, p.node);
+    const std::uint64_t column = column_length(ctx);
+    const int eb = s.element_bytes;
+    for (Round& round : s.rounds) {
+      RoundOps inner_ops = std::move(round.ops);
+      round.ops = [inner_ops, eb, bits, column](int p, std::vector<Op>& out) {
+        const std::size_t first = out.size();
+        inner_ops(p, out);
+        const std::size_t last = out.size();
+        for (std::size_t i = first; i < last; ++i) {
+          Op& op = out[i];
+          if (!op.is_transfer()) continue;
+          op.wire_bytes = quantised_bytes(op.slice.bytes, eb, bits, column);
+          op.bits = bits;
+          op.column = column;  // the transfer knows its payload's layout too
+          const Op coding = op.kind == OpKind::send ? Op::quantize(op.slice, bits, column) : Op::dequantize(op.slice, bits, column);
+          out.push_back(coding);
         }
-        s.notes.push_back("1 bit per value, 2 scales per " + std::to_string(column) + " values, wrapping " + inner.name);
-        return s;
-      },
+      };
+      if (round.compute_phase.empty()) round.compute_phase = "quantise";
+    }
+    s.notes.push_back("1 bit per value, 2 scales per " + std::to_string(column) + " values, wrapping " + inner.name);
+    return s;
   };
   return s;
 }
+
+const Registration registered(definition());
+
+}  // namespace
 
 }  // namespace gradsync::models::strategies

@@ -10,13 +10,12 @@
 
 namespace gradsync::models::strategies {
 
-// `own` followed by "inner" and the parameters of the strategies that may be inner.
-std::vector<ParamSpec> periodic_params(std::vector<ParamSpec> own);
-// T from the "T" parameter ("auto": samples_per_sync / samples per minibatch, at least 1).
-int sync_period(const StrategyContext& ctx, long samples_per_sync);
-// The inner strategy's schedule, renamed, with period_steps = T.
+// A periodic strategy's definition: T, then `own` parameters, the inner all-reduces it
+// takes; it needs a workload, changes the training when T > 1, and has the inner's closed
+// form (per synchronisation).
+Strategy periodic_strategy(const std::string& name, const std::string& T_help, std::vector<ParamSpec> own);
+// The inner strategy's schedule, renamed, with period_steps = T (auto: `samples_per_sync`,
+// CNTK's syncPeriod, over the samples of a minibatch).
 Schedule build_periodic(const StrategyContext& ctx, const std::string& name, long samples_per_sync);
-// The inner strategy's closed form (per synchronisation).
-formulas::Breakdown periodic_closed_form(const StrategyContext& ctx, const std::string& name);
 
 }  // namespace gradsync::models::strategies

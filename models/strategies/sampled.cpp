@@ -1,5 +1,5 @@
 // Sampling-based transfer (source A), and its proposed future work: only the rows
-// V_base ∪ V_α ∪ V_β of the row-structured layers are synchronised (models/sampling.h),
+// V_base ∪ V_α ∪ V_β of the row-structured layers are synchronised (models/strategies/sampling.h),
 //   inner=ps           through a parameter server (each rank sends its own rows, the server
 //                      sends back every row anyone sent) — source A's own scheme;
 //   inner=ring         the rows every rank sends (V_α ∪ V_β, the same for all ranks thanks to
@@ -21,10 +21,10 @@
 #include <numeric>
 
 #include "models/error.h"
-#include "models/sampling.h"
+#include "models/strategies/sampling.h"
 #include "models/units.h"
 #include "models/strategies/common.h"
-#include "models/strategies/registry.h"
+#include "models/result.h"
 
 namespace gradsync::models::strategies {
 
@@ -32,9 +32,8 @@ namespace {
 
 SamplingParams sampling_params(const StrategyContext& ctx) {
   SamplingParams p;
-  p.alpha = ctx.params.number("alpha", 0, true);
-  p.beta = ctx.params.number("beta", 0, true);
-  if (p.alpha > 1 || p.beta > 1) throw InputError("--param alpha, beta: expected fractions of the rows between 0 and 1");
+  p.alpha = ctx.params.number("alpha");
+  p.beta = ctx.params.number("beta");
   if (ctx.params.is_auto("base")) {
     p.base = ctx.samples_per_minibatch();
     if (p.base > kMaxSampledWords) {
@@ -42,10 +41,10 @@ SamplingParams sampling_params(const StrategyContext& ctx) {
                        std::to_string(kMaxSampledWords) + " (sampling draws every word); give --param base=N");
     }
   } else {
-    p.base = ctx.params.integer("base", 0, kMaxSampledWords);
+    p.base = ctx.params.integer("base");
   }
-  p.seed = static_cast<std::uint64_t>(ctx.params.integer("seed", 0));
-  p.rows = ctx.params.integer("rows", 1, kMaxSampledRows);
+  p.seed = static_cast<std::uint64_t>(ctx.params.integer("seed"));
+  p.rows = ctx.params.integer("rows");
   return p;
 }
 
@@ -118,7 +117,7 @@ void pack(const std::vector<Slice>& slices, std::uint64_t packed, bool unpack, s
 
 Schedule build_over_ps(const StrategyContext& ctx, std::shared_ptr<const SampledRows> rows) {
   Schedule s = start_schedule("sampled", ctx);
-  const int server = add_server(s, ctx.server_node());
+  const int server = add_server(s, ctx);
   const int n = s.workers;
   const std::uint64_t S = s.gradient_bytes;
   auto packed = std::make_shared<std::vector<std::uint64_t>>();  // bytes each worker packs
@@ -259,31 +258,48 @@ Schedule build_over_allreduce(const StrategyContext& ctx, std::shared_ptr<const 
 
 }  // namespace
 
-const Strategy& sampled() {
-  static const Strategy s{
-      "sampled",
+namespace {
+
+Strategy definition() {
+  Strategy s;
+  s.name = "sampled";
+  s.summary =
       "sampling-based transfer: only the rows V_base ∪ V_α ∪ V_β of row-structured layers, over ps, ring or "
-      "hierarchical all-reduce, optionally at a lower rate behind slow links (source A and its future work)",
-      "A",
-      {{"inner", "ps", "how the sampled rows travel: ps (each rank its own rows, through a server), ring or hierarchical "
-                       "(the rows every rank sends all-reduced densely, each rank's other rows all-gathered with their indices)"},
-       {"alpha", "0.05", "fraction of rows that are the most frequent words (V_α), sent by every rank"},
-       {"beta", "0.01", "fraction of rows drawn at random with a shared seed (V_β), sent by every rank"},
-       {"base", "auto", "words of a rank's minibatch (V_base, drawn from a Zipf law); auto: the workload's minibatch size"},
-       {"seed", "1", "seed of the random rows and of the minibatch draws"},
-       {"rows", "1000", "rows of the buffer when there is no workload (one row-structured layer)"},
-       {"rates", "1", "per-rank sampling rate scaling alpha and beta (never V_base): 1 (every rank the same), a list "
-                      "r0,r1,... in [0, 1], or auto (lower behind slow links so that every rank's exchange with the "
-                      "server over its own path takes as long as the quickest rank's; with ring or hierarchical, 1)"},
-       server_param(),
-       ring_order_param(),
-       k_param(),
-       grouping_param(),
-       speeds_param()},
-      true,
-      nullptr,  // source A gives no closed form for sampling
-      [](const StrategyContext& ctx) {
-        const Strategy& inner = inner_strategy(ctx, "sampled", {"ps", "ring", "hierarchical"});
+      "hierarchical all-reduce, optionally at a lower rate behind slow links (source A and its future work)";
+  s.source = "A";
+  s.order = 50;
+  ParamSpec rates{"rates", "1",
+                  "per-rank sampling rate scaling alpha and beta (never V_base): 1 (every rank the same), a list "
+                  "r0,r1,... in [0, 1], or auto (lower behind slow links so that every rank's exchange with the "
+                  "server over its own path takes as long as the quickest rank's; with ring or hierarchical, 1)",
+                  real_domain(0, 1)};
+  rates.domain.kind = ParamDomain::Kind::per_rank;
+  rates.domain.words = {"1"};
+  rates.domain.allows_auto = true;
+  // Per-link rates only change anything where each rank has its own path to a server.
+  rates.search = [](const ParamContext& c) {
+    return c.inner && c.inner->uses_server ? std::vector<std::string>{"1", "auto"} : std::vector<std::string>{};
+  };
+  s.params = {inner_param("ps", "how the sampled rows travel: ps (each rank its own rows, through a server), ring or "
+                                "hierarchical (the rows every rank sends all-reduced densely, each rank's other rows "
+                                "all-gathered with their indices)"),
+              {"alpha", "0.05", "fraction of rows that are the most frequent words (V_α), sent by every rank",
+               real_domain(0, 1, true, true, 0.3)},
+              {"beta", "0.01", "fraction of rows drawn at random with a shared seed (V_β), sent by every rank",
+               real_domain(0, 1, true, true, 0.3)},
+              {"base", "auto", "words of a rank's minibatch (V_base, drawn from a Zipf law); auto: the workload's minibatch size",
+               integer_domain(0, kMaxSampledWords, 300, true)},
+              {"seed", "1", "seed of the random rows and of the minibatch draws", integer_domain(0, 2147483647)},
+              // Generators stay at 512 rows: every row is a transfer per rank to build and prove.
+              {"rows", "1000", "rows of the buffer when there is no workload (one row-structured layer)",
+               integer_domain(1, kMaxSampledRows, 512)},
+              rates};
+  s.inners = {{"ring"}, {"hierarchical"}, {"ps"}};  // in the order a search tries them
+  s.changes_training = [](const ResultRecord&) { return std::string("sends only the sampled rows"); };
+  s.test_variants = {{{"inner=ps", "rows=50"}}, {{"inner=ring", "rows=50", "alpha=0.1", "beta=0.1"}}};
+  // Source A gives no closed form for sampling.
+  s.build = [](const StrategyContext& ctx) {
+        const Strategy& inner = inner_strategy(ctx);
         SamplingParams p = sampling_params(ctx);
         const std::string& rates = ctx.params.text("rates");
         std::string rates_text;
@@ -320,9 +336,12 @@ const Strategy& sampled() {
         s.notes.push_back(text);
         if (!rates_text.empty()) s.notes.push_back(rates_text);
         return s;
-      },
-  };
+      };
   return s;
 }
+
+const Registration registered(definition());
+
+}  // namespace
 
 }  // namespace gradsync::models::strategies

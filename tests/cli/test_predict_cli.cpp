@@ -95,7 +95,7 @@ TEST(PredictCli, BadInputGivesOneMessageAndStatus2) {
                                  "strategies: ps, ring, hierarchical, ps_hra"},
       {"predict --strategy hierarchical --param kk=2",
        "gradsync: error: --param kk=2: no chosen strategy has a parameter 'kk' (did you mean 'k'?); their parameters: "
-       "grouping, host_reduce_GBps, k, quantize_GBps, reduce_GBps, ring_order, speeds"},
+       "grouping, host_reduce_GBps, k, reduce_GBps, ring_order, speeds"},
       {"predict --strategy hierarchical --param k=3",
        "gradsync: error: --param k=3: N = 4 GPUs cannot be split into 3 equal groups; expected k to divide N"},
       {"predict --topology " + bad_topology,
@@ -113,7 +113,7 @@ TEST(PredictCli, BadInputGivesOneMessageAndStatus2) {
       {"predict --param reduce_GBps=-1 --strategy ring",
        "gradsync: error: --param reduce_GBps=-1 (strategy ring): expected a number greater than 0"},
       {"predict --ranks gpu0,gpu9", "gradsync: error: --ranks: \"gpu9\" is not a node of topology"},
-      {"predict --executor magic", "--executor: magic not in {analytic,formula}"},
+      {"predict --executor magic", "--executor: magic not in {formula,analytic,sim,run}"},
       {"frobnicate", "A subcommand is required"},
   };
   for (const auto& c : cases) {

@@ -23,13 +23,13 @@ Plan small_plan(std::vector<std::string> executors) {
   e.workload = "source-a-ffnn-lm";
   e.gpus = {1, 2, 4};
   e.executors = executors;
-  e.strategies = choose_strategies({"ps,ring,hierarchical"}, {}, executors);
+  e.strategies = choose_strategies({"ps,ring,hierarchical"}, {}, find_executors(executors, "test"));
   return make_plan(e);
 }
 
 std::vector<Job> jobs_of(const Plan& plan) {
   std::vector<Job> jobs;
-  for (const auto& p : plan_points(plan)) jobs.push_back(Job{point_request(plan, p), p.executor, plan.sim, point_label(p)});
+  for (const auto& p : plan_points(plan)) jobs.push_back(Job{point_request(plan, p), p.executor, plan.settings, point_label(p)});
   return jobs;
 }
 
@@ -47,8 +47,8 @@ TEST(Sweep, PointsFollowPredictsOrderAndHaveDistinctKeys) {
   ASSERT_EQ(points.size(), 18u);
   EXPECT_EQ(points[0].choice->strategy->name, "ps");
   EXPECT_EQ(points[0].placement->size(), 1);
-  EXPECT_EQ(points[0].executor, "analytic");
-  EXPECT_EQ(points[1].executor, "formula");
+  EXPECT_EQ(points[0].executor->name(), "analytic");
+  EXPECT_EQ(points[1].executor->name(), "formula");
   EXPECT_EQ(points[2].placement->size(), 2);
   std::set<std::string> keys;
   for (const auto& p : points) keys.insert(point_key(plan, p));
@@ -89,7 +89,7 @@ TEST(Sweep, InputErrorsOfOnePointDoNotStopTheOthers) {
   e.topology = "source-a-titanx-4gpu";
   e.sizes_bytes = {1e6};
   e.gpus = {2, 4};
-  e.strategies = choose_strategies({"hierarchical"}, models::SyncParams::parse({"k=4"}), {"analytic"});
+  e.strategies = choose_strategies({"hierarchical"}, models::SyncParams::parse({"k=4"}), find_executors({}, "test"));
   const Plan plan = make_plan(e);
   const auto out = evaluate_all(jobs_of(plan), 2, false);
   ASSERT_EQ(out.size(), 2u);

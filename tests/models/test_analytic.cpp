@@ -6,6 +6,7 @@
 
 
 #include "models/formulas.h"
+#include "models/executor.h"
 #include "models/predict.h"
 #include "models/topology_io.h"
 #include "models/units.h"
@@ -32,8 +33,7 @@ ResultRecord run(const Topology& t, const std::string& strategy, int n, double b
   params.push_back("reduce_GBps=" + std::to_string(kReduceGBps));
   q.params = SyncParams::parse(params);
   q.placement = first_gpus(t, n);
-  q.executor = executor;
-  return predict(q);
+  return find_executor(executor).evaluate(q, ExecutorSettings{});
 }
 
 void expect_same(double analytic, double formula) { EXPECT_NEAR(analytic, formula, 1e-12 * formula + 1e-15); }

@@ -328,7 +328,7 @@ TEST(BadInput, Experiment) {
       {"sizes and a workload", replace(sizes, "{", "{\"workload\": \"source-a-ffnn-lm\", "),
        {"exp.json: gives both \"workload\" and \"sizes_bytes\"; expected one of them"}},
       {"unknown executor", replace(x, "\"analytic\"", "\"analytik\""),
-       {"exp.json: /executors/0: got \"analytik\"; expected one of formula, analytic, sim (did you mean 'analytic'?)"}},
+       {"exp.json: /executors/0: got \"analytik\"; expected one of formula, analytic, sim, run (did you mean 'analytic'?)"}},
       {"an executor twice", replace(x, "\"analytic\", \"sim\"", "\"sim\", \"sim\""),
        {"exp.json: /executors/1: got \"sim\"; expected an executor not listed before"}},
       {"no executors", replace(x, "[\"analytic\", \"sim\"]", "[]"), {"exp.json: /executors: got an array of 0; expected at least one executor"}},

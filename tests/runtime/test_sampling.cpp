@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "models/predict.h"
-#include "models/sampling.h"
+#include "models/strategies/sampling.h"
 #include "models/symbolic.h"
 #include "models/topology_io.h"
 #include "runtime/check.h"
@@ -222,7 +222,6 @@ TEST(SamplingRates, AutoLowersTheRanksBehindTheSlowLinkToTheQuickestRanksTime) {
   EXPECT_LT(r[2], 1.0) << rates_note;
   EXPECT_NEAR(r[2], r[3], 0.01) << rates_note;  // the same path; their minibatch words differ a little
   // The analytic gather: the slow ranks' exchange takes no longer than the fast rank's.
-  q.executor = "analytic";
   auto uniform = q;
   uniform.params = models::SyncParams::parse({"inner=ps", "server=gpu0"});
   EXPECT_LT(models::predict(q).time_per_sync_s, models::predict(uniform).time_per_sync_s);

@@ -40,8 +40,7 @@ Built build(const Topology& t, const std::string& strategy, int n, double bytes,
   q.params = SyncParams::parse(params);
   q.placement = first_gpus(t, n);
   BuiltSchedule built = build_schedule(q);
-  const StrategyContext ctx{t, q.placement, built.params, static_cast<std::uint64_t>(bytes / 4), 4, nullptr};
-  auto reduce = participant_costs(ctx, built.schedule);
+  auto reduce = participant_costs(built.schedule);
   return Built{std::move(built.schedule), std::move(reduce)};
 }
 

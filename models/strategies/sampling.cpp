@@ -1,4 +1,4 @@
-#include "models/sampling.h"
+#include "models/strategies/sampling.h"
 
 #include <algorithm>
 #include <cmath>
