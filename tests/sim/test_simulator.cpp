@@ -1,8 +1,13 @@
 // The SimGrid executor: CM02 reproduces the analytic executor where links are not shared
 // unevenly, captures contention the analytic model ignores, runs training loops with
-// stragglers and asynchronous servers, writes timelines; golden values pin a few runs.
+// stragglers and asynchronous servers, writes timelines; golden times derived by hand
+// pin a few runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "models/analytic.h"
 #include "models/predict.h"
@@ -187,23 +192,154 @@ TEST(Simulator, TimelineHasEveryKindOfSlice) {
   EXPECT_TRUE(json.contains("traceEvents"));
 }
 
-// Ring, 64 MiB on 4 GPUs: 6 x (4 us + 16.78 MB / 4.46 GB/s) + 3 x 16.78 MB / 50 GB/s.
-constexpr double GOLDEN_RING_CM02 = 0.0236008786999;
-// LV08: latency x 13.01 and bandwidth x 0.97 (and its TCP window).
-constexpr double GOLDEN_RING_LV08 = 0.0245871675372;
-// PS-HRA and hierarchical, 16 MiB, k = 2 (one group per switch), server in host memory.
-constexpr double GOLDEN_PS_HRA_CM02 = 0.0225342625083;
-constexpr double GOLDEN_HIERARCHICAL_CM02 = 0.00974119019835;
+// ---------------------------------------------------------------------------------------
+// Golden times, derived by hand from the inputs (the topology file, the schedules, the
+// reduction rates and SimGrid's network models), not recorded from a run.
+
+namespace {
+
+// Source A's machine as topologies/source-a-titanx-4gpu.json gives it (matrix form): gpu0
+// and gpu1 behind one switch, gpu2 and gpu3 behind another; 5.96 GB/s within a switch, 4.46
+// GB/s across, 4.46 GB/s to and from host memory; no latency measured.
+// models/matrix_inference.cpp explains the matrix by a tree: gpu -- switch links at the
+// within-switch figure, switch -- root links at the across figure, root -- host at the
+// host figure, every link full duplex with 1 us of latency (InferenceOptions::
+// default_link_latency_s, used when no latency was measured). Hence:
+//   a pair within a switch crosses 2 links: 2 us, 5.96 GB/s;
+//   a pair across switches crosses 4 links: 4 us, bottleneck 4.46 GB/s (the uplinks);
+//   a GPU and the host cross 3 links: 3 us, bottleneck 4.46 GB/s; the two switches'
+//   routes to the host share one link, root -- host.
+struct SourceAFigures {
+  double within_Bps = 0, across_Bps = 0, host_Bps = 0;
+  double link_s = 1e-6;
+  double within_s() const { return 2 * link_s; }
+  double across_s() const { return 4 * link_s; }
+  double host_s() const { return 3 * link_s; }
+};
+
+SourceAFigures source_a_figures() {
+  std::ifstream in(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json");
+  const auto doc = nlohmann::json::parse(in);
+  const auto& bw = doc.at("bandwidth_GBps");
+  SourceAFigures f;
+  f.within_Bps = bw[0][1].get<double>() * 1e9;
+  f.across_Bps = bw[0][2].get<double>() * 1e9;
+  f.host_Bps = doc.at("host_to_device_GBps")[0].get<double>() * 1e9;
+  // The derivation below takes the matrix to be this uniform: check it is.
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      if (i == j) continue;
+      EXPECT_EQ(bw[i][j].get<double>() * 1e9, i / 2 == j / 2 ? f.within_Bps : f.across_Bps) << i << "," << j;
+    }
+    EXPECT_EQ(doc.at("host_to_device_GBps")[i].get<double>() * 1e9, f.host_Bps);
+    EXPECT_EQ(doc.at("device_to_host_GBps")[i].get<double>() * 1e9, f.host_Bps);
+  }
+  EXPECT_TRUE(doc.at("latency_us").is_null());
+  EXPECT_TRUE(doc.at("bidirectional_GBps").is_null());  // no duplex interference
+  return f;
+}
+
+// Precondition: the loaded topology is the tree the derivation assumes (a failure here
+// points at the importer, not at the simulator).
+void expect_tree(const Topology& t, const SourceAFigures& f) {
+  const std::size_t g0 = *t.find("gpu0"), g1 = *t.find("gpu1"), g2 = *t.find("gpu2");
+  ASSERT_EQ(t.host_memories().size(), 1u);
+  const std::size_t host = t.host_memories()[0];
+  EXPECT_EQ(t.route(g0, g1).size(), 2u);
+  EXPECT_EQ(t.route(g0, g2).size(), 4u);
+  EXPECT_EQ(t.route(g0, host).size(), 3u);
+  EXPECT_EQ(t.route_bottleneck_Bps(g0, g1), f.within_Bps);
+  EXPECT_EQ(t.route_bottleneck_Bps(g0, g2), f.across_Bps);
+  EXPECT_EQ(t.route_bottleneck_Bps(host, g0), std::min({f.within_Bps, f.across_Bps, f.host_Bps}));
+  for (const Link& l : t.links()) {
+    EXPECT_EQ(l.latency_s, f.link_s);
+    EXPECT_TRUE(l.full_duplex);
+    EXPECT_EQ(l.duplex_share, 1.0);
+  }
+}
+
+constexpr double kReduceBps = 50e9;  // reduce_GBps=50, set by build()
+constexpr double kHostReduceBps = 10e9;  // host_reduce_GBps=10, passed to ps_hra below
+
+// SimGrid 3.32's LV08 model (src/surf/network_cm02.cpp, src/kernel/resource/NetworkModel.cpp):
+// a flow pays latency_factor x its route's latency, then moves at bandwidth_factor x its
+// max-min share, its share bounded by min(the route's slowest link, TCP-gamma / (2 x the
+// route's latency, unscaled)).
+constexpr double kLv08LatencyFactor = 13.01, kLv08BandwidthFactor = 0.97;
+constexpr double kTcpGammaBytes = 4194304;  // network/TCP-gamma default
+
+}  // namespace
 
 TEST(Simulator, GoldenTimes) {
-  // Pinned simulated times (seconds). A change here is a change in the simulator or the
-  // schedules: check it is meant, then update the numbers.
   const Topology& t = source_a();
-  const Built ring = build(t, "ring", 4, 64.0 * 1024 * 1024, {"ring_order=given"});
-  EXPECT_NEAR(one_sync(t, ring).first_sync_s, GOLDEN_RING_CM02, 1e-9);
-  EXPECT_NEAR(one_sync(t, ring, "LV08").first_sync_s, GOLDEN_RING_LV08, 1e-9);
-  const Built ps_hra = build(t, "ps_hra", 4, 16.0 * 1024 * 1024, {});
-  EXPECT_NEAR(one_sync(t, ps_hra).first_sync_s, GOLDEN_PS_HRA_CM02, 1e-9);
-  const Built h = build(t, "hierarchical", 4, 16.0 * 1024 * 1024, {});
-  EXPECT_NEAR(one_sync(t, h).first_sync_s, GOLDEN_HIERARCHICAL_CM02, 1e-9);
+  const SourceAFigures f = source_a_figures();
+  expect_tree(t, f);
+
+  // Ring all-reduce, 64 MiB on the 4 GPUs in rank order (ring_order=given): blocks of
+  // b = S/4 bytes, 3 reduce-scatter rounds then 3 all-gather rounds. In a round every
+  // rank sends a block to the next rank and receives one from the previous; the four
+  // flows use distinct link directions (gpu1->gpu2 goes up switch 0's uplink and down
+  // switch 1's, gpu3->gpu0 the other way round), so no two share a link and each moves
+  // at its route's bottleneck. CM02: a flow takes latency + size / bandwidth. Every rank
+  // has one across-switch flow (gpu0 receives from gpu3, gpu1 sends to gpu2, gpu2
+  // receives from gpu1, gpu3 sends to gpu0) and waits for its send and its receive, so
+  // all ranks end a round together, after 4 us + b / 4.46 GB/s. A reduce-scatter round
+  // then adds the received block (b / 50 GB/s); an all-gather round only overwrites.
+  //   6 x (4 us + b / 4.46 GB/s) + 3 x b / 50 GB/s
+  const double S_ring = 64.0 * 1024 * 1024, b = S_ring / 4;
+  const double ring_cm02 = 6 * (f.across_s() + b / f.across_Bps) + 3 * b / kReduceBps;
+  // LV08, same rounds: latency x 13.01; TCP-gamma / (2 x 4 us) = 524 GB/s does not bind,
+  // so an across-switch flow moves at 0.97 x 4.46 GB/s (within-switch flows stay faster:
+  // 26 us + b / 5.78 GB/s). weight-S only changes how competing flows share, and none
+  // compete. LV08's cross-traffic (5 % of a flow charged on its reverse route) adds
+  // nothing: sim/platform.cpp declares routes only for the pairs that talk, and in a
+  // 4-rank ring no pair talks both ways, so SimGrid finds no reverse route.
+  //   6 x (13.01 x 4 us + b / (0.97 x 4.46 GB/s)) + 3 x b / 50 GB/s
+  const double lv08_rate = kLv08BandwidthFactor * std::min(f.across_Bps, kTcpGammaBytes / (2 * f.across_s()));
+  const double ring_lv08 = 6 * (kLv08LatencyFactor * f.across_s() + b / lv08_rate) + 3 * b / kReduceBps;
+  const Built ring = build(t, "ring", 4, S_ring, {"ring_order=given"});
+  EXPECT_NEAR(one_sync(t, ring).first_sync_s, ring_cm02, 1e-9);
+  EXPECT_NEAR(one_sync(t, ring, "LV08").first_sync_s, ring_lv08, 1e-9);
+
+  // Hierarchical, 16 MiB, k = auto: one group per switch, {gpu0 gpu1} and {gpu2 gpu3},
+  // one member of each its representative. With 2 members a ring round is an exchange of
+  // h = S/2 bytes both ways over the same links (full duplex: no sharing), the two groups
+  // on disjoint links:
+  //   group reduce-scatter:  2 us + h / 5.96 GB/s + h / 50 GB/s (reduce)
+  //   group all-gather:      2 us + h / 5.96 GB/s
+  //   representatives' ring: 2 x (4 us + h / 4.46 GB/s) + h / 50 GB/s (reduce-scatter's)
+  //   broadcast of S bytes to the other member: 2 us + S / 5.96 GB/s
+  // (the other members wait in the broadcast while the representatives exchange).
+  const double S = 16.0 * 1024 * 1024, h = S / 2;
+  const double groups = 2 * (f.within_s() + h / f.within_Bps) + h / kReduceBps;  // group all-reduce
+  const double broadcast = f.within_s() + S / f.within_Bps;
+  const double hierarchical = groups + 2 * (f.across_s() + h / f.across_Bps) + h / kReduceBps + broadcast;
+  const Built hier = build(t, "hierarchical", 4, S, {});
+  EXPECT_NEAR(one_sync(t, hier).first_sync_s, hierarchical, 1e-9);
+
+  // PS-HRA, 16 MiB, k = auto (as above), server in host memory (server=auto: the topology
+  // has one), summing at 10 GB/s. After the group all-reduce both representatives push
+  // S bytes to the server at the same moment. Their routes share only root -- host
+  // (4.46 GB/s, the routes' slowest link); CM02 weighs flows by their route latency, 3 us
+  // for both, so max-min splits that link evenly and both pushes end together:
+  //   push: 3 us + 2S / 4.46 GB/s
+  // The server has one handler per representative; the two sum one update at a time (a
+  // mutex), S / 10 GB/s each, and each handler sends its pull as soon as its sum is done:
+  // the first pull starts d = S / 10 GB/s after the pushes end, the second 2d after.
+  // Both pulls cross host -> root (4.46 GB/s, their only shared link and bottleneck). The
+  // second starts moving bytes d after the first, before the first would be done alone
+  // (d < S / 4.46 GB/s), so from the first pull's first byte on, host -> root is busy at
+  // full rate until both pulls' 2S bytes are through:
+  //   pulls: d + 3 us + 2S / 4.46 GB/s after the pushes end (the second representative)
+  // That representative then broadcasts to its group member: 2 us + S / 5.96 GB/s.
+  const double d = S / kHostReduceBps;
+  // The premises: root -- host is the pushes' and pulls' bottleneck, and the second pull
+  // starts before the first would end alone.
+  ASSERT_LE(f.host_Bps, std::min(f.across_Bps, f.within_Bps));
+  ASSERT_LT(d, S / f.host_Bps);
+  const double push = f.host_s() + 2 * S / f.host_Bps;
+  const double pulls = d + f.host_s() + 2 * S / f.host_Bps;
+  const double ps_hra = groups + push + pulls + broadcast;
+  const Built hra = build(t, "ps_hra", 4, S, {"host_reduce_GBps=10"});
+  EXPECT_NEAR(one_sync(t, hra).first_sync_s, ps_hra, 1e-9);
 }
