@@ -56,6 +56,7 @@ class Walker {
               routes_.push_back(pair.route);
               latency_.push_back(pair.latency);
               bytes_.push_back(static_cast<double>(op.wire()));
+              local_[static_cast<std::size_t>(p)] += op.local_seconds(c);  // encoding the payload, if it is
               break;
             }
             default: local_[static_cast<std::size_t>(p)] += op.local_seconds(c); break;

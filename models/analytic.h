@@ -1,7 +1,7 @@
 // The analytic executor: walks a schedule on the topology, round by round. In a round,
 // every transfer costs its route's latency plus its bytes over the bandwidth it gets
 // while the round's other transfers share the links (contention.h); local work
-// (reductions, copies, quantisation) costs bytes × the participant's reduction time
+// (reductions, copies, kernels, encoding) costs bytes × the participant's reduction time
 // per byte, plus explicit compute. A round lasts its slowest transfer plus its busiest
 // participant's local work (rounds are lockstep). The per-phase breakdown adds each
 // round's transfer time to its phase and its local time to its compute phase.

@@ -1,5 +1,7 @@
 #include "models/schedule.h"
 
+#include <stdexcept>
+
 namespace gradsync::models {
 
 std::vector<Op> Schedule::ops(std::size_t round, int participant) const {
@@ -8,23 +10,25 @@ std::vector<Op> Schedule::ops(std::size_t round, int participant) const {
   return out;
 }
 
-double Op::local_cost_bytes() const {
-  switch (kind) {
-    case OpKind::recv_reduce:
-    case OpKind::copy:
-    case OpKind::reduce:
-    case OpKind::quantize:
-    case OpKind::dequantize:
-    case OpKind::scale: return static_cast<double>(slice.bytes);
-    case OpKind::block_update: return 4.0 * static_cast<double>(slice.bytes);  // reads model, previous, delta; writes three
-    default: return 0;
-  }
+void Op::encode_with(const Codec& codec, std::uint64_t group, int element_bytes) {
+  if (!is_transfer()) throw std::logic_error("encode_with: only transfers carry an encoded payload");
+  encoding = Encoding{&codec, group};
+  wire_bytes = codec.wire_bytes(slice.bytes / static_cast<std::uint64_t>(element_bytes), group);
 }
 
 double Op::local_seconds(const LocalCosts& costs) const {
-  if (kind == OpKind::compute) return seconds;
-  if (kind == OpKind::quantize || kind == OpKind::dequantize) return static_cast<double>(slice.bytes) * costs.quantize_s_per_byte;
-  return local_cost_bytes() * costs.reduce_s_per_byte;
+  const double bytes = static_cast<double>(slice.bytes);
+  const double coding = encoding.codec ? bytes * costs.codec_s_per_byte : 0.0;
+  switch (kind) {
+    case OpKind::compute: return seconds;
+    case OpKind::send:
+    case OpKind::recv: return coding;
+    case OpKind::recv_reduce: return bytes * costs.reduce_s_per_byte + coding;
+    case OpKind::copy:
+    case OpKind::reduce: return bytes * costs.reduce_s_per_byte;
+    case OpKind::kernel: return kernel->passes * bytes * costs.reduce_s_per_byte;
+  }
+  return 0;
 }
 
 Slice block(std::uint64_t base, std::uint64_t elements, int parts, int i, int element_bytes) {

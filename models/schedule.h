@@ -1,6 +1,7 @@
 // A Schedule: what every participant (the N worker ranks, plus parameter servers) does,
 // round by round. A round is a set of ops each participant runs concurrently: sends and
-// receives of slices of its buffer, local copies and reductions, quantisation, compute.
+// receives of slices of its buffer (their payload possibly encoded by a codec), local
+// copies and reductions, kernels (named numeric operations), compute.
 // Sends and receives between an ordered pair match in FIFO order; in a synchronous
 // (lockstep) schedule every receive matches a send of the same round.
 //
@@ -12,6 +13,7 @@
 // (sim/) and the real runtime (runtime/). No executor knows which strategy it runs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -34,19 +36,46 @@ enum class OpKind : std::uint8_t {
   recv_reduce,  // receive from `peer` and add into `slice`
   copy,         // local: slice <- source
   reduce,       // local: slice += source
-  quantize,     // local: encode `slice` to `bits` per value (in place, with error feedback)
-  dequantize,   // local: decode `slice`
   compute,      // local: busy for `seconds`
-  scale,        // local: slice /= divisor (model averaging: a sum of N models divided by N)
-  block_update, // local: BMUF's block momentum on `slice` (the averaged model), with `source` the
-                // previous global model and `aux` the last block update (see runtime kernels)
+  kernel,       // local: run `kernel` on `slice` (with its operand slices and parameters)
 };
 
-// What local work costs a participant, per byte: reductions (and copies, scaling), and
-// 1-bit quantisation (a slower pass: means per column, bits, residuals).
+// A local numeric operation, as executors see it: the name its implementations are found
+// by (runtime/kernels/), what it costs, and how many operand slices it reads besides its
+// target. What it computes is its implementations' business; the catalogue of kernels
+// strategies select from is models/kernels.h.
+struct Kernel {
+  std::string name;
+  double passes = 1;  // local work: passes x the target's bytes x the participant's reduction time per byte
+  int operands = 0;  // operand slices besides the target, each of the target's size (at most 2)
+};
+
+// A kernel's small parameter block (its meaning is the kernel's: see models/kernels.h).
+struct KernelParams {
+  std::array<double, 3> v{};
+};
+
+// How a transfer's payload is encoded on the wire. The catalogue is models/kernels.h.
+struct Codec {
+  std::string name;  // its implementations are found by it (runtime/kernels/)
+  // The sender keeps what encoding lost and adds it before its next encoding; values
+  // forwarded exactly as a payload decoded them re-encode without loss, so without it.
+  bool error_feedback = false;
+  // Bytes on the wire for `values` values encoded in groups of `group` values: the one
+  // size the schedule, the executors and the kernels all use.
+  std::uint64_t (*wire_bytes)(std::uint64_t values, std::uint64_t group) = nullptr;
+};
+
+struct Encoding {
+  const Codec* codec = nullptr;  // nullptr: the payload travels as it is
+  std::uint64_t group = 0;  // values sharing one set of scales (the codec's parameter)
+};
+
+// What local work costs a participant, per byte: reductions (and copies, kernels), and
+// encoding or decoding a payload (the codec's pass over the values).
 struct LocalCosts {
   double reduce_s_per_byte = 0;
-  double quantize_s_per_byte = 0;
+  double codec_s_per_byte = 0;
 };
 
 struct Op {
@@ -54,14 +83,12 @@ struct Op {
   int peer = -1;  // participant index (send / recv / recv_reduce)
   Slice slice{};
   Slice source{};  // copy / reduce
-  std::uint64_t wire_bytes = 0;  // bytes on the wire when they differ from slice.bytes (compression); 0: same
-  int bits = 32;  // quantize / dequantize
-  std::uint64_t column = 0;  // quantize / dequantize (and their quantised transfers): values sharing one pair of scales
+  std::uint64_t wire_bytes = 0;  // bytes on the wire when they differ from slice.bytes (an encoding); 0: same
+  Encoding encoding{};  // transfers: how the payload is encoded
   double seconds = 0;  // compute
-  int divisor = 1;  // scale
-  Slice aux{};  // block_update: the last block update
-  double block_momentum = 0, block_lr = 1;  // block_update
-  bool nesterov = false;  // block_update
+  const Kernel* kernel = nullptr;  // kernel: what runs on `slice`
+  std::array<Slice, 2> operands{};  // kernel: its operand slices (kernel->operands of them)
+  KernelParams params{};  // kernel: its parameters
 
   std::uint64_t wire() const { return wire_bytes ? wire_bytes : slice.bytes; }
   bool is_transfer() const { return kind == OpKind::send || kind == OpKind::recv || kind == OpKind::recv_reduce; }
@@ -77,21 +104,15 @@ struct Op {
   }
   static Op copy(Slice from, Slice to) { return Op{.kind = OpKind::copy, .slice = to, .source = from}; }
   static Op reduce(Slice from, Slice into) { return Op{.kind = OpKind::reduce, .slice = into, .source = from}; }
-  static Op quantize(Slice s, int bits, std::uint64_t column) {
-    return Op{.kind = OpKind::quantize, .slice = s, .bits = bits, .column = column};
-  }
-  static Op dequantize(Slice s, int bits, std::uint64_t column) {
-    return Op{.kind = OpKind::dequantize, .slice = s, .bits = bits, .column = column};
-  }
   static Op compute(double seconds) { return Op{.kind = OpKind::compute, .seconds = seconds}; }
-  static Op scale(Slice s, int divisor) { return Op{.kind = OpKind::scale, .slice = s, .divisor = divisor}; }
-  static Op block_update(Slice model, Slice previous, Slice delta, double momentum, double lr, bool nesterov) {
-    return Op{.kind = OpKind::block_update, .slice = model, .source = previous, .aux = delta,
-              .block_momentum = momentum, .block_lr = lr, .nesterov = nesterov};
+  static Op run(const Kernel& k, Slice target, KernelParams params, Slice a = {}, Slice b = {}) {
+    return Op{.kind = OpKind::kernel, .slice = target, .kernel = &k, .operands = {a, b}, .params = params};
   }
-  // Local work in bytes x (the participant's reduction time per byte).
-  double local_cost_bytes() const;
-  // Seconds of local work on a participant with these costs (compute ops: their seconds).
+  // Encodes this transfer's payload with `codec` in groups of `group` values of `element_bytes`.
+  void encode_with(const Codec& codec, std::uint64_t group, int element_bytes);
+  // Seconds of local work on a participant with these costs: compute ops their seconds;
+  // reductions, copies and kernels at its reduction rate; encoding a sent payload and
+  // decoding a received one at its codec rate.
   double local_seconds(const LocalCosts& costs) const;
 };
 
@@ -100,7 +121,7 @@ using RoundOps = std::function<void(int p, std::vector<Op>& out)>;
 
 struct Round {
   std::string phase;  // where its communication time is reported ("reduce-scatter", ...)
-  std::string compute_phase;  // where its local work (reduce, quantise, copy) is reported; "" = `phase`
+  std::string compute_phase;  // where its local work (reduce, encode, copy, kernels) is reported; "" = `phase`
   RoundOps ops;
   // Its exchanges need not wait for each other (PS-HRA's representatives talk to the
   // server on their own): a simulator or runtime may run them without a barrier; the
@@ -120,14 +141,14 @@ struct Participant {
 // What every worker must hold at the end (the symbolic checker's oracle). Each region
 // of the gradient lists the workers whose contribution it must hold exactly once:
 // `all_workers` (a full all-reduce), `own_only` (left untouched: each worker keeps its
-// own), or an explicit set (e.g. the workers that sampled a row).
+// own), or an explicit set of workers.
 struct ExpectedRegion {
   Slice slice{};
   bool all_workers = true;
   bool own_only = false;
   std::vector<int> contributors;  // when neither flag is set
-  int divisor = 1;  // the values are the contributions' sum divided by this (model averaging)
-  bool numeric_only = false;  // values follow a numeric update (BMUF): only a reference run can check them
+  int divisor = 1;  // the values are the contributions' sum divided by this (an average)
+  bool numeric_only = false;  // values follow a numeric update: only a reference computation can check them
 };
 
 struct Schedule {
@@ -138,14 +159,14 @@ struct Schedule {
   std::uint64_t scratch_bytes = 0;
   int element_bytes = 4;
   std::vector<Round> rounds;
-  // Synchronisation happens once every `period_steps` local steps (model averaging, BMUF,
-  // Downpour); time per iteration = compute + sync / period.
+  // Synchronisation happens once every `period_steps` local steps (periodic and
+  // asynchronous strategies); time per iteration = compute + sync / period.
   int period_steps = 1;
   // Workers do not wait for each other: the rounds describe one worker's exchange with
   // the server(s); executors compute steady-state throughput instead of lockstep time.
   bool asynchronous = false;
   std::vector<ExpectedRegion> expected;  // empty: the whole gradient, all workers
-  std::vector<std::string> notes;  // what the strategy decided (ring order, groups, rows sampled)
+  std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
 
   std::uint64_t buffer_bytes() const { return gradient_bytes + scratch_bytes; }
   int participant_count() const { return static_cast<int>(participants.size()); }

@@ -218,13 +218,12 @@ std::string op_str(const Op& op) {
     case OpKind::recv_reduce: return "recv_reduce from " + std::to_string(op.peer) + " into " + slice_str(op.slice);
     case OpKind::copy: return "copy " + slice_str(op.source) + " to " + slice_str(op.slice);
     case OpKind::reduce: return "reduce " + slice_str(op.source) + " into " + slice_str(op.slice);
-    case OpKind::quantize: return "quantize " + slice_str(op.slice) + " to " + std::to_string(op.bits) + " bits";
-    case OpKind::dequantize: return "dequantize " + slice_str(op.slice) + " from " + std::to_string(op.bits) + " bits";
     case OpKind::compute: return "compute";
-    case OpKind::scale: return "scale " + slice_str(op.slice) + " by 1/" + std::to_string(op.divisor);
-    case OpKind::block_update:
-      return "block update of " + slice_str(op.slice) + " with previous " + slice_str(op.source) + " and delta " +
-             slice_str(op.aux);
+    case OpKind::kernel: {
+      std::string text = (op.kernel ? op.kernel->name : std::string("kernel")) + " on " + slice_str(op.slice);
+      for (int i = 0; op.kernel && i < op.kernel->operands && i < 2; ++i) text += " with " + slice_str(op.operands[static_cast<std::size_t>(i)]);
+      return text;
+    }
   }
   return "op";
 }
@@ -407,17 +406,21 @@ class Checker {
                std::to_string(op.slice.bytes) + " bytes");
         }
       }
-      // Numeric updates (scale, block_update) leave contributions as they are; their
-      // regions must still lie in the buffer and match in size.
-      if (op.kind == OpKind::scale && op.divisor < 1) fail(who + ": " + op_str(op) + ": divisor below 1");
-      if (op.kind == OpKind::block_update) {
-        for (const Slice& extra : {op.source, op.aux}) {
+      // Kernels update values in place and leave contributions as they are; their operand
+      // slices must still lie in the buffer and match the target in size.
+      if (op.kind == OpKind::kernel) {
+        if (!op.kernel) fail(who + ": a kernel op names no kernel");
+        if (op.kernel->operands > 2) fail(who + ": " + op_str(op) + ": more operands than an op carries");
+        for (int i = 0; i < op.kernel->operands; ++i) {
+          const Slice& extra = op.operands[static_cast<std::size_t>(i)];
           if (!inside(extra, size_) || extra.bytes != op.slice.bytes) {
             fail(who + ": " + op_str(op) + ": " + slice_str(extra) + " is outside the buffer or of another size than " +
                  slice_str(op.slice));
           }
         }
       }
+      // An encoded payload is read where a plain one is: the codec must give its size.
+      if (op.encoding.codec && !op.encoding.codec->wire_bytes) fail(who + ": " + op_str(op) + ": its codec has no wire size");
     }
     // Overlapping writes: sort by offset; a write conflicts with an earlier one (by offset)
     // iff that one's end passes its offset and at least one of the two overwrites.

@@ -27,12 +27,14 @@
 //      any earlier round or the same one; only at the end must all channels be empty.
 //   5. All writes apply: recv overwrites its slice with the message content, recv_reduce
 //      adds it, copy overwrites `slice` with the snapshot of `source`, reduce adds that
-//      snapshot into `slice`. quantize / dequantize / compute change no contributions.
+//      snapshot into `slice`. kernels and compute change no contributions (a kernel updates
+//      values in place; its operand slices must lie in the buffer and match its target), nor
+//      does an encoded payload (it carries the same contributions).
 //   Write overlap: within one round, one participant may not have two writes (recv, copy,
 //   recv_reduce, reduce) to overlapping bytes when at least one of them OVERWRITES (recv,
 //   copy). Several accumulating writes (recv_reduce, reduce) into the same bytes are
 //   allowed: additions commute, so the result is defined (a parameter server reducing N
-//   pushes into one slice in one round). quantize / dequantize are not counted as writes.
+//   pushes into one slice in one round). Kernels are not counted as writes.
 //   Zero-byte slices are legal, never overlap anything, and still count as messages.
 //
 // Final check (workers only; servers and scratch are not checked)

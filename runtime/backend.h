@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "models/schedule.h"
+
 namespace gradsync::runtime {
 
 class Memory {
@@ -23,11 +25,16 @@ class Memory {
   virtual void copy(float* dst, const float* src, std::size_t count) = 0;
   virtual void fill_zero(float* x, std::size_t count) = 0;
   virtual void sum_into(float* dst, const float* src, std::size_t count) = 0;
-  virtual void divide(float* x, std::size_t count, float divisor) = 0;
-  virtual void onebit_encode(const float* x, float* residual, std::size_t count, std::size_t column, std::uint8_t* out) = 0;
-  virtual void onebit_decode(const std::uint8_t* in, std::size_t count, std::size_t column, float* out, bool add) = 0;
-  virtual void block_momentum_update(float* model, float* previous, float* delta, std::size_t count, float momentum,
-                                     float lr, bool nesterov) = 0;
+  // A schedule's kernel op (models/kernels.h): `kernel` on `target` with its operand buffers,
+  // each of `count` floats, run by this memory's implementation (runtime/kernels/catalogue.h).
+  virtual void run_kernel(const models::Kernel& kernel, float* target, float* const* operands, std::size_t count,
+                          const models::KernelParams& params) = 0;
+  // A codec's payload: encodes `count` values of x plus `residual` (updated) into `out`
+  // (codec.wire_bytes(count, group) bytes), or decodes one into `out` (add: onto it).
+  virtual void encode(const models::Codec& codec, std::uint64_t group, const float* x, float* residual, std::size_t count,
+                      std::uint8_t* out) = 0;
+  virtual void decode(const models::Codec& codec, std::uint64_t group, const std::uint8_t* in, std::size_t count, float* out,
+                      bool add) = 0;
   virtual void synchronize() = 0;  // wait for queued kernels
 };
 

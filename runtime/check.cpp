@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/transports.h"
 
 namespace gradsync::runtime {
 
@@ -21,22 +20,11 @@ bool is_lossy(const models::Schedule& s) {
       ops.clear();
       round.ops(p, ops);
       for (const auto& op : ops) {
-        if (op.kind == models::OpKind::quantize && op.bits < 32) return true;
+        if (op.is_transfer() && op.encoding.codec) return true;
       }
     }
   }
   return false;
-}
-
-std::vector<std::vector<float>> reference_run(const models::Schedule& s, const InputFn& input) {
-  auto memory = make_host_memory();
-  auto transport = make_local_transport();
-  ScheduleExecutor executor(s, map_all_here(s), 0, *memory, *transport);
-  executor.reset(input);
-  executor.run();
-  std::vector<std::vector<float>> out;
-  for (int w = 0; w < s.participant_count(); ++w) out.push_back(executor.gradient(w));
-  return out;
 }
 
 std::uint64_t count_wrong(const models::Schedule& s, int worker, const std::vector<float>& result, const InputFn& input,
@@ -71,33 +59,32 @@ std::uint64_t count_wrong(const models::Schedule& s, int worker, const std::vect
   return wrong;
 }
 
-std::uint64_t count_wrong_asynchronous(const models::Schedule& s, int worker, const std::vector<float>& result,
-                                       const InputFn& input) {
-  const int n = s.workers;
-  if (n > 12 || result.empty()) return 0;
-  std::vector<int> others;
-  for (int w = 0; w < n; ++w) {
-    if (w != worker) others.push_back(w);
+InputFn asynchronous_check_input(int workers) {
+  const auto n = static_cast<std::uint64_t>(std::max(1, workers));
+  return [n](int participant, std::uint64_t element) {
+    return element % n == static_cast<std::uint64_t>(participant) ? static_cast<float>((element / n) % 1000 + 1) : 0.0f;
+  };
+}
+
+std::uint64_t count_wrong_asynchronous(const models::Schedule& s, int worker, const std::vector<float>& result) {
+  const auto n = static_cast<std::uint64_t>(std::max(1, s.workers));
+  const InputFn input = asynchronous_check_input(s.workers);
+  // Whether each worker's push is in the result: decided by its first element, then held to.
+  std::vector<int> included(static_cast<std::size_t>(n), -1);
+  std::uint64_t wrong = 0;
+  for (std::uint64_t i = 0; i < result.size(); ++i) {
+    const auto owner = static_cast<int>(i % n);
+    const float value = input(owner, i);
+    int in = result[i] == value ? 1 : result[i] == 0.0f ? 0 : -1;
+    if (in < 0 || (owner == worker && in == 0)) {
+      ++wrong;  // neither its owner's value nor nothing, or the worker's own push is missing
+      continue;
+    }
+    int& decided = included[static_cast<std::size_t>(owner)];
+    if (decided < 0) decided = in;
+    if (in != decided) ++wrong;
   }
-  // The subsets consistent with the first elements, then every element of the best one.
-  const std::size_t probe = std::min<std::size_t>(result.size(), 16);
-  std::uint64_t best = result.size();
-  for (std::uint32_t mask = 0; mask < (1u << others.size()); ++mask) {
-    auto value = [&](std::size_t i) {
-      double sum = input(worker, i);
-      for (std::size_t k = 0; k < others.size(); ++k) {
-        if (mask & (1u << k)) sum += input(others[k], i);
-      }
-      return static_cast<float>(sum);
-    };
-    bool fits = true;
-    for (std::size_t i = 0; i < probe && fits; ++i) fits = result[i] == value(i);
-    if (!fits) continue;
-    std::uint64_t wrong = 0;
-    for (std::size_t i = 0; i < result.size(); ++i) wrong += result[i] == value(i) ? 0 : 1;
-    best = std::min(best, wrong);
-  }
-  return best;
+  return wrong;
 }
 
 }  // namespace gradsync::runtime

@@ -74,13 +74,12 @@ ProcessMap map_all_here(const models::Schedule& s) {
 
 ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, ProcessMap map, int process, Memory& memory,
                                    Transport& transport)
-    : s_(schedule), map_(std::move(map)), process_(process), memory_(memory), transport_(transport) {
+    : s_(schedule), map_(std::move(map)), process_(process), memory_(memory), transport_(transport),
+      encoded_(memory, schedule.buffer_bytes()) {
   for (int p = 0; p < s_.participant_count(); ++p) {
     if (map_.process_of[static_cast<std::size_t>(p)] != process_) continue;
     hosted_.push_back(p);
     buffer_[p] = memory_.allocate(std::max<std::uint64_t>(4, s_.buffer_bytes()));
-    residual_[p] = memory_.allocate(std::max<std::uint64_t>(4, s_.gradient_bytes));
-    zero_residual_[p] = nullptr;  // allocated on first use
     version_and_pulled_[p].assign(static_cast<std::size_t>(s_.participant_count()) + 1, 0);
   }
 }
@@ -103,23 +102,10 @@ void ScheduleExecutor::reset(const InputFn& input) {
       for (std::uint64_t i = 0; i < s_.gradient_bytes / 4; ++i) host[i] = input(p, i);
     }
     memory_.upload(buffer_.at(p), host.data(), host.size());
-    std::vector<float> zeros(static_cast<std::size_t>(std::max<std::uint64_t>(4, s_.gradient_bytes) / 4), 0.0f);
-    memory_.upload(residual_.at(p), zeros.data(), zeros.size());
+    encoded_.reset(p);
     std::fill(version_and_pulled_[p].begin(), version_and_pulled_[p].end(), 0);
-    forwarded_[p].clear();
   }
   memory_.synchronize();
-}
-
-bool ScheduleExecutor::covered_by_payloads(int p, const models::Slice& s) {
-  const auto& marks = forwarded_[p];
-  std::uint64_t reached = s.offset;
-  auto it = marks.upper_bound(s.offset);
-  if (it != marks.begin()) --it;
-  for (; it != marks.end() && it->first <= reached && reached < s.end(); ++it) {
-    reached = std::max(reached, it->first + it->second);
-  }
-  return s.bytes > 0 && reached >= s.end();
 }
 
 void ScheduleExecutor::refill(const InputFn& input) {
@@ -128,21 +114,9 @@ void ScheduleExecutor::refill(const InputFn& input) {
     std::vector<float> host(static_cast<std::size_t>(s_.gradient_bytes / 4));
     for (std::uint64_t i = 0; i < host.size(); ++i) host[i] = input(p, i);
     memory_.upload(buffer_.at(p), host.data(), host.size());
-    forwarded_[p].clear();
+    encoded_.new_values(p);
   }
   memory_.synchronize();
-}
-
-void ScheduleExecutor::mark_written(int p, const models::Slice& s, bool forwarded) {
-  auto& marks = forwarded_[p];
-  // Drop every mark the write overlaps, then mark the slice if it now holds a decoded payload.
-  auto it = marks.lower_bound(s.offset);
-  if (it != marks.begin()) {
-    auto before = std::prev(it);
-    if (before->first + before->second > s.offset) it = before;
-  }
-  while (it != marks.end() && it->first < s.end()) it = marks.erase(it);
-  if (forwarded && s.bytes > 0) marks[s.offset] = s.bytes;
 }
 
 std::vector<float> ScheduleExecutor::gradient(int participant) {
@@ -152,29 +126,16 @@ std::vector<float> ScheduleExecutor::gradient(int participant) {
   return host;
 }
 
-bool ScheduleExecutor::quantised(const std::vector<Op>& ops, const Op& transfer) const {
-  const OpKind coding = transfer.kind == OpKind::send ? OpKind::quantize : OpKind::dequantize;
-  for (const Op& op : ops) {
-    if (op.kind == coding && op.slice == transfer.slice && op.bits < 32) return true;
-  }
-  return false;
-}
-
-std::size_t ScheduleExecutor::column_of(const Op& op) const {
-  if (op.column == 0) throw std::logic_error("a quantised transfer without its column length");
-  return static_cast<std::size_t>(op.column);
-}
-
 // Posts one transfer of participant p (ops_ holds the round's ops of p).
 void ScheduleExecutor::post(int p, const Op& op, std::size_t index, std::vector<int>& handles,
                             std::vector<std::uint8_t*>& staging) {
   const int peer_process = map_.process_of.at(static_cast<std::size_t>(op.peer));
   if (op.kind == OpKind::send) {
     const void* data = at(p, op.slice.offset);
-    if (staging[index]) data = staging[index];  // quantised, or a server's snapshot
+    if (staging[index]) data = staging[index];  // encoded, or a server's snapshot
     handles.push_back(transport_.post_send(data, op.wire(), peer_process, map_.tag(p, op.peer)));
   } else {
-    // Plain receives land in place; reductions and quantised payloads go through staging.
+    // Plain receives land in place; reductions and encoded payloads go through staging.
     void* data = at(p, op.slice.offset);
     if (op.kind == OpKind::recv_reduce || staging[index]) {
       if (!staging[index]) staging[index] = staging_buffer(p, index, op.wire());
@@ -192,36 +153,37 @@ void ScheduleExecutor::finish(int p, const std::vector<Op>& ops, const std::vect
     float* x = at(p, op.slice.offset);
     switch (op.kind) {
       case OpKind::recv:
-        if (staging[i]) memory_.onebit_decode(staging[i], count, column_of(op), x, false);
-        mark_written(p, op.slice, staging[i] != nullptr);
+        if (op.encoding.codec) {
+          encoded_.decode(p, op.encoding, op.slice, staging[i], x, false);
+        } else {
+          encoded_.written(p, op.slice);
+        }
         break;
       case OpKind::recv_reduce:
-        if (quantised(ops, op)) {
-          memory_.onebit_decode(staging[i], count, column_of(op), x, true);
+        if (op.encoding.codec) {
+          encoded_.decode(p, op.encoding, op.slice, staging[i], x, true);
         } else {
           memory_.sum_into(x, reinterpret_cast<const float*>(staging[i]), count);
+          encoded_.written(p, op.slice);
         }
-        mark_written(p, op.slice, false);
         break;
       case OpKind::copy:
         memory_.copy(x, at(p, op.source.offset), count);
-        mark_written(p, op.slice, false);
+        encoded_.written(p, op.slice);
         break;
       case OpKind::reduce:
         memory_.sum_into(x, at(p, op.source.offset), count);
-        mark_written(p, op.slice, false);
+        encoded_.written(p, op.slice);
         break;
-      case OpKind::scale:
-        memory_.divide(x, count, static_cast<float>(op.divisor));
-        mark_written(p, op.slice, false);
+      case OpKind::kernel: {
+        float* operands[2] = {at(p, op.operands[0].offset), at(p, op.operands[1].offset)};
+        memory_.run_kernel(*op.kernel, x, operands, count, op.params);
+        encoded_.written(p, op.slice);
+        for (int k = 0; k < op.kernel->operands; ++k) encoded_.written(p, op.operands[static_cast<std::size_t>(k)]);
         break;
-      case OpKind::block_update:
-        memory_.block_momentum_update(x, at(p, op.source.offset), at(p, op.aux.offset), count,
-                                      static_cast<float>(op.block_momentum), static_cast<float>(op.block_lr), op.nesterov);
-        mark_written(p, op.slice, false);
-        break;
+      }
       case OpKind::compute: std::this_thread::sleep_for(std::chrono::duration<double>(op.seconds)); break;
-      default: break;  // send; quantize/dequantize happen around the transfers
+      case OpKind::send: break;  // encoded (if at all) before the transfers
     }
   }
 }
@@ -245,11 +207,11 @@ void ScheduleExecutor::run_lockstep_round(std::size_t round, SyncStats& stats, m
   if (work.empty()) return;
   watchdog_round(round, s_.rounds.size(), &r.phase);
   const double start = now_s();
-  // Quantise what goes out quantised; staging for what comes in quantised.
+  // Encode what goes out encoded; staging for what comes in encoded.
   for (auto& w : work) {
     for (std::size_t i = 0; i < w.ops.size(); ++i) {
       const Op& op = w.ops[i];
-      if (!op.is_transfer() || !quantised(w.ops, op)) continue;
+      if (!op.is_transfer() || !op.encoding.codec) continue;
       if (op.kind == OpKind::send) {
         // A slice sent to several peers is encoded once: all of them get the same payload.
         bool reused = false;
@@ -262,22 +224,7 @@ void ScheduleExecutor::run_lockstep_round(std::size_t round, SyncStats& stats, m
         if (reused) continue;
       }
       w.staging[i] = staging_buffer(w.p, i, op.wire());
-      if (op.kind == OpKind::send) {
-        const std::size_t count = op.slice.bytes / 4;
-        float* x = at(w.p, op.slice.offset);
-        float* residual = residual_.at(w.p) + op.slice.offset / 4;
-        if (covered_by_payloads(w.p, op.slice)) {
-          // Forwarding a payload as received: no error feedback, so the encoding is exact.
-          float*& zero = zero_residual_[w.p];
-          if (!zero) zero = memory_.allocate(std::max<std::uint64_t>(4, s_.gradient_bytes));
-          memory_.fill_zero(zero, count);
-          residual = zero;
-        }
-        memory_.onebit_encode(x, residual, count, column_of(op), w.staging[i]);
-        // The sender keeps what the receivers will decode.
-        memory_.onebit_decode(w.staging[i], count, column_of(op), x, false);
-        mark_written(w.p, op.slice, true);
-      }
+      if (op.kind == OpKind::send) encoded_.encode(w.p, op.encoding, op.slice, at(w.p, op.slice.offset), w.staging[i]);
     }
   }
   memory_.synchronize();

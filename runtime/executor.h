@@ -1,10 +1,10 @@
 // Runs a schedule for real: each process hosts some participants (workers, and servers),
-// keeps their buffers in its backend's memory, and executes their rounds. A round:
-// quantise what is sent quantised (in place: the sender keeps what the receivers will
-// decode, so every copy of a value agrees; error feedback keeps the rest in a residual,
-// except when forwarding a payload received as is), post every send and receive (one MPI tag per pair of
-// participants, so messages match in FIFO order), wait, then do the local work —
-// reductions of what arrived, dequantisation, copies, scaling, BMUF block updates.
+// keeps their buffers in its backend's memory, and executes their rounds. A round: encode
+// what is sent encoded (the transfer's codec, through EncodedTransfers), post every send
+// and receive (one MPI tag per pair of participants, so messages match in FIFO order),
+// wait, then do the local work in op order — decode or reduce what arrived, copies, and
+// kernels (whatever numeric operation the op names, run by the memory's implementation).
+// It names no strategy and no strategy's numerics: the schedule says everything.
 //
 // Asynchronous rounds served by a server on its own process run as an event loop: the
 // server applies each peer's push as soon as it arrives and answers with its current
@@ -21,6 +21,7 @@
 #include "models/schedule.h"
 #include "models/trace.h"
 #include "runtime/backend.h"
+#include "runtime/encoded_transfers.h"
 
 namespace gradsync::runtime {
 
@@ -42,13 +43,13 @@ ProcessMap map_all_here(const models::Schedule& s);
 struct SyncStats {
   double seconds = 0;
   std::map<std::string, double> comm_s;  // per phase: waiting for transfers
-  std::map<std::string, double> local_s;  // per phase: reductions, quantisation, copies
+  std::map<std::string, double> local_s;  // per phase: reductions, encoding, copies, kernels
   std::uint64_t updates = 0;  // asynchronous pushes this process's servers applied
   std::vector<std::uint64_t> staleness;  // histogram
 };
 
 // Input value of element i of participant p's gradient: integers, so that sums are exact
-// in any order (and divisible by N for model averaging).
+// in any order (and divisible by N, for averages).
 using InputFn = std::function<float(int participant, std::uint64_t element)>;
 
 class ScheduleExecutor {
@@ -56,9 +57,9 @@ class ScheduleExecutor {
   ScheduleExecutor(const models::Schedule& schedule, ProcessMap map, int process, Memory& memory, Transport& transport);
 
   const std::vector<int>& hosted() const { return hosted_; }
-  // Gradients of hosted workers from `input`; scratch, residuals and BMUF state zeroed.
+  // Gradients of hosted workers from `input`; scratch and codec state zeroed.
   void reset(const InputFn& input);
-  // New gradients for the next step; residuals and BMUF state carry over (training goes on).
+  // New gradients for the next step; scratch and codec state carry over (training goes on).
   void refill(const InputFn& input);
   // One synchronisation of every hosted participant. `trace` (optional) gets its slices,
   // times relative to `origin` (seconds on the steady clock).
@@ -74,8 +75,6 @@ class ScheduleExecutor {
   void finish(int p, const std::vector<models::Op>& ops, const std::vector<std::uint8_t*>& staging);
   float* at(int p, std::uint64_t byte_offset);
   std::uint8_t* staging_buffer(int p, std::size_t index, std::size_t bytes);
-  bool quantised(const std::vector<models::Op>& ops, const models::Op& transfer) const;
-  std::size_t column_of(const models::Op& op) const;
 
   const models::Schedule& s_;
   ProcessMap map_;
@@ -84,17 +83,9 @@ class ScheduleExecutor {
   Transport& transport_;
   std::vector<int> hosted_;
   std::map<int, float*> buffer_;  // hosted participant -> its buffer
-  std::map<int, float*> residual_;  // hosted participant -> 1-bit residual (gradient-sized)
+  EncodedTransfers encoded_;  // codecs' residuals and what holds decoded payloads
   std::map<std::pair<int, std::size_t>, std::pair<std::uint8_t*, std::size_t>> staging_;  // (participant, slot) -> buffer, size
   std::map<int, std::vector<std::uint64_t>> version_and_pulled_;  // server -> [version, last pulled per peer...]
-  // Slices each participant holds exactly as a quantised payload decoded them (received,
-  // or adopted when sending).
-  std::map<int, std::map<std::uint64_t, std::uint64_t>> forwarded_;  // participant -> offset -> bytes
-  std::map<int, float*> zero_residual_;
-  void mark_written(int p, const models::Slice& s, bool forwarded);
-  // Is every byte of `s` a value every rank holds alike (decoded from a payload)? Such a
-  // slice is re-encoded without error feedback: the same values give the same payload.
-  bool covered_by_payloads(int p, const models::Slice& s);
   std::vector<models::Op> ops_;
 };
 

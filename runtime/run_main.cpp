@@ -225,20 +225,24 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
     std::uint64_t wrong = 0;
     if (o.check) {
       watch.context(at_size + ", checked run");
-      executor.reset(input);
-      executor.run();
       const bool asynchronous_server = std::find(map.event_loop.begin(), map.event_loop.end(), true) != map.event_loop.end();
       if (asynchronous_server) {
         // Workers hold what the server had applied when it answered them (their own push
-        // and whoever pushed before); the server ends with every push.
+        // and whoever pushed before); the server ends with every push. Inputs that say,
+        // element by element, whose push a result holds.
+        const auto decodable = runtime::asynchronous_check_input(schedule.workers);
+        executor.reset(decodable);
+        executor.run();
         for (int p : executor.hosted()) {
           if (p < schedule.workers) {
-            wrong += runtime::count_wrong_asynchronous(schedule, p, executor.gradient(p), input);
+            wrong += runtime::count_wrong_asynchronous(schedule, p, executor.gradient(p));
           } else {
-            wrong += runtime::count_wrong(schedule, 0, executor.gradient(p), input, nullptr);
+            wrong += runtime::count_wrong(schedule, 0, executor.gradient(p), decodable, nullptr);
           }
         }
       } else {
+        executor.reset(input);
+        executor.run();
         const auto reference = runtime::reference_run(schedule, input);
         for (int p : executor.hosted()) {
           if (p >= schedule.workers) continue;

@@ -150,6 +150,7 @@ class Simulation {
           w.is_send.push_back(true);
           sent_bytes += op.wire();
           ++sends;
+          local_s += op.local_seconds(c);  // encoding the payload, if it is
           break;
         }
         case OpKind::recv:

@@ -2,7 +2,7 @@
 // from the topology (sim/platform.h). One actor per participant executes its rounds: it
 // posts the round's sends and receives (one mailbox per ordered pair, so messages match
 // in FIFO order), waits for them, then does the round's local work (reductions,
-// quantisation, copies) as an execution. No strategy logic lives here: the schedule
+// encoding, copies, kernels) as an execution. No strategy logic lives here: the schedule
 // says everything.
 //
 // Training loops: every worker computes a step (compute time / its speed, with optional

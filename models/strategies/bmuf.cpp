@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "models/error.h"
+#include "models/kernels.h"
 #include "models/strategies/common.h"
 #include "models/strategies/periodic.h"
 
@@ -35,10 +36,11 @@ Strategy definition() {
     const Slice delta{previous.end(), s.gradient_bytes};
     s.scratch_bytes += 2 * s.gradient_bytes;
     s.rounds.push_back(Round{"average", "average", [model, n](int p, std::vector<Op>& out) {
-                               if (p < n) out.push_back(Op::scale(model, n));
+                               if (p < n) out.push_back(Op::run(divide_kernel(), model, divide_params(n)));
                              }});
+    const KernelParams update = block_momentum_params(momentum, lr, nesterov_on);
     s.rounds.push_back(Round{"block update", "block update", [=](int p, std::vector<Op>& out) {
-                               if (p < n) out.push_back(Op::block_update(model, previous, delta, momentum, lr, nesterov_on));
+                               if (p < n) out.push_back(Op::run(block_momentum_kernel(), model, update, previous, delta));
                              }});
     if (s.expected.empty()) s.expected.push_back({model, true, false, {}});
     for (auto& region : s.expected) region.numeric_only = true;

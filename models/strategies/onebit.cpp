@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "models/error.h"
+#include "models/kernels.h"
 #include "models/strategies/common.h"
 #include "models/result.h"
 #include "models/units.h"
@@ -14,15 +15,6 @@
 namespace gradsync::models::strategies {
 
 namespace {
-
-// Bytes on the wire for `bytes` of gradient: one bit per value, two 4-byte scales per column.
-std::uint64_t quantised_bytes(std::uint64_t bytes, int element_bytes, int bits, std::uint64_t column) {
-  const std::uint64_t values = bytes / static_cast<std::uint64_t>(element_bytes);
-  if (bits >= 8 * element_bytes) return bytes;
-  const std::uint64_t payload = (values * static_cast<std::uint64_t>(bits) + 7) / 8;
-  const std::uint64_t columns = (values + column - 1) / column;
-  return payload + 8 * columns;
-}
 
 std::uint64_t column_length(const StrategyContext& ctx) {
   if (!ctx.params.is_auto("column")) return static_cast<std::uint64_t>(ctx.params.integer("column"));
@@ -82,23 +74,16 @@ Strategy definition() {
     Schedule s = inner.build(ctx);
     s.strategy = "onebit";
     if (bits == 32) return s;
-    for (Participant& p : s.participants) p.costs.quantize_s_per_byte = quantize_s_per_byte_at(ctx, p.node);
+    for (Participant& p : s.participants) p.costs.codec_s_per_byte = quantize_s_per_byte_at(ctx, p.node);
     const std::uint64_t column = column_length(ctx);
     const int eb = s.element_bytes;
     for (Round& round : s.rounds) {
       RoundOps inner_ops = std::move(round.ops);
-      round.ops = [inner_ops, eb, bits, column](int p, std::vector<Op>& out) {
+      round.ops = [inner_ops, eb, column](int p, std::vector<Op>& out) {
         const std::size_t first = out.size();
         inner_ops(p, out);
-        const std::size_t last = out.size();
-        for (std::size_t i = first; i < last; ++i) {
-          Op& op = out[i];
-          if (!op.is_transfer()) continue;
-          op.wire_bytes = quantised_bytes(op.slice.bytes, eb, bits, column);
-          op.bits = bits;
-          op.column = column;  // the transfer knows its payload's layout too
-          const Op coding = op.kind == OpKind::send ? Op::quantize(op.slice, bits, column) : Op::dequantize(op.slice, bits, column);
-          out.push_back(coding);
+        for (std::size_t i = first; i < out.size(); ++i) {
+          if (out[i].is_transfer()) out[i].encode_with(one_bit_codec(), column, eb);
         }
       };
       if (round.compute_phase.empty()) round.compute_phase = "quantise";

@@ -71,6 +71,7 @@ void divide_cuda(float* device_x, std::size_t n, float divisor, void* stream = n
 //   then per group g, 8 bytes     float32 pos, float32 neg (host byte order, unaligned).
 // n = 0 gives 0 bytes; every function accepts n = 0 and then touches nothing.
 // ---------------------------------------------------------------------------------
+// (models::one_bit_wire_bytes: the schedule's size of the same payload.)
 std::size_t onebit_bytes(std::size_t n, std::size_t column);
 
 // Encodes x (+ residual) into out[0, onebit_bytes(n, column)) and updates residual.

@@ -4,6 +4,7 @@
 set(GRADSYNC_KERNEL_CPU_SOURCES
   kernels/kernels_cpu.cpp
   kernels/kernels_nocuda.cpp
+  kernels/catalogue.cpp
 )
 set(GRADSYNC_KERNEL_CUDA_SOURCES
   kernels/elementwise.cu

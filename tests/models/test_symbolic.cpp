@@ -1,4 +1,5 @@
 // Tests of the symbolic executor (models/symbolic.h) on hand-built schedules.
+#include "models/kernels.h"
 #include "models/symbolic.h"
 
 #include <gtest/gtest.h>
@@ -119,15 +120,30 @@ TEST(SymbolicRing, WireBytesCountCompressedSize) {
   EXPECT_EQ(r.bytes_on_wire, 2u * 3u * 64u);  // 2(N-1) * 256 bytes / 4
 }
 
-TEST(SymbolicRing, QuantizeDequantizeComputeChangeNoContributions) {
+TEST(SymbolicRing, EncodedPayloadsKernelsAndComputeChangeNoContributions) {
   auto s = ring(3, 30, [](std::size_t, int, std::vector<Op>& ops) {
-    const Slice sent = ops[0].slice, got = ops[1].slice;
-    ops.push_back(Op::quantize(sent, 8, 1024));
-    ops.push_back(Op::dequantize(got, 8, 1024));
+    const Slice sent = ops[0].slice;
+    ops[0].encode_with(one_bit_codec(), 4, kEb);  // the send and its receive
+    ops[1].encode_with(one_bit_codec(), 4, kEb);
+    ops.push_back(Op::run(divide_kernel(), sent, divide_params(3)));
     ops.push_back(Op::compute(1e-3));
   });
   const auto r = check_schedule(s);
   EXPECT_TRUE(r.ok) << r.message;
+  // 10 values of 4 bytes a block: 2 bytes of bits and 3 groups of two 4-byte scales.
+  EXPECT_EQ(r.bytes_on_wire, 2u * 3u * 2u * (2u + 3u * 8u));
+}
+
+TEST(SymbolicRing, AKernelOperandOutsideTheBufferIsReported) {
+  auto s = ring(2, 8, [](std::size_t, int, std::vector<Op>& ops) {
+    const Slice target = ops[0].slice;
+    ops.push_back(Op::run(block_momentum_kernel(), target, block_momentum_params(0.5, 1, false), target,
+                          Slice{1u << 20, target.bytes}));
+  });
+  const auto r = check_schedule(s);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("block_momentum on"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("is outside the buffer"), std::string::npos) << r.message;
 }
 
 TEST(SymbolicPs, RoundTripThroughServer) {

@@ -6,6 +6,7 @@
 #include "models/predict.h"
 #include "models/topology_io.h"
 #include <cmath>
+#include <cstring>
 
 #include "runtime/check.h"
 #include "runtime/transports.h"
@@ -15,7 +16,7 @@ using namespace gradsync;
 namespace {
 
 models::Schedule build(const std::string& strategy, int n, std::uint64_t elements, std::vector<std::string> params = {}) {
-  static const models::Topology t = models::flat_topology(8);
+  static const models::Topology t = models::flat_topology(64);
   models::PredictRequest q;
   q.topology = &t;
   q.bytes = 4.0 * static_cast<double>(elements);
@@ -72,14 +73,62 @@ TEST(Check, LossyAndNumericStrategiesAreCheckedAgainstTheReferenceOnly) {
   }
 }
 
-TEST(Check, AsynchronousResultsAreOwnPlusSomeOthers) {
-  const auto s = build("downpour", 4, 100);
-  std::vector<float> got(100);
-  for (std::uint64_t i = 0; i < 100; ++i) got[i] = runtime::check_input(1, i) + runtime::check_input(3, i);
-  EXPECT_EQ(runtime::count_wrong_asynchronous(s, 1, got, runtime::check_input), 0u);  // {1, 3}
-  EXPECT_EQ(runtime::count_wrong_asynchronous(s, 0, got, runtime::check_input), 100u);  // lacks its own
-  got[50] += 2;
-  EXPECT_EQ(runtime::count_wrong_asynchronous(s, 1, got, runtime::check_input), 1u);
+TEST(Check, AsynchronousResultsAreOwnPlusSomeOthersAtAnyWorkerCount) {
+  for (int n : {4, 16, 40}) {
+    const auto s = build("downpour", n, 1000);
+    const auto input = runtime::asynchronous_check_input(n);
+    // What worker 1 holds after workers 1 and 3 (and, with more workers, 13) pushed.
+    std::vector<int> pushed = {1, 3};
+    if (n > 13) pushed.push_back(13);
+    std::vector<float> got(1000, 0.0f);
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+      for (int w : pushed) got[i] += input(w, i);
+    }
+    EXPECT_EQ(runtime::count_wrong_asynchronous(s, 1, got), 0u) << n;
+    // Worker 0's own push is missing: its elements (every n-th) are wrong.
+    EXPECT_EQ(runtime::count_wrong_asynchronous(s, 0, got), (1000u + n - 1) / n) << n;
+    // A corrupted element, a doubled one, and an element of worker 3 lost while its others are there.
+    auto bad = got;
+    bad[static_cast<std::size_t>(n) + 1] += 2;  // worker 1's
+    bad[static_cast<std::size_t>(2 * n) + 3] *= 2;  // worker 3's
+    bad[static_cast<std::size_t>(5 * n) + 3] = 0;  // worker 3's push "missing" there only
+    EXPECT_EQ(runtime::count_wrong_asynchronous(s, 1, bad), 3u) << n;
+  }
+}
+
+// The executor of a real run (in this process, on host memory through the same Memory,
+// kernels and executor as gradsync-run) against the independent reference, bit for bit:
+// every strategy's test variants, 1 to 6 ranks, sizes that do and do not divide.
+TEST(Check, TheExecutorEqualsTheIndependentReferenceForEveryStrategy) {
+  int compared = 0;
+  for (const models::Strategy* strategy : models::all_strategies()) {
+    std::vector<models::TestVariant> variants = strategy->test_variants;
+    if (variants.empty()) variants.push_back({});
+    for (const auto& variant : variants) {
+      for (int n = 1; n <= 6; ++n) {
+        for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{997}, std::uint64_t{4096}}) {
+          const auto s = build(strategy->name, n, elements, variant.params);
+          if (s.asynchronous) continue;  // lockstep here; the asynchronous ones are checked under mpirun
+          auto memory = runtime::make_host_memory();
+          auto transport = runtime::make_local_transport();
+          runtime::ScheduleExecutor executor(s, runtime::map_all_here(s), 0, *memory, *transport);
+          executor.reset(runtime::check_input);
+          executor.run();
+          const auto reference = runtime::reference_run(s, runtime::check_input);
+          for (int w = 0; w < n; ++w) {
+            const auto got = executor.gradient(w);
+            ASSERT_EQ(got.size(), reference[static_cast<std::size_t>(w)].size());
+            ASSERT_EQ(std::memcmp(got.data(), reference[static_cast<std::size_t>(w)].data(), got.size() * sizeof(float)), 0)
+                << strategy->name << " " << ::testing::PrintToString(variant.params) << " N=" << n << " elements=" << elements
+                << " worker " << w;
+            EXPECT_EQ(runtime::count_wrong(s, w, got, runtime::check_input, &reference[static_cast<std::size_t>(w)]), 0u);
+          }
+          ++compared;
+        }
+      }
+    }
+  }
+  std::printf("executor = reference, bit for bit, for %d schedules\n", compared);
 }
 
 TEST(Check, OneBitKeepsEveryCopyOfAValueEqualWhateverItWraps) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/kernels/catalogue.h"
 #include "runtime/kernels/kernels.h"
 
 namespace gradsync::runtime {
@@ -81,20 +82,17 @@ class CudaMemory final : public Memory {
 
   // The kernels check their own launches and throw std::runtime_error.
   void sum_into(float* dst, const float* src, std::size_t count) override { sum_into_cuda(dst, src, count, stream_); }
-  void divide(float* x, std::size_t count, float divisor) override { divide_cuda(x, count, divisor, stream_); }
-  void onebit_encode(const float* x, float* residual, std::size_t count, std::size_t column, std::uint8_t* out) override {
-    onebit_encode_cuda(x, residual, count, column, out, stream_);
+  void run_kernel(const models::Kernel& kernel, float* target, float* const* operands, std::size_t count,
+                  const models::KernelParams& params) override {
+    implementation(kernel).cuda(target, operands, count, params, stream_);
   }
-  void onebit_decode(const std::uint8_t* in, std::size_t count, std::size_t column, float* out, bool add) override {
-    if (add) {
-      onebit_decode_add_cuda(in, count, column, out, stream_);
-    } else {
-      onebit_decode_cuda(in, count, column, out, stream_);
-    }
+  void encode(const models::Codec& codec, std::uint64_t group, const float* x, float* residual, std::size_t count,
+              std::uint8_t* out) override {
+    implementation(codec).encode_cuda(x, residual, count, group, out, stream_);
   }
-  void block_momentum_update(float* model, float* previous, float* delta, std::size_t count, float momentum, float lr,
-                             bool nesterov) override {
-    block_momentum_update_cuda(model, previous, delta, count, momentum, lr, nesterov, stream_);
+  void decode(const models::Codec& codec, std::uint64_t group, const std::uint8_t* in, std::size_t count, float* out,
+              bool add) override {
+    implementation(codec).decode_cuda(in, count, group, out, add, stream_);
   }
 
   void fill_zero(float* x, std::size_t count) override {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/kernels/catalogue.h"
 #include "runtime/kernels/kernels.h"
 
 namespace gradsync::runtime {
@@ -26,20 +27,17 @@ class HostMemory final : public Memory {
     if (count) std::memset(x, 0, count * sizeof(float));
   }
   void sum_into(float* dst, const float* src, std::size_t count) override { sum_into_cpu(dst, src, count); }
-  void divide(float* x, std::size_t count, float divisor) override { divide_cpu(x, count, divisor); }
-  void onebit_encode(const float* x, float* residual, std::size_t count, std::size_t column, std::uint8_t* out) override {
-    onebit_encode_cpu(x, residual, count, column, out);
+  void run_kernel(const models::Kernel& kernel, float* target, float* const* operands, std::size_t count,
+                  const models::KernelParams& params) override {
+    implementation(kernel).cpu(target, operands, count, params);
   }
-  void onebit_decode(const std::uint8_t* in, std::size_t count, std::size_t column, float* out, bool add) override {
-    if (add) {
-      onebit_decode_add_cpu(in, count, column, out);
-    } else {
-      onebit_decode_cpu(in, count, column, out);
-    }
+  void encode(const models::Codec& codec, std::uint64_t group, const float* x, float* residual, std::size_t count,
+              std::uint8_t* out) override {
+    implementation(codec).encode_cpu(x, residual, count, group, out);
   }
-  void block_momentum_update(float* model, float* previous, float* delta, std::size_t count, float momentum, float lr,
-                             bool nesterov) override {
-    block_momentum_update_cpu(model, previous, delta, count, momentum, lr, nesterov);
+  void decode(const models::Codec& codec, std::uint64_t group, const std::uint8_t* in, std::size_t count, float* out,
+              bool add) override {
+    implementation(codec).decode_cpu(in, count, group, out, add);
   }
   void synchronize() override {}
 
