@@ -20,6 +20,7 @@
 #include "experiments/experiment.h"
 #include "experiments/table.h"
 #include "models/error.h"
+#include "models/uniform_topologies.h"
 #include "models/units.h"
 #include "models/importers/import.h"
 #include "models/json_input.h"
@@ -231,47 +232,31 @@ std::string fixed(double v) {
   return buf;
 }
 
-// Topologies schedules are built on: the shipped ones, and uniform ones written as users
-// write them (JSON through the public loader).
+// Topologies schedules are built on: the shipped ones, and generated ones written out as
+// graph-form JSON and read back through the public loader, as a user's file would be.
 std::string star_json(int gpus) {
-  std::ostringstream j;
-  j << R"({"name": "star)" << gpus << R"(", "nodes": [{"id": "sw", "kind": "pcie_switch"}, {"id": "host", "kind": "host_memory"})";
-  for (int i = 0; i < gpus; ++i) j << R"(, {"id": "gpu)" << i << R"(", "kind": "gpu"})";
-  j << R"(], "links": [{"a": "host", "b": "sw", "bandwidth_GBps": 12, "latency_us": 1})";
-  for (int i = 0; i < gpus; ++i) j << R"(, {"a": "gpu)" << i << R"(", "b": "sw", "bandwidth_GBps": 10, "latency_us": 2})";
-  j << "]}";
-  return j.str();
+  models::StarSpec s;
+  s.name = "star" + std::to_string(gpus);
+  s.gpus = gpus;
+  s.hub_id = "sw";
+  s.gpu_link = {10, 2};
+  s.host = models::UniformLink{12, 1};
+  return models::topology_to_graph_json(models::star_topology(s)).dump();
 }
 
 std::string tree_json(int switches, int per_switch) {
-  std::ostringstream j;
-  j << R"({"name": "tree", "nodes": [{"id": "root", "kind": "root_complex"}, {"id": "host", "kind": "host_memory"})";
-  for (int s = 0; s < switches; ++s) j << R"(, {"id": "sw)" << s << R"(", "kind": "pcie_switch"})";
-  for (int g = 0; g < switches * per_switch; ++g) j << R"(, {"id": "gpu)" << g << R"(", "kind": "gpu"})";
-  j << R"(], "links": [{"a": "root", "b": "host", "bandwidth_GBps": 20, "latency_us": 0.5})";
-  for (int s = 0; s < switches; ++s) j << R"(, {"a": "root", "b": "sw)" << s << R"(", "bandwidth_GBps": 8, "latency_us": 1})";
-  for (int g = 0; g < switches * per_switch; ++g) {
-    j << R"(, {"a": "sw)" << g / per_switch << R"(", "b": "gpu)" << g << R"(", "bandwidth_GBps": 12, "latency_us": 1})";
-  }
-  j << "]}";
-  return j.str();
+  models::TreeSpec s;
+  s.switches = switches;
+  s.per_switch = per_switch;
+  s.gpu_link = {12, 1};
+  s.uplink = {8, 1};
+  s.host = models::UniformLink{20, 0.5};
+  return models::topology_to_graph_json(models::tree_topology(s)).dump();
 }
 
 std::string mesh_json(int gpus) {
-  std::ostringstream j;
-  j << R"({"name": "mesh", "nodes": [)";
-  for (int i = 0; i < gpus; ++i) j << (i ? "," : "") << R"({"id": "gpu)" << i << R"(", "kind": "gpu"})";
-  j << R"(], "links": [)";
-  bool first = true;
-  for (int a = 0; a < gpus; ++a) {
-    for (int b = a + 1; b < gpus; ++b) {
-      j << (first ? "" : ",") << R"({"a": "gpu)" << a << R"(", "b": "gpu)" << b << R"(", "bandwidth_GBps": )" << 10 + a + b
-        << R"(, "latency_us": 3})";
-      first = false;
-    }
-  }
-  j << "]}";
-  return j.str();
+  const auto t = models::mesh_topology("mesh", gpus, [](int a, int b) { return models::UniformLink{10.0 + a + b, 3}; });
+  return models::topology_to_graph_json(t).dump();
 }
 
 struct NamedTopology {

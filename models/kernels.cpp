@@ -9,15 +9,15 @@ const Kernel& divide_kernel() {
   return k;
 }
 
-KernelParams divide_params(int divisor) { return KernelParams{{static_cast<double>(divisor), 0, 0}}; }
+KernelCall divide_call(int divisor) { return KernelCall{&divide_kernel(), {}, KernelParams{{static_cast<double>(divisor), 0, 0}}}; }
 
 const Kernel& block_momentum_kernel() {
   static const Kernel k{"block_momentum", 4, 2};
   return k;
 }
 
-KernelParams block_momentum_params(double momentum, double learning_rate, bool nesterov) {
-  return KernelParams{{momentum, learning_rate, nesterov ? 1.0 : 0.0}};
+KernelCall block_momentum_call(Slice previous, Slice delta, double momentum, double learning_rate, bool nesterov) {
+  return KernelCall{&block_momentum_kernel(), {previous, delta}, KernelParams{{momentum, learning_rate, nesterov ? 1.0 : 0.0}}};
 }
 
 std::uint64_t one_bit_wire_bytes(std::uint64_t values, std::uint64_t group) {

@@ -13,14 +13,14 @@ namespace gradsync::models {
 // "divide": target /= v[0] (a true division: an integer sum of N contributions divided by N
 // is exact whenever the quotient is representable). One pass.
 const Kernel& divide_kernel();
-KernelParams divide_params(int divisor);
+KernelCall divide_call(int divisor);
 
 // "block_momentum": BMUF's block update (sources C, D) on the target, the freshly averaged
 // model, with operands[0] the global model after the last block (updated) and operands[1]
 // the last block update (updated); v[0] block momentum, v[1] block learning rate, v[2] 1 for
 // the Nesterov form. Reads three buffers and writes three: four passes.
 const Kernel& block_momentum_kernel();
-KernelParams block_momentum_params(double momentum, double learning_rate, bool nesterov);
+KernelCall block_momentum_call(Slice previous, Slice delta, double momentum, double learning_rate, bool nesterov);
 
 // "1bit": 1-bit quantisation with error feedback (source D): one bit per value (its sign
 // after adding the residual) and, per group of values, two float scales (the means of the

@@ -10,15 +10,15 @@ std::vector<Op> Schedule::ops(std::size_t round, int participant) const {
   return out;
 }
 
-void Op::encode_with(const Codec& codec, std::uint64_t group, int element_bytes) {
+void Op::encode_with(const Encoding& e, int element_bytes) {
   if (!is_transfer()) throw std::logic_error("encode_with: only transfers carry an encoded payload");
-  encoding = Encoding{&codec, group};
-  wire_bytes = codec.wire_bytes(slice.bytes / static_cast<std::uint64_t>(element_bytes), group);
+  encoding = &e;
+  wire_bytes = e.codec->wire_bytes(slice.bytes / static_cast<std::uint64_t>(element_bytes), e.group);
 }
 
 double Op::local_seconds(const LocalCosts& costs) const {
   const double bytes = static_cast<double>(slice.bytes);
-  const double coding = encoding.codec ? bytes * costs.codec_s_per_byte : 0.0;
+  const double coding = encoding ? bytes * costs.codec_s_per_byte : 0.0;
   switch (kind) {
     case OpKind::compute: return seconds;
     case OpKind::send:
@@ -26,7 +26,7 @@ double Op::local_seconds(const LocalCosts& costs) const {
     case OpKind::recv_reduce: return bytes * costs.reduce_s_per_byte + coding;
     case OpKind::copy:
     case OpKind::reduce: return bytes * costs.reduce_s_per_byte;
-    case OpKind::kernel: return kernel->passes * bytes * costs.reduce_s_per_byte;
+    case OpKind::kernel: return call->kernel->passes * bytes * costs.reduce_s_per_byte;
   }
   return 0;
 }

@@ -67,8 +67,16 @@ struct Codec {
 };
 
 struct Encoding {
-  const Codec* codec = nullptr;  // nullptr: the payload travels as it is
+  const Codec* codec = nullptr;
   std::uint64_t group = 0;  // values sharing one set of scales (the codec's parameter)
+};
+
+// A kernel with its operand slices and parameters, as a schedule's ops refer to it (the
+// builder keeps it alive, e.g. in the round's generator: ops stay small).
+struct KernelCall {
+  const Kernel* kernel = nullptr;
+  std::array<Slice, 2> operands{};  // kernel->operands of them, each of the target's size
+  KernelParams params{};
 };
 
 // What local work costs a participant, per byte: reductions (and copies, kernels), and
@@ -84,11 +92,9 @@ struct Op {
   Slice slice{};
   Slice source{};  // copy / reduce
   std::uint64_t wire_bytes = 0;  // bytes on the wire when they differ from slice.bytes (an encoding); 0: same
-  Encoding encoding{};  // transfers: how the payload is encoded
   double seconds = 0;  // compute
-  const Kernel* kernel = nullptr;  // kernel: what runs on `slice`
-  std::array<Slice, 2> operands{};  // kernel: its operand slices (kernel->operands of them)
-  KernelParams params{};  // kernel: its parameters
+  const Encoding* encoding = nullptr;  // transfers: how the payload is encoded; nullptr: as it is
+  const KernelCall* call = nullptr;  // kernel: what runs on `slice`
 
   std::uint64_t wire() const { return wire_bytes ? wire_bytes : slice.bytes; }
   bool is_transfer() const { return kind == OpKind::send || kind == OpKind::recv || kind == OpKind::recv_reduce; }
@@ -105,11 +111,9 @@ struct Op {
   static Op copy(Slice from, Slice to) { return Op{.kind = OpKind::copy, .slice = to, .source = from}; }
   static Op reduce(Slice from, Slice into) { return Op{.kind = OpKind::reduce, .slice = into, .source = from}; }
   static Op compute(double seconds) { return Op{.kind = OpKind::compute, .seconds = seconds}; }
-  static Op run(const Kernel& k, Slice target, KernelParams params, Slice a = {}, Slice b = {}) {
-    return Op{.kind = OpKind::kernel, .slice = target, .kernel = &k, .operands = {a, b}, .params = params};
-  }
-  // Encodes this transfer's payload with `codec` in groups of `group` values of `element_bytes`.
-  void encode_with(const Codec& codec, std::uint64_t group, int element_bytes);
+  static Op run(const KernelCall& call, Slice target) { return Op{.kind = OpKind::kernel, .slice = target, .call = &call}; }
+  // Encodes this transfer's payload as `encoding` says (values of `element_bytes`).
+  void encode_with(const Encoding& encoding, int element_bytes);
   // Seconds of local work on a participant with these costs: compute ops their seconds;
   // reductions, copies and kernels at its reduction rate; encoding a sent payload and
   // decoding a received one at its codec rate.

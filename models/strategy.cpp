@@ -158,6 +158,7 @@ namespace {
 
 struct Registry {
   std::deque<Strategy> strategies;  // deque: pointers stay valid as strategies register
+  bool read = false;  // the index below was built: registering now would not be seen
 };
 
 Registry& registry() {
@@ -181,6 +182,7 @@ const Strategy* lookup(const std::string& name) {
 
 const Index& index() {
   static const Index idx = [] {
+    registry().read = true;
     Index x;
     for (const Strategy& s : registry().strategies) x.listed.push_back(&s);
     std::stable_sort(x.listed.begin(), x.listed.end(), [](const Strategy* a, const Strategy* b) { return a->order < b->order; });
@@ -214,6 +216,9 @@ const Index& index() {
 }  // namespace
 
 Registration::Registration(const Strategy& strategy) {
+  if (registry().read) {
+    throw std::logic_error("strategy " + strategy.name + " registers after the registry was read (by a static initialiser)");
+  }
   if (lookup(strategy.name)) throw std::logic_error("strategy " + strategy.name + " is registered twice");
   if (!strategy.build) throw std::logic_error("strategy " + strategy.name + " registers no schedule builder");
   Strategy s = strategy;

@@ -220,8 +220,9 @@ std::string op_str(const Op& op) {
     case OpKind::reduce: return "reduce " + slice_str(op.source) + " into " + slice_str(op.slice);
     case OpKind::compute: return "compute";
     case OpKind::kernel: {
-      std::string text = (op.kernel ? op.kernel->name : std::string("kernel")) + " on " + slice_str(op.slice);
-      for (int i = 0; op.kernel && i < op.kernel->operands && i < 2; ++i) text += " with " + slice_str(op.operands[static_cast<std::size_t>(i)]);
+      const Kernel* k = op.call ? op.call->kernel : nullptr;
+      std::string text = (k ? k->name : std::string("kernel")) + " on " + slice_str(op.slice);
+      for (int i = 0; k && i < k->operands && i < 2; ++i) text += " with " + slice_str(op.call->operands[static_cast<std::size_t>(i)]);
       return text;
     }
   }
@@ -409,10 +410,10 @@ class Checker {
       // Kernels update values in place and leave contributions as they are; their operand
       // slices must still lie in the buffer and match the target in size.
       if (op.kind == OpKind::kernel) {
-        if (!op.kernel) fail(who + ": a kernel op names no kernel");
-        if (op.kernel->operands > 2) fail(who + ": " + op_str(op) + ": more operands than an op carries");
-        for (int i = 0; i < op.kernel->operands; ++i) {
-          const Slice& extra = op.operands[static_cast<std::size_t>(i)];
+        if (!op.call || !op.call->kernel) fail(who + ": a kernel op names no kernel");
+        if (op.call->kernel->operands > 2) fail(who + ": " + op_str(op) + ": more operands than an op carries");
+        for (int i = 0; i < op.call->kernel->operands; ++i) {
+          const Slice& extra = op.call->operands[static_cast<std::size_t>(i)];
           if (!inside(extra, size_) || extra.bytes != op.slice.bytes) {
             fail(who + ": " + op_str(op) + ": " + slice_str(extra) + " is outside the buffer or of another size than " +
                  slice_str(op.slice));
@@ -420,7 +421,7 @@ class Checker {
         }
       }
       // An encoded payload is read where a plain one is: the codec must give its size.
-      if (op.encoding.codec && !op.encoding.codec->wire_bytes) fail(who + ": " + op_str(op) + ": its codec has no wire size");
+      if (op.encoding && (!op.encoding->codec || !op.encoding->codec->wire_bytes)) fail(who + ": " + op_str(op) + ": its codec has no wire size");
     }
     // Overlapping writes: sort by offset; a write conflicts with an earlier one (by offset)
     // iff that one's end passes its offset and at least one of the two overwrites.

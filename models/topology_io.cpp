@@ -142,14 +142,4 @@ std::string resolve_topology_path(const std::string& name_or_path) {
                    "; shipped topologies (in " + topology_dir() + "): " + join(names));
 }
 
-Topology flat_topology(int gpus, double GBps, double latency_us) {
-  std::vector<Node> nodes = {{"switch", NodeKind::pcie_switch}, {"host", NodeKind::host_memory}};
-  std::vector<Link> links = {Link{0, 1, GBps_to_Bps(GBps), us_to_s(latency_us) / 2, true, "host"}};
-  for (int g = 0; g < gpus; ++g) {
-    nodes.push_back({"gpu" + std::to_string(g), NodeKind::gpu});
-    links.push_back(Link{0, nodes.size() - 1, GBps_to_Bps(GBps), us_to_s(latency_us) / 2, true, "flat"});
-  }
-  return Topology("flat-" + std::to_string(gpus), std::move(nodes), std::move(links), "flat topology");
-}
-
 }  // namespace gradsync::models

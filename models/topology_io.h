@@ -31,8 +31,4 @@ std::vector<std::string> shipped_topology_names();
 // A path to an existing file, or the name of a shipped topology (else InputError listing them).
 std::string resolve_topology_path(const std::string& name_or_path);
 
-// N GPUs ("gpu0".."gpuN-1") on one switch with links of `GBps`, and host memory: the
-// topology a run uses when none is given (every pair alike).
-Topology flat_topology(int gpus, double GBps = 10.0, double latency_us = 1.0);
-
 }  // namespace gradsync::models

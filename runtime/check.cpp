@@ -20,7 +20,7 @@ bool is_lossy(const models::Schedule& s) {
       ops.clear();
       round.ops(p, ops);
       for (const auto& op : ops) {
-        if (op.is_transfer() && op.encoding.codec) return true;
+        if (op.is_transfer() && op.encoding) return true;
       }
     }
   }

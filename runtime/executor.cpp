@@ -153,15 +153,15 @@ void ScheduleExecutor::finish(int p, const std::vector<Op>& ops, const std::vect
     float* x = at(p, op.slice.offset);
     switch (op.kind) {
       case OpKind::recv:
-        if (op.encoding.codec) {
-          encoded_.decode(p, op.encoding, op.slice, staging[i], x, false);
+        if (op.encoding) {
+          encoded_.decode(p, *op.encoding, op.slice, staging[i], x, false);
         } else {
           encoded_.written(p, op.slice);
         }
         break;
       case OpKind::recv_reduce:
-        if (op.encoding.codec) {
-          encoded_.decode(p, op.encoding, op.slice, staging[i], x, true);
+        if (op.encoding) {
+          encoded_.decode(p, *op.encoding, op.slice, staging[i], x, true);
         } else {
           memory_.sum_into(x, reinterpret_cast<const float*>(staging[i]), count);
           encoded_.written(p, op.slice);
@@ -176,10 +176,11 @@ void ScheduleExecutor::finish(int p, const std::vector<Op>& ops, const std::vect
         encoded_.written(p, op.slice);
         break;
       case OpKind::kernel: {
-        float* operands[2] = {at(p, op.operands[0].offset), at(p, op.operands[1].offset)};
-        memory_.run_kernel(*op.kernel, x, operands, count, op.params);
+        const models::KernelCall& call = *op.call;
+        float* operands[2] = {at(p, call.operands[0].offset), at(p, call.operands[1].offset)};
+        memory_.run_kernel(*call.kernel, x, operands, count, call.params);
         encoded_.written(p, op.slice);
-        for (int k = 0; k < op.kernel->operands; ++k) encoded_.written(p, op.operands[static_cast<std::size_t>(k)]);
+        for (int k = 0; k < call.kernel->operands; ++k) encoded_.written(p, call.operands[static_cast<std::size_t>(k)]);
         break;
       }
       case OpKind::compute: std::this_thread::sleep_for(std::chrono::duration<double>(op.seconds)); break;
@@ -211,7 +212,7 @@ void ScheduleExecutor::run_lockstep_round(std::size_t round, SyncStats& stats, m
   for (auto& w : work) {
     for (std::size_t i = 0; i < w.ops.size(); ++i) {
       const Op& op = w.ops[i];
-      if (!op.is_transfer() || !op.encoding.codec) continue;
+      if (!op.is_transfer() || !op.encoding) continue;
       if (op.kind == OpKind::send) {
         // A slice sent to several peers is encoded once: all of them get the same payload.
         bool reused = false;
@@ -224,7 +225,7 @@ void ScheduleExecutor::run_lockstep_round(std::size_t round, SyncStats& stats, m
         if (reused) continue;
       }
       w.staging[i] = staging_buffer(w.p, i, op.wire());
-      if (op.kind == OpKind::send) encoded_.encode(w.p, op.encoding, op.slice, at(w.p, op.slice.offset), w.staging[i]);
+      if (op.kind == OpKind::send) encoded_.encode(w.p, *op.encoding, op.slice, at(w.p, op.slice.offset), w.staging[i]);
     }
   }
   memory_.synchronize();

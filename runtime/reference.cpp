@@ -75,17 +75,18 @@ OneBitPayload one_bit_encode(Participant& who, std::size_t at, std::size_t n, st
 }
 
 void apply_kernel(const Op& op, Participant& who) {
-  const std::string& name = op.kernel->name;
+  const models::KernelCall& call = *op.call;
+  const std::string& name = call.kernel->name;
   const std::size_t at = first(op.slice), n = count(op.slice);
   if (name == "divide") {
-    const float divisor = static_cast<float>(op.params.v[0]);
+    const float divisor = static_cast<float>(call.params.v[0]);
     for (std::size_t i = 0; i < n; ++i) who.values[at + i] = who.values[at + i] / divisor;
     return;
   }
   if (name == "block_momentum") {
-    const float momentum = static_cast<float>(op.params.v[0]), rate = static_cast<float>(op.params.v[1]);
-    const bool nesterov = op.params.v[2] != 0;
-    const std::size_t previous = first(op.operands[0]), delta = first(op.operands[1]);
+    const float momentum = static_cast<float>(call.params.v[0]), rate = static_cast<float>(call.params.v[1]);
+    const bool nesterov = call.params.v[2] != 0;
+    const std::size_t previous = first(call.operands[0]), delta = first(call.operands[1]);
     for (std::size_t i = 0; i < n; ++i) {
       const float average = who.values[at + i];
       const float gradient = average - who.values[previous + i];
@@ -132,8 +133,8 @@ std::vector<std::vector<float>> reference_run(const models::Schedule& s, const I
       const auto& mine = ops[static_cast<std::size_t>(p)];
       for (std::size_t i = 0; i < mine.size(); ++i) {
         const Op& op = mine[i];
-        if (op.kind != OpKind::send || !op.encoding.codec) continue;
-        if (op.encoding.codec->name != "1bit") throw std::logic_error("the reference knows no codec " + op.encoding.codec->name);
+        if (op.kind != OpKind::send || !op.encoding) continue;
+        if (op.encoding->codec->name != "1bit") throw std::logic_error("the reference knows no codec " + op.encoding->codec->name);
         std::size_t earlier = i;
         for (std::size_t j = 0; j < i && earlier == i; ++j) {
           if (mine[j].kind == OpKind::send && mine[j].slice == op.slice && sent.count({p, j})) earlier = j;
@@ -145,7 +146,7 @@ std::vector<std::vector<float>> reference_run(const models::Schedule& s, const I
         const std::size_t at = first(op.slice), n = count(op.slice);
         const bool forwarded = std::all_of(who.decoded.begin() + static_cast<std::ptrdiff_t>(at),
                                            who.decoded.begin() + static_cast<std::ptrdiff_t>(at + n), [](char d) { return d; });
-        OneBitPayload payload = one_bit_encode(who, at, n, op.encoding.group, !(forwarded && n > 0));
+        OneBitPayload payload = one_bit_encode(who, at, n, op.encoding->group, !(forwarded && n > 0));
         for (std::size_t k = 0; k < n; ++k) who.values[at + k] = payload.value(k);
         set_decoded(who, op.slice, true);
         sent[{p, i}] = std::move(payload);
@@ -158,7 +159,7 @@ std::vector<std::vector<float>> reference_run(const models::Schedule& s, const I
       for (std::size_t i = 0; i < mine.size(); ++i) {
         const Op& op = mine[i];
         if (op.kind != OpKind::send) continue;
-        if (op.encoding.codec) {
+        if (op.encoding) {
           channel[{p, op.peer}].push_back(sent.at({p, i}));
         } else {
           const auto& v = all[static_cast<std::size_t>(p)].values;
@@ -175,7 +176,7 @@ std::vector<std::vector<float>> reference_run(const models::Schedule& s, const I
         auto& queue = channel.at({op.peer, p});
         received[static_cast<std::size_t>(p)].push_back(std::move(queue.front()));
         queue.pop_front();
-        if (op.kind == OpKind::recv && !op.encoding.codec) {
+        if (op.kind == OpKind::recv && !op.encoding) {
           const auto& m = std::get<std::vector<float>>(received[static_cast<std::size_t>(p)].back());
           std::copy(m.begin(), m.end(), all[static_cast<std::size_t>(p)].values.begin() + static_cast<std::ptrdiff_t>(first(op.slice)));
         }
@@ -215,7 +216,7 @@ std::vector<std::vector<float>> reference_run(const models::Schedule& s, const I
           case OpKind::kernel:
             apply_kernel(op, who);
             set_decoded(who, op.slice, false);
-            for (int k = 0; k < op.kernel->operands; ++k) set_decoded(who, op.operands[static_cast<std::size_t>(k)], false);
+            for (int k = 0; k < op.call->kernel->operands; ++k) set_decoded(who, op.call->operands[static_cast<std::size_t>(k)], false);
             break;
           case OpKind::send:
           case OpKind::compute: break;

@@ -28,6 +28,7 @@
 #include "models/predict.h"
 #include "models/result.h"
 #include "models/topology_io.h"
+#include "models/uniform_topologies.h"
 #include "models/units.h"
 #include "runtime/check.h"
 #include "runtime/executor.h"

@@ -10,6 +10,7 @@
 #include "models/formulas.h"
 #include "models/predict.h"
 #include "models/topology_io.h"
+#include "models/uniform_topologies.h"
 #include "sim/simulator.h"
 #include <sys/resource.h>
 
@@ -24,20 +25,13 @@ double seconds_since(Clock::time_point start) {
 
 // A two-level tree: `switches` PCIe switches of `per_switch` GPUs under one root.
 Topology tree(int switches, int per_switch) {
-  std::vector<Node> nodes;
-  std::vector<Link> links;
-  nodes.push_back({"root", NodeKind::root_complex});
-  for (int s = 0; s < switches; ++s) {
-    const std::size_t sw = nodes.size();
-    nodes.push_back({"sw" + std::to_string(s), NodeKind::pcie_switch});
-    links.push_back(Link{0, sw, 12.5e9, 1e-6, true, ""});
-    for (int g = 0; g < per_switch; ++g) {
-      const std::size_t gpu = nodes.size();
-      nodes.push_back({"gpu" + std::to_string(s * per_switch + g), NodeKind::gpu});
-      links.push_back(Link{sw, gpu, 12.5e9, 1e-6, true, ""});
-    }
-  }
-  return Topology("tree-" + std::to_string(switches * per_switch), std::move(nodes), std::move(links));
+  TreeSpec s;
+  s.name = "tree-" + std::to_string(switches * per_switch);
+  s.switches = switches;
+  s.per_switch = per_switch;
+  s.gpu_link = {12.5, 1};
+  s.uplink = {12.5, 1};
+  return tree_topology(s);
 }
 
 void bench_formulas() {

@@ -11,6 +11,7 @@
 #include "experiments/table.h"
 #include "models/error.h"
 #include "models/topology_io.h"
+#include "models/uniform_topologies.h"
 #include "models/units.h"
 
 namespace gradsync::experiments::reproduce {
@@ -29,19 +30,20 @@ constexpr double kWorkerSweepLatencyUs = 10.0;
 // N workers and a parameter server (host memory) on one switch; every link kLinkGBps,
 // full duplex, latency_us / 2 each, so that any two endpoints are latency_us apart.
 models::Topology uniform(int workers, double latency_us) {
-  std::vector<models::Node> nodes = {{"switch", models::NodeKind::net_switch}, {"server", models::NodeKind::host_memory}};
-  std::vector<models::Link> links = {
-      models::Link{0, 1, models::GBps_to_Bps(kLinkGBps), models::us_to_s(latency_us) / 2, true, "uniform"}};
-  for (int w = 0; w < workers; ++w) {
-    nodes.push_back({"w" + std::to_string(w), models::NodeKind::gpu});
-    links.push_back(models::Link{0, nodes.size() - 1, models::GBps_to_Bps(kLinkGBps), models::us_to_s(latency_us) / 2, true, "uniform"});
-  }
+  models::StarSpec s;
   char name[64];
   std::snprintf(name, sizeof name, "uniform-%d-a%gus", workers, latency_us);
-  models::Topology t(name, std::move(nodes), std::move(links), "source B uniform network");
-  t.set_description("source B's setting: " + std::to_string(workers) + " workers and a parameter server on one switch, every link " +
-                    fixed(kLinkGBps, 0) + " GB/s, " + fixed(latency_us, 1) + " us between any two endpoints");
-  return t;
+  s.name = name;
+  s.gpus = workers;
+  s.gpu_prefix = "w";
+  s.hub = models::NodeKind::net_switch;
+  s.gpu_link = {kLinkGBps, latency_us / 2};
+  s.host = models::UniformLink{kLinkGBps, latency_us / 2};
+  s.host_id = "server";
+  s.label = "uniform";
+  s.description = "source B's setting: " + std::to_string(workers) + " workers and a parameter server on one switch, every link " +
+                  fixed(kLinkGBps, 0) + " GB/s, " + fixed(latency_us, 1) + " us between any two endpoints";
+  return models::star_topology(s);
 }
 
 std::map<std::string, std::string> params_for(const std::string& strategy) {

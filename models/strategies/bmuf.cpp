@@ -3,6 +3,7 @@
 // w ← w + Δ (or the Nesterov form). Defaults from CNTK: block learning rate 1.0, block
 // momentum 1 − 1/N, syncPeriod 120,000 samples.
 #include <limits>
+#include <memory>
 
 #include "models/error.h"
 #include "models/kernels.h"
@@ -35,12 +36,13 @@ Strategy definition() {
     const Slice previous{s.gradient_bytes + s.scratch_bytes, s.gradient_bytes};
     const Slice delta{previous.end(), s.gradient_bytes};
     s.scratch_bytes += 2 * s.gradient_bytes;
-    s.rounds.push_back(Round{"average", "average", [model, n](int p, std::vector<Op>& out) {
-                               if (p < n) out.push_back(Op::run(divide_kernel(), model, divide_params(n)));
+    const auto average = std::make_shared<const KernelCall>(divide_call(n));
+    s.rounds.push_back(Round{"average", "average", [model, n, average](int p, std::vector<Op>& out) {
+                               if (p < n) out.push_back(Op::run(*average, model));
                              }});
-    const KernelParams update = block_momentum_params(momentum, lr, nesterov_on);
-    s.rounds.push_back(Round{"block update", "block update", [=](int p, std::vector<Op>& out) {
-                               if (p < n) out.push_back(Op::run(block_momentum_kernel(), model, update, previous, delta));
+    const auto update = std::make_shared<const KernelCall>(block_momentum_call(previous, delta, momentum, lr, nesterov_on));
+    s.rounds.push_back(Round{"block update", "block update", [model, n, update](int p, std::vector<Op>& out) {
+                               if (p < n) out.push_back(Op::run(*update, model));
                              }});
     if (s.expected.empty()) s.expected.push_back({model, true, false, {}});
     for (auto& region : s.expected) region.numeric_only = true;

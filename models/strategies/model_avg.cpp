@@ -1,6 +1,8 @@
 // Model averaging (sources C, D): workers train on their own and average their models
 // every T steps (an all-reduce of the model, then a division by N). Communication per
 // step shrinks by T; the local learning rate must grow N-fold (runtime numerics).
+#include <memory>
+
 #include "models/kernels.h"
 #include "models/strategies/common.h"
 #include "models/strategies/periodic.h"
@@ -19,8 +21,9 @@ Strategy definition() {
     // Divide the sum of the N models by N.
     const Slice model{0, s.gradient_bytes};
     const int n = s.workers;
-    s.rounds.push_back(Round{"average", "average", [model, n](int p, std::vector<Op>& out) {
-                               if (p < n) out.push_back(Op::run(divide_kernel(), model, divide_params(n)));
+    const auto average = std::make_shared<const KernelCall>(divide_call(n));
+    s.rounds.push_back(Round{"average", "average", [model, n, average](int p, std::vector<Op>& out) {
+                               if (p < n) out.push_back(Op::run(*average, model));
                              }});
     if (s.expected.empty()) s.expected.push_back({model, true, false, {}});
     for (auto& region : s.expected) region.divisor = n;

@@ -77,13 +77,14 @@ Strategy definition() {
     for (Participant& p : s.participants) p.costs.codec_s_per_byte = quantize_s_per_byte_at(ctx, p.node);
     const std::uint64_t column = column_length(ctx);
     const int eb = s.element_bytes;
+    const auto encoding = std::make_shared<const Encoding>(Encoding{&one_bit_codec(), column});
     for (Round& round : s.rounds) {
       RoundOps inner_ops = std::move(round.ops);
-      round.ops = [inner_ops, eb, column](int p, std::vector<Op>& out) {
+      round.ops = [inner_ops, eb, encoding](int p, std::vector<Op>& out) {
         const std::size_t first = out.size();
         inner_ops(p, out);
         for (std::size_t i = first; i < out.size(); ++i) {
-          if (out[i].is_transfer()) out[i].encode_with(one_bit_codec(), column, eb);
+          if (out[i].is_transfer()) out[i].encode_with(*encoding, eb);
         }
       };
       if (round.compute_phase.empty()) round.compute_phase = "quantise";

@@ -1,4 +1,4 @@
-// gloo-style sweep: every strategy (and every inner strategy a wrapper takes) x ranks
+// gloo-style sweep: every registered strategy's test variants (wrappers' with each inner) x ranks
 // 1..9 x sizes {0, 1, 7, N-1, N+1, 1 Mi + 3} elements x every k dividing N, each schedule
 // proved correct by the symbolic executor: every worker ends holding every worker's
 // contribution exactly once (or, for sampling, the documented rows).
@@ -10,6 +10,7 @@
 #include "models/predict.h"
 #include "models/symbolic.h"
 #include "models/topology_io.h"
+#include "models/uniform_topologies.h"
 
 using namespace gradsync::models;
 
@@ -18,81 +19,58 @@ namespace {
 // 12 GPUs behind 3 switches, host memory at the root: enough for 9 ranks, groups, a server.
 const Topology& machine() {
   static const Topology t = [] {
-    std::ostringstream j;
-    j << R"({"name": "sweep", "nodes": [{"id": "root", "kind": "root_complex"}, {"id": "host", "kind": "host_memory"})";
-    for (int s = 0; s < 3; ++s) j << R"(, {"id": "sw)" << s << R"(", "kind": "pcie_switch"})";
-    for (int g = 0; g < 12; ++g) j << R"(, {"id": "gpu)" << g << R"(", "kind": "gpu"})";
-    j << R"(], "links": [{"a": "root", "b": "host", "bandwidth_GBps": 20, "latency_us": 0.5})";
-    for (int s = 0; s < 3; ++s) j << R"(, {"a": "root", "b": "sw)" << s << R"(", "bandwidth_GBps": 8, "latency_us": 1})";
-    for (int g = 0; g < 12; ++g) {
-      j << R"(, {"a": "sw)" << g / 4 << R"(", "b": "gpu)" << g << R"(", "bandwidth_GBps": 12, "latency_us": 1})";
-    }
-    j << "]}";
-    return std::move(load_topology(JsonView::parse(j.str(), "sweep.json")).topology);
+    TreeSpec s;
+    s.name = "sweep";
+    s.switches = 3;
+    s.per_switch = 4;
+    s.gpu_link = {12, 1};
+    s.uplink = {8, 1};
+    s.host = UniformLink{20, 0.5};
+    return tree_topology(s);
   }();
   return t;
-}
-
-struct Variant {
-  std::string strategy;
-  std::vector<std::string> params;
-  bool grouped;  // takes k
-};
-
-std::vector<Variant> variants() {
-  return {
-      {"ps", {}, false},
-      {"ps", {"server=rank0"}, false},
-      {"ring", {}, false},
-      {"ring", {"ring_order=given"}, false},
-      {"hierarchical", {"grouping=order"}, true},
-      {"hierarchical", {"grouping=switch"}, true},
-      {"ps_hra", {"grouping=order"}, true},
-      {"sampled", {"inner=ps", "rows=50"}, false},
-      {"sampled", {"inner=ring", "rows=50", "alpha=0.1", "beta=0.1"}, false},
-      {"onebit", {"inner=ring"}, false},
-      {"onebit", {"inner=ps"}, false},
-      {"onebit", {"inner=hierarchical", "grouping=order"}, true},
-      {"onebit", {"inner=ps_hra", "grouping=order"}, true},
-      {"model_avg", {"inner=ring", "T=5"}, false},
-      {"model_avg", {"inner=hierarchical", "grouping=order"}, true},
-      {"bmuf", {"inner=ps"}, false},
-      {"downpour", {"step=3"}, false},
-      {"asgd", {}, false},
-  };
 }
 
 }  // namespace
 
 TEST(ScheduleSweep, EveryStrategyRanksSizesAndGroupsIsCorrect) {
+  // Every registered strategy's test variants (models/strategy.h), and every k dividing N
+  // where the schedule forms groups (its build resolves k).
   const Topology& t = machine();
   int checked = 0;
-  for (const Variant& v : variants()) {
-    for (int n = 1; n <= 9; ++n) {
-      std::set<std::uint64_t> sizes = {0, 1, 7, static_cast<std::uint64_t>(n - 1), static_cast<std::uint64_t>(n + 1),
-                                       1024 * 1024 + 3};
-      std::vector<int> ks = {0};  // 0: no k parameter
-      if (v.grouped) {
-        ks.clear();
-        for (int k = 1; k <= n; ++k) {
-          if (n % k == 0) ks.push_back(k);
+  for (const Strategy* strategy : all_strategies()) {
+    std::vector<TestVariant> variants = strategy->test_variants;
+    if (variants.empty()) variants.push_back({});
+    for (const TestVariant& v : variants) {
+      for (int n = 1; n <= 9; ++n) {
+        std::set<std::uint64_t> sizes = {0, 1, 7, static_cast<std::uint64_t>(n - 1), static_cast<std::uint64_t>(n + 1),
+                                         1024 * 1024 + 3};
+        PredictRequest q;
+        q.topology = &t;
+        q.strategy = strategy;
+        q.placement = first_gpus(t, n);
+        q.bytes = 4.0;
+        q.params = SyncParams::parse(v.params);
+        const bool grouped = build_schedule(q).resolved.count("k") > 0;
+        std::vector<int> ks = {0};  // 0: no k parameter
+        if (grouped) {
+          ks.clear();
+          for (int k = 1; k <= n; ++k) {
+            if (n % k == 0) ks.push_back(k);
+          }
         }
-      }
-      for (std::uint64_t elements : sizes) {
-        for (int k : ks) {
-          PredictRequest q;
-          q.topology = &t;
-          q.bytes = 4.0 * static_cast<double>(elements);
-          q.strategy = &find_strategy(v.strategy);
-          auto params = v.params;
-          if (k > 0) params.push_back("k=" + std::to_string(k));
-          q.params = SyncParams::parse(params);
-          q.placement = first_gpus(t, n);
-          const Schedule s = build_schedule(q).schedule;
-          const SymbolicResult r = check_schedule(s);
-          ASSERT_TRUE(r.ok) << v.strategy << " " << ::testing::PrintToString(params) << " N=" << n
-                            << " elements=" << elements << ": " << r.message;
-          ++checked;
+        for (std::uint64_t elements : sizes) {
+          for (int k : ks) {
+            q.bytes = 4.0 * static_cast<double>(elements);
+            auto params = v.params;
+            if (k > 0) params.push_back("k=" + std::to_string(k));
+            q.params = SyncParams::parse(params);
+            const Schedule s = build_schedule(q).schedule;
+            const SymbolicResult r = check_schedule(s);
+            ASSERT_TRUE(r.ok) << strategy->name << " " << ::testing::PrintToString(params) << " N=" << n
+                              << " elements=" << elements << ": " << r.message;
+            ++checked;
+          }
         }
       }
     }

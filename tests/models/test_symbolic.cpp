@@ -123,9 +123,11 @@ TEST(SymbolicRing, WireBytesCountCompressedSize) {
 TEST(SymbolicRing, EncodedPayloadsKernelsAndComputeChangeNoContributions) {
   auto s = ring(3, 30, [](std::size_t, int, std::vector<Op>& ops) {
     const Slice sent = ops[0].slice;
-    ops[0].encode_with(one_bit_codec(), 4, kEb);  // the send and its receive
-    ops[1].encode_with(one_bit_codec(), 4, kEb);
-    ops.push_back(Op::run(divide_kernel(), sent, divide_params(3)));
+    static const Encoding one_bit{&one_bit_codec(), 4};
+    static const KernelCall divide = divide_call(3);
+    ops[0].encode_with(one_bit, kEb);  // the send and its receive
+    ops[1].encode_with(one_bit, kEb);
+    ops.push_back(Op::run(divide, sent));
     ops.push_back(Op::compute(1e-3));
   });
   const auto r = check_schedule(s);
@@ -137,8 +139,9 @@ TEST(SymbolicRing, EncodedPayloadsKernelsAndComputeChangeNoContributions) {
 TEST(SymbolicRing, AKernelOperandOutsideTheBufferIsReported) {
   auto s = ring(2, 8, [](std::size_t, int, std::vector<Op>& ops) {
     const Slice target = ops[0].slice;
-    ops.push_back(Op::run(block_momentum_kernel(), target, block_momentum_params(0.5, 1, false), target,
-                          Slice{1u << 20, target.bytes}));
+    static KernelCall update;
+    update = block_momentum_call(target, Slice{1u << 20, target.bytes}, 0.5, 1, false);
+    ops.push_back(Op::run(update, target));
   });
   const auto r = check_schedule(s);
   EXPECT_FALSE(r.ok);

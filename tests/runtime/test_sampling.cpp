@@ -13,6 +13,7 @@
 #include "models/strategies/sampling.h"
 #include "models/symbolic.h"
 #include "models/topology_io.h"
+#include "models/uniform_topologies.h"
 #include "runtime/check.h"
 
 using namespace gradsync;
