@@ -115,34 +115,6 @@ std::vector<Outcome> evaluate_all(const std::vector<Job>& jobs, int workers, boo
 }
 
 // ---------------------------------------------------------------------------------
-// Progress.
-
-Progress::Progress(std::size_t total, std::ostream& out, bool terminal) : total_(total), out_(out), terminal_(terminal) {}
-
-Progress Progress::for_stderr(std::size_t total) { return Progress(total, std::cerr, ::isatty(STDERR_FILENO) != 0); }
-
-void Progress::step(const std::string& label) {
-  ++done_;
-  const std::string text = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + label + " ...";
-  if (terminal_) {
-    std::string shown = text.size() > 100 ? text.substr(0, 100) : text;
-    out_ << "\r" << shown << std::string(shown.size() < 100 ? 100 - shown.size() : 0, ' ') << std::flush;
-    dirty_ = true;
-    return;
-  }
-  const int decile = total_ ? static_cast<int>(10 * done_ / total_) : 10;
-  if (decile > last_decile_ || done_ == total_) {
-    last_decile_ = decile;
-    out_ << text << "\n" << std::flush;
-  }
-}
-
-void Progress::finish() {
-  if (terminal_ && dirty_) out_ << "\r" << std::string(101, ' ') << "\r" << std::flush;
-  dirty_ = false;
-}
-
-// ---------------------------------------------------------------------------------
 // Sweep result files.
 
 namespace {

@@ -20,6 +20,7 @@
 #include "experiments/experiment.h"
 #include "models/executor.h"
 #include "models/predict.h"
+#include "models/progress.h"
 #include "models/result.h"
 
 namespace gradsync::experiments {
@@ -65,22 +66,7 @@ void evaluate_jobs(const std::vector<Job>& jobs, const std::vector<std::size_t>&
 // Convenience: every job, results in job order.
 std::vector<Outcome> evaluate_all(const std::vector<Job>& jobs, int workers, bool progress);
 
-// "[12/40] sim ring N=4 ..." on stderr: one line updated in place on a terminal, else a
-// line every ~10 % of the points.
-class Progress {
- public:
-  Progress(std::size_t total, std::ostream& out, bool terminal);
-  static Progress for_stderr(std::size_t total);
-  void step(const std::string& label);
-  void finish();
-
- private:
-  std::size_t total_, done_ = 0;
-  int last_decile_ = -1;
-  std::ostream& out_;
-  bool terminal_;
-  bool dirty_ = false;
-};
+using models::Progress;  // models/progress.h
 
 using models::record_from_json;  // models/result.h
 

@@ -19,6 +19,7 @@
 #include "models/executor.h"
 #include "models/topology_io.h"
 #include "models/process.h"
+#include "models/progress.h"
 #include "runtime/testbed/testbed.h"
 
 namespace gradsync::experiments {
@@ -151,16 +152,13 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   std::vector<ValidationPoint> points;
   std::vector<models::ResultRecord> records;
   const std::size_t total = o.gpus.size() * items.size() * o.sizes.size();
-  const bool tty = ::isatty(STDERR_FILENO);
-  std::size_t done = 0;
+  models::Progress progress = models::Progress::for_stderr(total);
   for (int n : o.gpus) {
     const std::vector<std::string> nodes(gpus.begin(), gpus.begin() + n);
     for (const auto& strategy : items) {
       const StrategyItem item = parse_strategy_item(strategy);
       for (double bytes : o.sizes) {
-        ++done;
-        std::cerr << (tty ? "\r[" : "[") << done << "/" << total << "] " << strategy << " on " << n << " GPUs, "
-                  << format_bytes(bytes) << (tty ? " ...          " : "\n") << std::flush;
+        progress.step(strategy + " on " + std::to_string(n) + " GPUs, " + format_bytes(bytes));
         ValidationPoint p{strategy, n, bytes};
         models::PredictRequest q;
         q.topology = &t;
@@ -196,7 +194,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
       }
     }
   }
-  if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r";
+  progress.finish();
 
   // 4. The table and the summary: a time and an error column per predicting executor.
   std::vector<std::string> headers = {"strategy", ">GPUs", ">size", ">measured"};

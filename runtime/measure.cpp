@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "models/error.h"
 #include "models/matrix_form.h"
 #include "models/matrix_inference.h"
+#include "models/progress.h"
 #include "runtime/kernels/kernels.h"
 #include "runtime/run_backends.h"
 #include "runtime/watchdog.h"
@@ -143,8 +145,11 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
   form.bidirectional_Bps = models::PairMatrix(n);
   form.latency_s = models::PairMatrix(n);
 
+  // Rank 0 shows progress over every probe: the pairs, then the shifts.
+  std::optional<models::Progress> shown;
+  if (rank == 0) shown.emplace(models::Progress::for_stderr(static_cast<std::size_t>(size * (size - 1) + size - 1)));
   const auto progress = [&](const char* what, int i, int total) {
-    if (rank == 0) std::fprintf(stderr, "\rmeasure: %s %d/%d ...   ", what, i, total);
+    if (shown) shown->step(std::string("measure: ") + what + " " + std::to_string(i) + "/" + std::to_string(total));
     watchdog_context(std::string("measure: ") + what + " " + std::to_string(i) + "/" + std::to_string(total));
   };
   // Each ordered pair alone: a transfer of the probe size (its median rate is the pair's
@@ -224,7 +229,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
     probes.push_back(p);
   }
   form.concurrent_probes = probes;
-  if (rank == 0) std::fprintf(stderr, "\r%60s\r", "");
+  if (shown) shown->finish();
   form.description = "Measured by gradsync-run measure over " + backend + " on " + std::to_string(size) + " ranks (" +
                      std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(static_cast<long long>(bytes)) +
                      "-byte probes (median of " + std::to_string(iterations) + "), latency from 8-byte ping-pongs.";

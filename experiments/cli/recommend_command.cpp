@@ -12,6 +12,7 @@
 #include "experiments/recommend.h"
 #include "experiments/table.h"
 #include "models/error.h"
+#include "models/progress.h"
 #include "models/topology_io.h"
 #include "runtime/testbed/testbed.h"
 
@@ -75,13 +76,12 @@ int run_recommend(RecommendFlags& f) {
     if (n > all) throw models::InputError("--gpus " + f.selection.gpus + ": the topology has " + std::to_string(all) + " GPUs");
     plan.placements.push_back(models::first_gpus(t, n));
   }
-  const bool tty = ::isatty(STDERR_FILENO);
+  std::optional<models::Progress> progress;
   const Recommendation r = recommend(plan, f.options, [&](std::size_t done, std::size_t total) {
-    if (tty && (done % 20 == 0 || done == total)) {
-      std::cerr << "\rsearching: " << done << "/" << total << " candidates" << std::flush;
-    }
+    if (!progress) progress.emplace(models::Progress::for_stderr(total, false));
+    if (done < total) progress->step("searching candidates");
   });
-  if (tty) std::cerr << "\r" << std::string(50, ' ') << "\r" << std::flush;
+  if (progress) progress->finish();
   const bool any_multi = std::any_of(r.ranked.begin(), r.ranked.end(), [](const Choice& c) { return !c.alone(); });
   if (!any_multi && !r.with_workload) {
     throw models::InputError("recommend --gpus " + (f.selection.gpus.empty() ? std::string("1") : f.selection.gpus) +

@@ -10,6 +10,7 @@
 #include "models/error.h"
 #include "models/units.h"
 #include "models/json_input.h"
+#include "models/progress.h"
 
 namespace gradsync::experiments::cli {
 
@@ -92,22 +93,19 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   check_output_path(o.trace, "--trace");
   const bool single = plan.points() == 1;
   const bool show_executor = plan.executors.size() > 1;
-  const bool show_progress = plan.points() > 1 && ::isatty(STDERR_FILENO) && plan.has_slow_executor();
+  // Progress for slow executors (sim, run), on a terminal only (tables follow on stdout).
+  std::optional<models::Progress> progress;
+  if (plan.points() > 1 && plan.has_slow_executor()) progress.emplace(models::Progress::for_stderr(plan.points(), false));
   std::vector<models::ResultRecord> records;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_notes;
   bool any_async = false;
   std::optional<models::Trace> trace;
-  std::size_t done = 0;
   for (const auto& size : plan.sizes) {
     for (const auto& choice : plan.strategies) {
       for (const auto& placement : plan.placements) {
         for (const auto& executor : plan.executors) {
-          ++done;
-          if (show_progress) {
-            std::cerr << "\r[" << done << "/" << plan.points() << "] " << executor->name() << " " << choice.strategy->name << " on "
-                      << placement.size() << " GPUs ...          " << std::flush;
-          }
+          if (progress) progress->step(executor->name() + " " + choice.strategy->name + " on " + std::to_string(placement.size()) + " GPUs");
           models::PredictRequest q;
           q.topology = &topology;
           q.workload = size ? nullptr : (plan.workload ? &*plan.workload : nullptr);
@@ -148,7 +146,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
       }
     }
   }
-  if (show_progress) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
+  if (progress) progress->finish();
 
   if (!o.trace.empty()) {
     if (!trace) {
