@@ -50,6 +50,27 @@ TEST(Analytic, RingEqualsTheClosedFormOnAFullMesh) {
   }
 }
 
+// Recursive halving-doubling on a full mesh: every exchange has its own link, so each step
+// costs a + its bytes / B. Derived here from Thakur, Rabenseifner & Gropp (2005), P the
+// largest power of two <= N: 2 lg P latencies, 2 (P-1)/P x S over the links, (P-1)/P x S
+// reduced; N > P adds the folding in (S sent and reduced) and out (S sent).
+TEST(Analytic, HalvingDoublingEqualsItsClosedFormOnAFullMesh) {
+  for (int n : {2, 3, 4, 5, 6, 7, 8}) {
+    const Topology t = full_mesh(n);
+    int P = 1, steps = 0;
+    while (P * 2 <= n) {
+      P *= 2;
+      ++steps;
+    }
+    const double S = 4.0 * 8 * 25'000;  // blocks of equal size for any P <= 8
+    double expected = 2 * steps * kA + 2.0 * (P - 1) / P * S / kB + (P - 1.0) / P * S * kC;
+    if (n > P) expected += 2 * (kA + S / kB) + S * kC;
+    const auto r = run(t, "halving_doubling", n, S, {});
+    expect_same(r.time_per_sync_s, expected);
+    expect_same(run(t, "halving_doubling", n, S, {}, "formula").time_per_sync_s, expected);
+  }
+}
+
 TEST(Analytic, HierarchicalEqualsTheClosedFormOnAFullMesh) {
   for (auto [n, k] : std::vector<std::pair<int, int>>{{4, 2}, {6, 2}, {6, 3}, {8, 2}, {8, 4}}) {
     const Topology t = full_mesh(n);
