@@ -159,7 +159,10 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
       const StrategyItem item = parse_strategy_item(strategy);
       for (double bytes : o.sizes) {
         progress.step(strategy + " on " + std::to_string(n) + " GPUs, " + format_bytes(bytes));
-        ValidationPoint p{strategy, n, bytes};
+        ValidationPoint p;
+        p.strategy = strategy;
+        p.ranks = n;
+        p.bytes = bytes;
         models::PredictRequest q;
         q.topology = &t;
         q.bytes = bytes;

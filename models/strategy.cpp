@@ -24,16 +24,6 @@ ParamDomain word_domain(std::vector<std::string> words, bool allows_auto) {
   return d;
 }
 
-ParamDomain integer_domain(double min, double max, double typical_max, bool allows_auto) {
-  ParamDomain d;
-  d.kind = ParamDomain::Kind::integer;
-  d.min = min;
-  d.max = max;
-  d.typical_max = typical_max;
-  d.allows_auto = allows_auto;
-  return d;
-}
-
 ParamDomain real_domain(double min, double max, bool min_inclusive, bool max_inclusive, double typical_max, bool allows_auto) {
   ParamDomain d;
   d.kind = ParamDomain::Kind::real;
@@ -43,6 +33,12 @@ ParamDomain real_domain(double min, double max, bool min_inclusive, bool max_inc
   d.max_inclusive = max_inclusive;
   d.typical_max = typical_max;
   d.allows_auto = allows_auto;
+  return d;
+}
+
+ParamDomain integer_domain(double min, double max, double typical_max, bool allows_auto) {
+  ParamDomain d = real_domain(min, max, true, true, typical_max, allows_auto);
+  d.kind = ParamDomain::Kind::integer;
   return d;
 }
 

@@ -67,6 +67,8 @@ ParamDomain real_domain(double min, double max, bool min_inclusive = true, bool 
 ParamDomain rate_domain(bool allows_auto);  // GB/s, 1 kB/s .. 1 PB/s
 
 struct ParamSpec {
+  ParamSpec(std::string name_, std::string default_value_, std::string help_, ParamDomain domain_ = {})
+      : name(std::move(name_)), default_value(std::move(default_value_)), help(std::move(help_)), domain(std::move(domain_)) {}
   std::string name;
   std::string default_value;  // may be "auto": chosen from the topology
   std::string help;

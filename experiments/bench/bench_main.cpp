@@ -72,17 +72,23 @@ std::size_t transfers(const Schedule& s) {
   return n;
 }
 
-void bench_ring(int switches, int per_switch, double target_s) {
-  const int n = switches * per_switch;
-  const auto t0 = Clock::now();
-  const Topology t = tree(switches, per_switch);
-  const double topology_s = seconds_since(t0);
+// The default strategy on every GPU of `t`, 64 Mi values.
+PredictRequest request_on(const Topology& t) {
   PredictRequest q;
   q.topology = &t;
   q.bytes = 4.0 * 64 * 1024 * 1024;
   q.strategy = &default_strategy();
   q.params = rank_order_params(*q.strategy);
-  q.placement = first_gpus(t, n);
+  q.placement = first_gpus(t, static_cast<int>(t.gpus().size()));
+  return q;
+}
+
+void bench_ring(int switches, int per_switch, double target_s) {
+  const int n = switches * per_switch;
+  const auto t0 = Clock::now();
+  const Topology t = tree(switches, per_switch);
+  const double topology_s = seconds_since(t0);
+  const PredictRequest q = request_on(t);
   const auto t1 = Clock::now();
   const ResultRecord r = predict(q);
   const double analytic_s = seconds_since(t1);
@@ -96,12 +102,7 @@ double baseline_mb = 0;  // peak memory of the smallest simulation
 void bench_sim_ring(int switches, int per_switch) {
   const int n = switches * per_switch;
   const Topology t = tree(switches, per_switch);
-  PredictRequest q;
-  q.topology = &t;
-  q.bytes = 4.0 * 64 * 1024 * 1024;
-  q.strategy = &default_strategy();
-  q.params = rank_order_params(*q.strategy);
-  q.placement = first_gpus(t, n);
+  const PredictRequest q = request_on(t);
   const BuiltSchedule built = build_schedule(q);
   gradsync::sim::SimOptions o;
   o.steps = 1;

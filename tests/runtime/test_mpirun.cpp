@@ -29,18 +29,23 @@ Result mpirun(int np, const std::string& args) {
   return run_command(argv);
 }
 
+// A strategy's schedule with its defaults, on `n` ranks alike.
+gradsync::models::Schedule default_schedule(const gradsync::models::Strategy& s, int n) {
+  const auto t = gradsync::models::flat_topology(n);
+  gradsync::models::PredictRequest q;
+  q.topology = &t;
+  q.bytes = 4096;
+  q.strategy = &s;
+  q.placement = gradsync::models::first_gpus(t, n);
+  return gradsync::models::build_schedule(q).schedule;
+}
+
 // The registry's strategies whose schedules are not asynchronous (those run with a server
 // process of their own, below).
 std::vector<const gradsync::models::Strategy*> synchronous_strategies() {
   std::vector<const gradsync::models::Strategy*> out;
-  const auto t = gradsync::models::flat_topology(4);
   for (const gradsync::models::Strategy* s : gradsync::models::all_strategies()) {
-    gradsync::models::PredictRequest q;
-    q.topology = &t;
-    q.bytes = 4096;
-    q.strategy = s;
-    q.placement = gradsync::models::first_gpus(t, 4);
-    if (!gradsync::models::build_schedule(q).schedule.asynchronous) out.push_back(s);
+    if (!default_schedule(*s, 4).asynchronous) out.push_back(s);
   }
   return out;
 }
@@ -93,14 +98,8 @@ TEST(Runtime, AsynchronousServersOnTheirOwnProcess) {
   // Every strategy of the registry with asynchronous exchanges (a whole asynchronous
   // schedule, or asynchronous rounds), its server on a fourth process.
   std::vector<std::string> asynchronous;
-  const auto t = gradsync::models::flat_topology(3);
   for (const gradsync::models::Strategy* s : gradsync::models::all_strategies()) {
-    gradsync::models::PredictRequest q;
-    q.topology = &t;
-    q.bytes = 4096;
-    q.strategy = s;
-    q.placement = gradsync::models::first_gpus(t, 3);
-    const auto schedule = gradsync::models::build_schedule(q).schedule;
+    const auto schedule = default_schedule(*s, 3);
     const bool some = std::any_of(schedule.rounds.begin(), schedule.rounds.end(), [](const auto& r) { return r.asynchronous; });
     if (schedule.asynchronous || some) asynchronous.push_back(s->name);
   }

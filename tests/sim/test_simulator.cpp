@@ -108,7 +108,7 @@ TEST(Simulator, CapturesBandwidthFreedWhenAFlowEnds) {
   s.strategy = "two-flows";
   s.workers = 4;
   s.gradient_bytes = 4'000'000;
-  for (const char* id : {"gpu0", "gpu1", "gpu2", "gpu3"}) s.participants.push_back({Role::worker, *t.find(id)});
+  for (const char* id : {"gpu0", "gpu1", "gpu2", "gpu3"}) s.participants.push_back({Role::worker, *t.find(id), {}});
   s.rounds.push_back(Round{"share", "", [](int p, std::vector<Op>& out) {
                              if (p == 0) out.push_back(Op::send(2, Slice{0, 1'000'000}));
                              if (p == 1) out.push_back(Op::send(3, Slice{0, 4'000'000}));
