@@ -1,6 +1,6 @@
 // gradsync validate: the loop this tool exists for, on the emulated cluster. Build the
 // testbed of a topology, measure it (gradsync-run measure), build the topology from the
-// measurement, predict every point (formula, analytic) and simulate it, run the same
+// measurement, predict every point with every predicting executor (models/executor.h), run the same
 // strategies for real (gradsync-run under mpirun in the testbed's namespaces), and report
 // predicted vs measured with the error of each executor.
 #pragma once
