@@ -14,6 +14,8 @@
 #include "models/json_input.h"
 #include "models/matrix_inference.h"
 #include "models/units.h"
+#include "support/input_error.h"
+#include "support/topologies.h"
 
 using namespace gradsync::models;
 
@@ -45,29 +47,13 @@ double us(const PairMatrix& m, std::size_t i, std::size_t j) {
   return m.at(i, j) ? s_to_us(*m.at(i, j)) : -1;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
+using test_errors::error_of;
+using test_topologies::parent_of;
 
 bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 bool any_note_contains(const ImportResult& r, const std::string& part) {
   return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
-}
-
-// The switch (or other node) a GPU hangs off in an inferred topology.
-std::string parent_of(const Topology& t, const std::string& gpu) {
-  const std::size_t g = *t.find(gpu);
-  for (const auto& l : t.links()) {
-    if (l.a == g) return t.node(l.b).id;
-    if (l.b == g) return t.node(l.a).id;
-  }
-  return "";
 }
 
 void expect_all_explained(const MatrixForm& form, const std::string& what) {

@@ -7,6 +7,7 @@
 #include "models/matrix_inference.h"
 #include "models/topology_io.h"
 #include "models/units.h"
+#include "support/topologies.h"
 
 using namespace gradsync::models;
 
@@ -26,15 +27,7 @@ MatrixForm matrix(std::vector<std::vector<double>> gbps) {
   return f;
 }
 
-// The node right above a GPU in an inferred tree (its link to a forwarding node).
-std::string parent_of(const Topology& t, const std::string& gpu) {
-  const std::size_t g = *t.find(gpu);
-  for (const auto& l : t.links()) {
-    const std::size_t other = l.a == g ? l.b : (l.b == g ? l.a : g);
-    if (other != g && forwards_traffic(t.node(other).kind)) return t.node(other).id;
-  }
-  return "";
-}
+using test_topologies::parent_of;
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "models/json_input.h"
 #include "models/ring_order.h"
 #include "models/topology_io.h"
+#include "support/input_error.h"
 
 using namespace gradsync::models;
 
@@ -45,14 +46,7 @@ bool is_permutation_of_positions(const std::vector<int>& order, std::size_t n) {
   return sorted.size() == n;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test_errors::error_of;
 
 // How many ring flows cross link `link` in each direction.
 std::pair<int, int> crossings(const Topology& t, const std::vector<std::size_t>& ring, std::size_t link) {

@@ -1,6 +1,9 @@
 // Uniform topologies the executors are compared on (models/uniform_topologies.h).
 #pragma once
 
+#include <string>
+
+#include "models/topology.h"
 #include "models/uniform_topologies.h"
 
 namespace test_topologies {
@@ -18,6 +21,17 @@ inline gradsync::models::Topology star(int n, double GBps = 10, double latency_u
   s.gpu_link = {GBps, latency_us / 2};
   s.host = gradsync::models::UniformLink{GBps, latency_us / 2};
   return gradsync::models::star_topology(s);
+}
+
+// The node right above a GPU in a switch tree: the first forwarding node (switch, bridge,
+// NIC...) it has a link to; "" when it has none.
+inline std::string parent_of(const gradsync::models::Topology& t, const std::string& gpu) {
+  const std::size_t g = *t.find(gpu);
+  for (const auto& l : t.links()) {
+    const std::size_t other = l.a == g ? l.b : (l.b == g ? l.a : g);
+    if (other != g && gradsync::models::forwards_traffic(t.node(other).kind)) return t.node(other).id;
+  }
+  return "";
 }
 
 }  // namespace test_topologies
