@@ -195,7 +195,7 @@ class AnalyticExecutor final : public Executor {
   ResultRecord evaluate(const PredictRequest& q, const ExecutorSettings&, Trace*) const override { return predict(q); }
 };
 
-const ExecutorRegistration registered(std::make_unique<AnalyticExecutor>());
+const ExecutorRegistration analytic_registered(std::make_unique<AnalyticExecutor>());
 
 }  // namespace
 

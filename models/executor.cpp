@@ -10,7 +10,7 @@ namespace gradsync::models {
 
 namespace {
 
-std::deque<std::unique_ptr<Executor>>& registered() {
+std::deque<std::unique_ptr<Executor>>& executor_registry() {
   static std::deque<std::unique_ptr<Executor>> executors;
   return executors;
 }
@@ -18,16 +18,16 @@ std::deque<std::unique_ptr<Executor>>& registered() {
 }  // namespace
 
 ExecutorRegistration::ExecutorRegistration(std::unique_ptr<Executor> executor) {
-  for (const auto& e : registered()) {
+  for (const auto& e : executor_registry()) {
     if (e->name() == executor->name()) throw std::logic_error("executor " + executor->name() + " is registered twice");
   }
-  registered().push_back(std::move(executor));
+  executor_registry().push_back(std::move(executor));
 }
 
 const std::vector<const Executor*>& all_executors() {
   static const std::vector<const Executor*> listed = [] {
     std::vector<const Executor*> out;
-    for (const auto& e : registered()) out.push_back(e.get());
+    for (const auto& e : executor_registry()) out.push_back(e.get());
     std::stable_sort(out.begin(), out.end(), [](const Executor* a, const Executor* b) { return a->order() < b->order(); });
     return out;
   }();

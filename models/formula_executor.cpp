@@ -38,7 +38,7 @@ class FormulaExecutor final : public Executor {
   }
 };
 
-const ExecutorRegistration registered(std::make_unique<FormulaExecutor>());
+const ExecutorRegistration formula_registered(std::make_unique<FormulaExecutor>());
 
 }  // namespace
 

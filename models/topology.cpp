@@ -101,7 +101,9 @@ Topology::Topology(std::string name, std::vector<Node> nodes, std::vector<Link> 
   }
   if (gpus().empty()) throw InputError(source_ + ": the topology has no node of kind \"gpu\"");
 
-  graph_->g = BoostGraph(nodes_.size());
+  // Vertices added in place: adjacency_list has no move assignment, and copying a temporary
+  // in trips a false -Wmaybe-uninitialized inside Boost in some inlining contexts.
+  for (std::size_t i = 0; i < nodes_.size(); ++i) boost::add_vertex(graph_->g);
   graph_->forwards.resize(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) graph_->forwards[i] = forwards_traffic(nodes_[i].kind);
 

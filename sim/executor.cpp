@@ -76,7 +76,7 @@ class SimExecutor final : public models::Executor {
   }
 };
 
-const models::ExecutorRegistration registered(std::make_unique<SimExecutor>());
+const models::ExecutorRegistration sim_registered(std::make_unique<SimExecutor>());
 
 }  // namespace
 

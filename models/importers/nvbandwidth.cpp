@@ -34,7 +34,7 @@ const std::regex kWaived(R"(^(?:Waiving|WAIVED|Waived)\b[: ]*(.*)$)");
 const std::regex kTitle(R"(^(?:memcpy|memory latency|Device to Device Latency)\b.*\((?:GB/s|ns)\)$)");
 const std::regex kVariant(R"(\(column\) (Read1|Read2|Write1|Write2|Total) bandwidth)");
 
-NvbandwidthOutput& output(ParsedText& parsed, std::size_t line) {
+NvbandwidthOutput& nvbandwidth_output(ParsedText& parsed, std::size_t line) {
   if (!parsed.nvbandwidth) {
     parsed.nvbandwidth.emplace();
     parsed.nvbandwidth->line = line;
@@ -53,7 +53,7 @@ bool consume_nvbandwidth(ParsedText& parsed, std::size_t& pos) {
   std::smatch m;
 
   if (std::regex_match(line, m, kVersion)) {
-    auto& out = output(parsed, pos);
+    auto& out = nvbandwidth_output(parsed, pos);
     if (!out.version.empty() || !out.tables.empty()) {
       src.fail(pos, "a second nvbandwidth output (the first starts at line " + std::to_string(out.line + 1) +
                         "); expected one per file");
@@ -64,14 +64,14 @@ bool consume_nvbandwidth(ParsedText& parsed, std::size_t& pos) {
   }
   if (std::regex_match(line, m, kRunning) &&
       (parsed.nvbandwidth || std::regex_match(m[1].str(), kTestcaseName) || m[1] == "device_local_copy")) {
-    auto& out = output(parsed, pos);
+    auto& out = nvbandwidth_output(parsed, pos);
     out.current_testcase = m[1].str();
     out.testcases_run.push_back(out.current_testcase);
     ++pos;
     return true;
   }
   if (std::regex_match(line, kTitle)) {
-    auto& out = output(parsed, pos);
+    auto& out = nvbandwidth_output(parsed, pos);
     const std::size_t title_line = pos;
     const std::string testcase = out.current_testcase;
     const bool latency = line.size() >= 4 && line.substr(line.size() - 4) == "(ns)";

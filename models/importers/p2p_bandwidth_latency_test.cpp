@@ -34,7 +34,7 @@ std::string set_key(const std::string& enabled, const std::string& method) {
   return method == "Reads" ? "p2p_enabled_reads" : "p2p_enabled";
 }
 
-P2pTestOutput& output(ParsedText& parsed, std::size_t line) {
+P2pTestOutput& p2p_output(ParsedText& parsed, std::size_t line) {
   if (!parsed.p2p) {
     parsed.p2p.emplace();
     parsed.p2p->line = line;
@@ -85,12 +85,12 @@ bool consume_p2p_test(ParsedText& parsed, std::size_t& pos) {
       src.fail(pos, "a second p2pBandwidthLatencyTest output (the first starts at line " +
                         std::to_string(parsed.p2p->line + 1) + "); expected one per file");
     }
-    output(parsed, pos);
+    p2p_output(parsed, pos);
     ++pos;
     return true;
   }
   if (std::regex_match(line, m, kDevice)) {
-    auto& out = output(parsed, pos);
+    auto& out = p2p_output(parsed, pos);
     const auto index = parse_index(m[1].str());
     if (!out.table_lines.empty()) {
       src.fail(pos, "a \"Device: N, ...\" line after the tables; expected the device list before them");
@@ -105,7 +105,7 @@ bool consume_p2p_test(ParsedText& parsed, std::size_t& pos) {
     return true;
   }
   if (std::regex_match(line, m, kAccess)) {
-    output(parsed, pos);  // checked in finish_p2p_test, once the GPU count is known
+    p2p_output(parsed, pos);  // checked in finish_p2p_test, once the GPU count is known
     ++pos;
     return true;
   }
@@ -117,7 +117,7 @@ bool consume_p2p_test(ParsedText& parsed, std::size_t& pos) {
   }
 
   if (line == "P2P Connectivity Matrix") {
-    auto& out = output(parsed, pos);
+    auto& out = p2p_output(parsed, pos);
     remember_title(parsed, out, line, pos);
     ++pos;
     const Table t = read_table(src, pos, spec_for(out, line, {"D\\D"}));
@@ -138,7 +138,7 @@ bool consume_p2p_test(ParsedText& parsed, std::size_t& pos) {
   }
 
   if (std::regex_match(line, m, kBandwidthTitle)) {
-    auto& out = output(parsed, pos);
+    auto& out = p2p_output(parsed, pos);
     remember_title(parsed, out, line, pos);
     const bool bidirectional = m[1] == "Bidirectional";
     const std::string key = set_key(m[2].str(), m[3].str());
@@ -157,7 +157,7 @@ bool consume_p2p_test(ParsedText& parsed, std::size_t& pos) {
   }
 
   if (std::regex_match(line, m, kLatencyTitle)) {
-    auto& out = output(parsed, pos);
+    auto& out = p2p_output(parsed, pos);
     remember_title(parsed, out, line, pos);
     const std::string key = set_key(m[1].str(), m[2].str());
     const std::size_t title_line = pos;

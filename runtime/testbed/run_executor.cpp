@@ -104,7 +104,7 @@ class RunExecutor final : public models::Executor {
   }
 };
 
-const models::ExecutorRegistration registered(std::make_unique<RunExecutor>());
+const models::ExecutorRegistration run_registered(std::make_unique<RunExecutor>());
 
 }  // namespace
 

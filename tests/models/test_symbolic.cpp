@@ -58,7 +58,7 @@ Schedule ps_round_trip(int N, std::uint64_t elements) {
   s.strategy = "ps";
   s.workers = N;
   s.participants = workers_only(N);
-  s.participants.push_back(Participant{Role::server, 0});
+  s.participants.push_back(Participant{Role::server, 0, {}});
   s.gradient_bytes = elements * kEb;
   const Slice all{0, s.gradient_bytes};
   s.rounds.push_back(Round{"push", "", [=](int p, std::vector<Op>& out) {
@@ -429,7 +429,7 @@ Schedule sampled_rows(int N) {
   Schedule s;
   s.workers = N;
   s.participants = workers_only(N);
-  s.participants.push_back(Participant{Role::server, 0});
+  s.participants.push_back(Participant{Role::server, 0, {}});
   s.gradient_bytes = 64;
   const Slice row{0, 16};
   s.rounds.push_back(Round{"push", "", [=](int p, std::vector<Op>& out) {
@@ -492,7 +492,7 @@ Schedule delayed_ps(int N, bool asynchronous) {
   Schedule s;
   s.workers = N;
   s.participants = workers_only(N);
-  s.participants.push_back(Participant{Role::server, 0});
+  s.participants.push_back(Participant{Role::server, 0, {}});
   s.gradient_bytes = 400;
   s.asynchronous = asynchronous;
   const Slice all{0, 400};

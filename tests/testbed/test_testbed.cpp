@@ -70,6 +70,9 @@ int processes_mentioning(const std::string& text) {
   return n;
 }
 
+}  // namespace
+
+// Outside the anonymous namespace: gtest derives a class per TEST_F from it.
 class Testbed : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -82,8 +85,6 @@ class Testbed : public ::testing::Test {
     if (::geteuid() == 0) cli("testbed down");
   }
 };
-
-}  // namespace
 
 TEST_F(Testbed, UpAndDownExactlyIdempotentAndAfterACrash) {
   auto r = cli("testbed up source-a-titanx-4gpu --scale 0.01");
