@@ -22,6 +22,14 @@ def fail(script, message):
     sys.exit(2)
 
 
+def run(script, main):
+    """Runs a plot script's main(); a PlotError becomes one clear message and exit status 2."""
+    try:
+        main()
+    except PlotError as e:
+        fail(script, str(e))
+
+
 def _number(text):
     if text == "":
         return None

@@ -21,48 +21,45 @@ def main():
     ap.add_argument("-o", "--output", required=True, help="figure file; .png and .svg are both written")
     ap.add_argument("--diagnostic", action="store_true", help="also draw the per-column fit (a diagnostic)")
     args = ap.parse_args()
+    doc = R.load_json(args.comparison)
     try:
-        doc = R.load_json(args.comparison)
+        rows = doc["table4"]["rows"]
+        cols = [(r["gpus"], r["paper_ps_s"], r["model_ps_s"], r["paper_ring_s"], r["model_ring_s"]) for r in rows]
+    except (KeyError, TypeError) as e:
+        raise R.PlotError(f"{args.comparison}: no /table4/rows with gpus, paper_ps_s, model_ps_s, paper_ring_s, "
+                          f"model_ring_s (missing {e}); expected the file `gradsync reproduce source-a` writes")
+    diag = {}
+    if args.diagnostic:
         try:
-            rows = doc["table4"]["rows"]
-            cols = [(r["gpus"], r["paper_ps_s"], r["model_ps_s"], r["paper_ring_s"], r["model_ring_s"]) for r in rows]
-        except (KeyError, TypeError) as e:
-            raise R.PlotError(f"{args.comparison}: no /table4/rows with gpus, paper_ps_s, model_ps_s, paper_ring_s, "
-                              f"model_ring_s (missing {e}); expected the file `gradsync reproduce source-a` writes")
-        diag = {}
-        if args.diagnostic:
-            try:
-                diag = {r["gpus"]: (r["model_ps_s"], r["model_ring_s"]) for r in doc["table4"]["column_fit"]["rows"]}
-            except (KeyError, TypeError):
-                raise R.PlotError(f"{args.comparison}: no /table4/column_fit/rows for --diagnostic")
-        plt = R.matplotlib_pyplot(__file__)
-        fig, ax = plt.subplots(figsize=(8, 4.4))
-        series = [("PS paper", 1, "tab:blue", None), ("PS model (1-GPU fit)", 2, "tab:blue", "//"),
-                  ("ring paper", 3, "tab:orange", None), ("ring model (1-GPU fit)", 4, "tab:orange", "//")]
-        if diag:
-            series += [("PS model (column fit)", "dps", "tab:blue", ".."), ("ring model (column fit)", "dring", "tab:orange", "..")]
-        width = 0.8 / len(series)
-        for k, (label, idx, colour, hatch) in enumerate(series):
-            xs = [c[0] + (k - (len(series) - 1) / 2) * width for c in cols]
-            if idx == "dps":
-                ys = [diag[c[0]][0] for c in cols]
-            elif idx == "dring":
-                ys = [diag[c[0]][1] for c in cols]
-            else:
-                ys = [c[idx] for c in cols]
-            ax.bar(xs, ys, width, label=label, color=colour if hatch is None else "white", edgecolor=colour, hatch=hatch)
-        ax.set_xticks([c[0] for c in cols])
-        ax.set_xlabel("GPUs (2 GPUs: gpu0, gpu2)")
-        ax.set_ylabel("seconds per epoch")
-        mae = doc["table4"].get("mae_pct")
-        ax.set_title("Source A, Table 4 (FFNN LM): paper vs model"
-                     + (f" - mean abs. error of the predicted rows {mae:.0f} %" if isinstance(mae, (int, float)) else ""))
-        ax.legend(fontsize=8)
-        ax.grid(True, axis="y", alpha=0.3)
-        R.save(fig, args.output)
-    except R.PlotError as e:
-        R.fail(__file__, str(e))
+            diag = {r["gpus"]: (r["model_ps_s"], r["model_ring_s"]) for r in doc["table4"]["column_fit"]["rows"]}
+        except (KeyError, TypeError):
+            raise R.PlotError(f"{args.comparison}: no /table4/column_fit/rows for --diagnostic")
+    plt = R.matplotlib_pyplot(__file__)
+    fig, ax = plt.subplots(figsize=(8, 4.4))
+    series = [("PS paper", 1, "tab:blue", None), ("PS model (1-GPU fit)", 2, "tab:blue", "//"),
+              ("ring paper", 3, "tab:orange", None), ("ring model (1-GPU fit)", 4, "tab:orange", "//")]
+    if diag:
+        series += [("PS model (column fit)", "dps", "tab:blue", ".."), ("ring model (column fit)", "dring", "tab:orange", "..")]
+    width = 0.8 / len(series)
+    for k, (label, idx, colour, hatch) in enumerate(series):
+        xs = [c[0] + (k - (len(series) - 1) / 2) * width for c in cols]
+        if idx == "dps":
+            ys = [diag[c[0]][0] for c in cols]
+        elif idx == "dring":
+            ys = [diag[c[0]][1] for c in cols]
+        else:
+            ys = [c[idx] for c in cols]
+        ax.bar(xs, ys, width, label=label, color=colour if hatch is None else "white", edgecolor=colour, hatch=hatch)
+    ax.set_xticks([c[0] for c in cols])
+    ax.set_xlabel("GPUs (2 GPUs: gpu0, gpu2)")
+    ax.set_ylabel("seconds per epoch")
+    mae = doc["table4"].get("mae_pct")
+    ax.set_title("Source A, Table 4 (FFNN LM): paper vs model"
+                 + (f" - mean abs. error of the predicted rows {mae:.0f} %" if isinstance(mae, (int, float)) else ""))
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    R.save(fig, args.output)
 
 
 if __name__ == "__main__":
-    main()
+    R.run(__file__, main)

@@ -32,57 +32,54 @@ def main():
     ap.add_argument("--by", action="append", default=[], metavar="FIELD",
                     help="also tell lines apart by this field (repeatable), e.g. params.inner; shown as name=value")
     args = ap.parse_args()
-    try:
-        filters = R.parse_filters(args.filter) + [("executor", args.executor)]
-        lines = {}
-        for path in args.results:
-            records = R.load_records(path)
-            for i, rec in enumerate(records):
-                if not R.matches(rec, filters):
-                    continue
-                if R.field(rec, "speedup_vs_1gpu") is None:
-                    continue
-                strategy = R.require(rec, "strategy", path, i)
-                by = tuple(f"{f.split('.')[-1]}={R.field(rec, f)}" for f in args.by if R.field(rec, f) not in (None, "", "-"))
-                key = (strategy, R.field(rec, "workload") or "", R.field(rec, "topology") or "", by)
-                n = int(R.require(rec, "ranks", path, i))
-                lines.setdefault(key, {}).setdefault(n, float(rec["speedup_vs_1gpu"]))
-        if not lines:
-            raise R.PlotError(f"no record of {', '.join(args.results)} matches executor={args.executor}"
-                              + "".join(f", {k}={v}" for k, v in R.parse_filters(args.filter))
-                              + " with a speed-up (records need a workload)")
-        # Labels name the workload and the topology only where several are drawn.
-        several_workloads = len({k[1] for k in lines}) > 1
-        several_topologies = len({k[2] for k in lines}) > 1
-        plt = R.matplotlib_pyplot(__file__)
-        fig, ax = plt.subplots(figsize=(6.4, 4.4))
-        top = 1
-        for key in sorted(lines):
-            pts = sorted(lines[key].items())
-            xs = [p[0] for p in pts]
-            ys = [p[1] for p in pts]
-            top = max(top, max(xs))
-            extra = [k for k, show in ((key[1], several_workloads), (key[2], several_topologies)) if show and k]
-            shown = " ".join((key[0],) + key[3]) + (f" ({', '.join(extra)})" if extra else "")
-            ax.plot(xs, ys, marker="o", label=shown)
-        ax.plot(list(range(1, top + 1)), list(range(1, top + 1)), color="grey", linestyle="--", linewidth=0.8,
-                label="linear")
-        ax.axhline(1.0, color="black", linewidth=0.6)
-        ax.set_xlabel("GPUs")
-        ax.set_ylabel("speed-up over one GPU (epoch time)")
-        ax.set_xticks(range(1, top + 1))
-        import matplotlib.ticker as ticker
-        if args.log:
-            ax.set_yscale("log")
-            ax.yaxis.set_minor_formatter(ticker.NullFormatter())
-        ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%gx"))
-        ax.grid(True, which="both", alpha=0.3)
-        ax.set_title(args.title or f"Speed-up vs GPUs ({args.executor})")
-        ax.legend(fontsize=8)
-        R.save(fig, args.output)
-    except R.PlotError as e:
-        R.fail(__file__, str(e))
+    filters = R.parse_filters(args.filter) + [("executor", args.executor)]
+    lines = {}
+    for path in args.results:
+        records = R.load_records(path)
+        for i, rec in enumerate(records):
+            if not R.matches(rec, filters):
+                continue
+            if R.field(rec, "speedup_vs_1gpu") is None:
+                continue
+            strategy = R.require(rec, "strategy", path, i)
+            by = tuple(f"{f.split('.')[-1]}={R.field(rec, f)}" for f in args.by if R.field(rec, f) not in (None, "", "-"))
+            key = (strategy, R.field(rec, "workload") or "", R.field(rec, "topology") or "", by)
+            n = int(R.require(rec, "ranks", path, i))
+            lines.setdefault(key, {}).setdefault(n, float(rec["speedup_vs_1gpu"]))
+    if not lines:
+        raise R.PlotError(f"no record of {', '.join(args.results)} matches executor={args.executor}"
+                          + "".join(f", {k}={v}" for k, v in R.parse_filters(args.filter))
+                          + " with a speed-up (records need a workload)")
+    # Labels name the workload and the topology only where several are drawn.
+    several_workloads = len({k[1] for k in lines}) > 1
+    several_topologies = len({k[2] for k in lines}) > 1
+    plt = R.matplotlib_pyplot(__file__)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    top = 1
+    for key in sorted(lines):
+        pts = sorted(lines[key].items())
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
+        top = max(top, max(xs))
+        extra = [k for k, show in ((key[1], several_workloads), (key[2], several_topologies)) if show and k]
+        shown = " ".join((key[0],) + key[3]) + (f" ({', '.join(extra)})" if extra else "")
+        ax.plot(xs, ys, marker="o", label=shown)
+    ax.plot(list(range(1, top + 1)), list(range(1, top + 1)), color="grey", linestyle="--", linewidth=0.8,
+            label="linear")
+    ax.axhline(1.0, color="black", linewidth=0.6)
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel("speed-up over one GPU (epoch time)")
+    ax.set_xticks(range(1, top + 1))
+    import matplotlib.ticker as ticker
+    if args.log:
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%gx"))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(args.title or f"Speed-up vs GPUs ({args.executor})")
+    ax.legend(fontsize=8)
+    R.save(fig, args.output)
 
 
 if __name__ == "__main__":
-    main()
+    R.run(__file__, main)
