@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
+#include "experiments/cli/output.h"
 #include "models/error.h"
 #include "models/importers/import.h"
 #include "models/json_input.h"
@@ -22,6 +23,7 @@ struct ImportOptions {
   std::string output;
   std::string name;
   std::string p2p = "enabled";
+  std::string measured;  // nccl-tests rows as records of the measured executor
   bool graph = false;
 };
 
@@ -46,6 +48,7 @@ int run_import(const ImportOptions& o) {
   models::ImportOptions options;
   options.name = o.name;
   options.p2p_enabled = o.p2p == "enabled";
+  if (!o.measured.empty()) check_output_path(o.measured, "--measured");
   const models::ImportResult imported = models::import_tool_files(o.files, options);
   const models::InferredTopology inferred = models::infer_topology(imported.form);
 
@@ -61,6 +64,17 @@ int run_import(const ImportOptions& o) {
   for (const auto& n : imported.notes) report << "note: " << n << "\n";
   report << "\ninferred topology:\n" << models::describe_links(inferred.topology) << "\n" << inferred.report.text();
   if (!to_stdout) report << "wrote " << (o.graph ? "graph" : "matrix") << "-form topology to " << o.output << "\n";
+  if (!o.measured.empty()) {
+    std::vector<models::ResultRecord> records;
+    for (const auto& run : imported.nccl_tests) {
+      auto rows = models::measured_records(run, imported.form.name);
+      records.insert(records.end(), rows.begin(), rows.end());
+    }
+    if (records.empty()) throw models::InputError(models::join(o.files) + ": no nccl-tests output; --measured writes its rows");
+    models::write_file_atomically(o.measured, records_text(records, choose_format("", o.measured)));
+    report << "wrote " << records.size() << " measured records (" << imported.nccl_tests.size() << " nccl-tests runs) to "
+           << o.measured << "\n";
+  }
   return 0;
 }
 
@@ -76,7 +90,10 @@ Action add_import(CLI::App& app) {
       "or with --graph as the inferred graph. The report lists each measured pair against the inferred tree.\n"
       "Examples:\n"
       "  gradsync import p2p.txt topo.txt -o topologies/mybox.json\n"
-      "  gradsync import nvbandwidth.txt --graph > mybox-graph.json");
+      "  gradsync import nvbandwidth.txt --graph > mybox-graph.json\n"
+      "nccl-tests output (*_perf) in the files is read too: not for the links, but as measured collective times\n"
+      "(--measured FILE writes them as result records; gradsync compare checks predictions against them).\n"
+      "  gradsync import ../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt -o box.json --measured box-nccl.jsonl");
   cmd->add_option("files", o->files, "tool output files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--output,-o", o->output, "write the topology JSON here (default: stdout)");
   cmd->add_option("--name", o->name, "topology name (default: the part the files' names share, e.g. 4gpu-2switch; else the first file's name)");
@@ -84,6 +101,8 @@ Action add_import(CLI::App& app) {
       ->check(CLI::IsMember({"enabled", "disabled"}))
       ->default_val("enabled");
   cmd->add_flag("--graph", o->graph, "write the inferred graph form instead of the matrix form");
+  cmd->add_option("--measured", o->measured,
+                  "write the nccl-tests rows found in the files as records of the measured executor (.jsonl or .csv)");
   return [o] { return run_import(*o); };
 }
 

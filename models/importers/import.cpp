@@ -47,7 +47,7 @@ ParsedText parse_text(const std::string& text, const std::string& name) {
   ParsedText parsed;
   parsed.src = split_lines(text, name);
   check_utf8(parsed.src);
-  bool bandwidth_test = false, nccl_tests = false;
+  bool bandwidth_test = false;
   for (std::size_t pos = 0; pos < parsed.src.size();) {
     if (consume_p2p_test(parsed, pos) || consume_nvbandwidth(parsed, pos) || consume_nvidia_smi_topo(parsed, pos)) {
       continue;
@@ -58,12 +58,12 @@ ParsedText parse_text(const std::string& text, const std::string& name) {
       parsed.notes.push_back(name + ": bandwidthTest output (line " + std::to_string(pos + 1) +
                              ") ignored: it measures one GPU at a time, not GPU pairs");
     }
-    if (!nccl_tests && line.rfind("# nThread", 0) == 0) {
-      nccl_tests = true;
-      parsed.notes.push_back(name + ": nccl-tests output (from line " + std::to_string(pos + 1) +
-                             ") ignored: collective timings are results to compare against, not link measurements");
-    }
     ++pos;
+  }
+  parsed.nccl_tests = scan_nccl_tests(parsed.src);
+  for (const auto& run : parsed.nccl_tests) {
+    parsed.notes.push_back("nccl-tests " + run.describe() +
+                           ": measured collective times, kept as records of the measured executor, not used for links");
   }
   finish_p2p_test(parsed);
   return parsed;
@@ -319,6 +319,7 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
     if (t.tools.empty()) notes.push_back(t.src.name + ": no supported tool output in this file");
   }
   result.notes = std::move(notes);
+  for (const auto& t : texts) result.nccl_tests.insert(result.nccl_tests.end(), t.nccl_tests.begin(), t.nccl_tests.end());
   return result;
 }
 

@@ -6,7 +6,9 @@
 //     P2P=Enabled and P2P=Disabled variants, and the P2P Connectivity Matrix;
 //   - NVIDIA nvbandwidth: device-to-device (uni- and bidirectional) bandwidth, device-to-device
 //     latency, host<->device bandwidth and local copies;
-//   - nvidia-smi topo -m (connection classes) and nvidia-smi topo -p2p <r|w|p> (peer support).
+//   - nvidia-smi topo -m (connection classes) and nvidia-smi topo -p2p <r|w|p> (peer support);
+//   - nccl-tests *_perf output: not link measurements but measured collectives, returned in
+//     ImportResult::nccl_tests (models/importers/nccl_tests.h).
 //
 // The tools found are merged: they must agree on the GPU count; bandwidth comes from
 // p2pBandwidthLatencyTest when present, else from nvbandwidth, and whatever the main tool
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "models/error.h"  // InputError, thrown for bad input
+#include "models/importers/nccl_tests.h"
 #include "models/matrix_form.h"
 
 namespace gradsync::models {
@@ -33,6 +36,7 @@ struct ImportResult {
   MatrixForm form;
   std::vector<std::string> tools_found;  // e.g. {"nvidia-smi topo -m", "p2pBandwidthLatencyTest"}
   std::vector<std::string> notes;        // what was used, what was ignored, assumptions
+  std::vector<NcclTestsRun> nccl_tests;  // nccl-tests runs found beside the tools (measured collectives)
 };
 
 // Detects every supported tool output inside `text` and merges them. `source_name` names

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/importers/nccl_tests.h"
 #include "models/matrix_form.h"
 
 namespace gradsync::models::importers {
@@ -170,6 +171,7 @@ struct ParsedText {
   std::optional<NvbandwidthOutput> nvbandwidth;
   std::optional<SmiTopoOutput> topo;
   std::vector<SmiP2pOutput> topo_p2p;  // one per `nvidia-smi topo -p2p <x>` table
+  std::vector<NcclTestsRun> nccl_tests;  // measured collectives, not link measurements
   std::vector<std::string> notes;      // other tools' output recognised and ignored, ...
 
   void found(const std::string& tool);
@@ -185,6 +187,9 @@ inline constexpr const char* kTopoP2pTool = "nvidia-smi topo -p2p";
 bool consume_p2p_test(ParsedText& parsed, std::size_t& pos);
 bool consume_nvbandwidth(ParsedText& parsed, std::size_t& pos);
 bool consume_nvidia_smi_topo(ParsedText& parsed, std::size_t& pos);
+
+// Every nccl-tests run of a text (a pass of its own: its lines belong to no other tool).
+std::vector<NcclTestsRun> scan_nccl_tests(const SourceText& src);
 
 // Checks after the whole text was read (e.g. connectivity from the CAN/CANNOT lines).
 void finish_p2p_test(ParsedText& parsed);
