@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   actions["recommend"] = add_recommend(app);
   actions["simulate"] = add_simulate(app);
   actions["import"] = add_import(app);
+  actions["compare"] = add_compare(app);
   actions["sweep"] = add_sweep(app);
   actions["reproduce"] = add_reproduce(app);
   actions["testbed"] = add_testbed(app);

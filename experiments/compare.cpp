@@ -1,0 +1,118 @@
+#include "experiments/compare.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/error.h"
+#include "models/placement.h"
+#include "models/strategy.h"
+
+namespace gradsync::experiments {
+namespace {
+
+// The strategies gradsync predicts each collective with (so far: all-reduce).
+bool modelled(const models::NcclTestsRun& run) { return run.collective == "all_reduce"; }
+
+const models::NcclTestsTiming* timing_of(const models::NcclTestsRow& row, bool in_place) {
+  const auto& t = in_place ? row.in_place : row.out_of_place;
+  return t ? &*t : nullptr;
+}
+
+// The run's ranks on the GPUs its device lines name (one host), else the first GPUs.
+models::Placement placement_of(const models::Topology& topology, const models::NcclTestsRun& run) {
+  const int n = run.ranks();
+  if (n > static_cast<int>(topology.gpus().size())) {
+    throw models::InputError(run.where + ": the nccl-tests run has " + std::to_string(n) + " ranks but the topology " +
+                             topology.name() + " has " + std::to_string(topology.gpus().size()) +
+                             " GPUs; expected the log and the topology of one machine");
+  }
+  std::vector<std::string> ids;
+  bool one_host = true;
+  for (const auto& d : run.devices) {
+    one_host = one_host && d.host == run.devices.front().host;
+    ids.push_back("gpu" + std::to_string(d.device));
+  }
+  bool all_there = one_host && static_cast<int>(ids.size()) == n;
+  for (const auto& id : ids) all_there = all_there && topology.find(id).has_value();
+  return all_there ? models::named_gpus(topology, ids, run.where) : models::first_gpus(topology, n);
+}
+
+}  // namespace
+
+double busbw_error(const models::ResultRecord& predicted, const models::ResultRecord& measured) {
+  return measured.time_per_sync_s / predicted.time_per_sync_s - 1;
+}
+
+std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& executor, double lo, double hi) {
+  std::vector<double> errors;
+  for (const auto& p : run.points) {
+    const auto it = p.predicted.find(executor);
+    if (p.bytes < lo || p.bytes >= hi || it == p.predicted.end()) continue;
+    errors.push_back(std::abs(busbw_error(it->second, p.measured)));
+  }
+  if (errors.empty()) return std::nullopt;
+  std::sort(errors.begin(), errors.end());
+  const std::size_t m = errors.size();
+  ErrorSummary s;
+  s.sizes = static_cast<int>(m);
+  s.median_abs = m % 2 ? errors[m / 2] : (errors[m / 2 - 1] + errors[m / 2]) / 2;
+  s.max_abs = errors.back();
+  return s;
+}
+
+std::size_t comparison_count(const std::vector<models::NcclTestsRun>& runs, const CompareOptions& options) {
+  std::size_t n = 0;
+  for (const auto& run : runs) {
+    if (!modelled(run)) continue;
+    for (const auto& row : run.rows) n += row.bytes > 0 && timing_of(row, options.in_place) ? options.executors.size() : 0;
+  }
+  return n;
+}
+
+std::vector<CompareRun> compare_runs(const models::Topology& topology, const std::vector<models::NcclTestsRun>& runs,
+                                     const CompareOptions& options, models::Progress* progress) {
+  const models::Strategy& strategy = models::find_strategy(options.strategy);
+  const models::SyncParams params = models::SyncParams::parse(options.params);
+  std::vector<const models::Executor*> executors;
+  for (const auto& name : options.executors) executors.push_back(&models::find_executor(name));
+  std::vector<CompareRun> out;
+  for (const auto& run : runs) {
+    CompareRun c;
+    c.run = &run;
+    if (!modelled(run)) {
+      c.skipped = run.collective.empty() ? "the log does not name the collective"
+                                         : run.collective + " is not modelled yet (gradsync predicts all-reduces)";
+      out.push_back(std::move(c));
+      continue;
+    }
+    if (run.ranks() < 2) {
+      c.skipped = "one rank: nothing to synchronise";
+      out.push_back(std::move(c));
+      continue;
+    }
+    const models::Placement placement = placement_of(topology, run);
+    const auto measured = models::measured_records(run, topology.name());
+    for (const auto& m : measured) {
+      const bool in_place = std::find(m.notes.begin(), m.notes.end(), "in-place") != m.notes.end();
+      if (in_place != options.in_place || !(m.bytes > 0)) continue;
+      ComparePoint p;
+      p.bytes = m.bytes;
+      p.measured = m;
+      models::PredictRequest q;
+      q.topology = &topology;
+      q.bytes = m.bytes;
+      q.strategy = &strategy;
+      q.params = params;
+      q.placement = placement;
+      for (const auto* e : executors) {
+        p.predicted[e->name()] = e->evaluate(q, options.settings);
+        if (progress) progress->step(e->name() + " " + models::format_bytes(m.bytes));
+      }
+      c.points.push_back(std::move(p));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace gradsync::experiments

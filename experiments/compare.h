@@ -1,0 +1,64 @@
+// gradsync compare: a machine's measured nccl-tests tables against gradsync's predictions
+// for the same machine (its topology, or the tool outputs it is imported from), size by
+// size, with the errors summarised the way the accuracy targets state them: median and
+// max |error| of busbw over sizes >= 1 MiB, and over 64 KiB .. 1 MiB.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/executor.h"
+#include "models/importers/nccl_tests.h"
+#include "models/progress.h"
+#include "models/topology.h"
+
+namespace gradsync::experiments {
+
+struct CompareOptions {
+  std::string strategy = "ring";        // what predicts an all-reduce
+  std::vector<std::string> params;      // its --param items
+  std::vector<std::string> executors = {"analytic", "sim"};
+  bool in_place = false;                // compare with the in-place columns instead of out-of-place
+  models::ExecutorSettings settings;
+};
+
+struct ComparePoint {
+  double bytes = 0;
+  models::ResultRecord measured;
+  std::map<std::string, models::ResultRecord> predicted;  // executor -> record
+};
+
+// One nccl-tests run against the predictions; `skipped` says why a run was not compared.
+struct CompareRun {
+  const models::NcclTestsRun* run = nullptr;
+  std::string skipped;
+  std::vector<ComparePoint> points;
+};
+
+// The error of a predicted busbw against the measured one: predicted / measured - 1
+// (equally: measured time / predicted time - 1).
+double busbw_error(const models::ResultRecord& predicted, const models::ResultRecord& measured);
+
+struct ErrorSummary {
+  int sizes = 0;
+  double median_abs = 0;
+  double max_abs = 0;
+};
+// Over the points with lo <= bytes < hi.
+std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& executor, double lo, double hi);
+
+inline constexpr double kLargeFrom = 1024.0 * 1024;   // ">= 1 MiB"
+inline constexpr double kSmallFrom = 64.0 * 1024;     // "64 KiB .. 1 MiB"
+
+// Every run of `runs` compared on `topology` (ranks placed on the GPUs the run's device
+// lines name when the topology has them, else on its first GPUs). Throws InputError for a
+// run with more ranks than the topology has GPUs.
+std::vector<CompareRun> compare_runs(const models::Topology& topology, const std::vector<models::NcclTestsRun>& runs,
+                                     const CompareOptions& options, models::Progress* progress = nullptr);
+
+// How many predictions compare_runs will make (for progress).
+std::size_t comparison_count(const std::vector<models::NcclTestsRun>& runs, const CompareOptions& options);
+
+}  // namespace gradsync::experiments

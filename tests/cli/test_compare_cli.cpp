@@ -1,0 +1,97 @@
+// gradsync compare, end to end on the published machines' files: every all-reduce table
+// compared, its summary recomputed here from the written records, the other collectives
+// named as not compared, and bad input.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "cli_runner.h"
+#include "json_lines.h"
+
+using nlohmann::json;
+
+namespace {
+
+std::string published(const std::string& name) { return std::string(GRADSYNC_SHARED_DATA) + "/published/" + name; }
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size();
+  return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+}  // namespace
+
+TEST(CompareCli, EveryPublishedAllReduceTableWithItsSummary) {
+  for (const auto* name : {"rtx2080ti-2gpu-pix.txt", "rtx4090-8gpu-dualepyc-p2poff.txt", "rtx4090-8gpu-dualepyc-p2pon.txt"}) {
+    const std::string file = published(name);
+    const std::string out = temp_file(std::string("compare-") + name + ".jsonl", "");
+    const auto r = run_cli({"compare", file, file, "-o", out}, false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    // Records: measured, then analytic and sim, per size of 64 KiB or more... and below.
+    const auto records = json_lines(read_all(out));
+    ASSERT_FALSE(records.empty()) << name;
+    std::map<std::string, std::vector<double>> large, small;  // executor -> |error|
+    for (std::size_t i = 0; i + 2 < records.size(); i += 3) {
+      const json& m = records[i];
+      ASSERT_EQ(m["executor"], "measured");
+      ASSERT_EQ(m["params"]["collective"], "all_reduce");
+      for (std::size_t k = 1; k <= 2; ++k) {
+        const json& p = records[i + k];
+        ASSERT_EQ(p["bytes"], m["bytes"]);
+        ASSERT_EQ(p["strategy"], "ring");
+        const double error = std::abs(m["time_per_sync_s"].get<double>() / p["time_per_sync_s"].get<double>() - 1);
+        const double bytes = m["bytes"];
+        if (bytes >= 1 << 20) large[p["executor"]].push_back(error);
+        else if (bytes >= 64 << 10) small[p["executor"]].push_back(error);
+      }
+    }
+    for (const auto* executor : {"analytic", "sim"}) {
+      ASSERT_FALSE(large[executor].empty()) << name;
+      const auto line = std::string("  ") + executor + ": sizes >= 1 MiB: median |error| " +
+                        std::to_string(static_cast<int>(std::lround(100 * median(large[executor])))) + " %, max " +
+                        std::to_string(static_cast<int>(std::lround(100 * *std::max_element(large[executor].begin(), large[executor].end())))) +
+                        " % (" + std::to_string(large[executor].size()) + " sizes); 64 KiB - 1 MiB: median |error| " +
+                        std::to_string(static_cast<int>(std::lround(100 * median(small[executor])))) + " %";
+      EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+    }
+  }
+}
+
+TEST(CompareCli, OtherCollectivesAreNamedNotCompared) {
+  const std::string file = published("rtx2080ti-2gpu-pix.txt");
+  const auto r = run_cli({"compare", file, file, "-x", "analytic"}, false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("all_gather_perf, 2 ranks"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not compared: all_gather is not modelled yet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not compared: reduce is not modelled yet"), std::string::npos) << r.out;
+  // The all-reduce table: 2 GPUs, sizes 8 B to 1 GiB, 28 rows.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +[0-9.]+ +[-+][0-9]+ %\n"))) << r.out;
+}
+
+TEST(CompareCli, BadInputGivesOneMessageAndStatus2) {
+  const std::string box = published("rtx4090-8gpu-dualepyc-p2pon.txt");
+  const std::string no_log = temp_file("compare-no-log.txt", "just some text\n");
+  auto r = run_cli({"compare", box, no_log});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find(no_log + ": no nccl-tests output found"), std::string::npos) << r.out;
+  r = run_cli({"compare", "source-a-titanx-4gpu", box});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("the nccl-tests run has 8 ranks but the topology source-a-titanx-4gpu has 4 GPUs"), std::string::npos)
+      << r.out;
+  r = run_cli({"compare", box, box, "-x", "run"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--executor run: it measures this machine"), std::string::npos) << r.out;
+}
