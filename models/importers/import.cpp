@@ -343,19 +343,7 @@ ImportResult import_tool_files(const std::vector<std::string>& paths, const Impo
                      "nvbandwidth or nvidia-smi topo -m");
   }
   std::vector<ParsedText> texts;
-  for (const auto& path : paths) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
-    if (std::filesystem::is_directory(path, ec)) {
-      throw InputError(path + ": is a directory; expected a text file holding a tool's output");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot be read");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) throw InputError(path + ": cannot be read");
-    texts.push_back(parse_text(buffer.str(), path));
-  }
+  for (const auto& path : paths) texts.push_back(parse_text(read_text_file(path), path));
   return merge(texts, options);
 }
 

@@ -1,12 +1,9 @@
 #include "models/importers/nccl_tests.h"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include "models/error.h"
@@ -238,17 +235,6 @@ class Scanner {
   }
 };
 
-std::string read_log_text(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory; expected a text file");
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (!in && !in.eof()) throw InputError(path + ": cannot be read");
-  return buffer.str();
-}
-
 }  // namespace
 
 namespace importers {
@@ -273,7 +259,7 @@ std::vector<NcclTestsRun> read_nccl_tests(const std::string& text, const std::st
 std::vector<NcclTestsRun> read_nccl_tests_files(const std::vector<std::string>& paths) {
   std::vector<NcclTestsRun> runs;
   for (const auto& path : paths) {
-    auto found = read_nccl_tests(read_log_text(path), path);
+    auto found = read_nccl_tests(importers::read_text_file(path), path);
     runs.insert(runs.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
   }
   return runs;

@@ -2,10 +2,27 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "models/error.h"
 
 namespace gradsync::models::importers {
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InputError(path + ": is a directory; expected a text file holding a tool's output");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot be read");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(path + ": cannot be read");
+  return buffer.str();
+}
 
 std::string SourceText::where(std::size_t index) const { return name + ":" + std::to_string(index + 1); }
 

@@ -33,6 +33,8 @@ struct SourceText {
 };
 
 SourceText split_lines(const std::string& text, const std::string& name);
+// A file's whole text. InputError "<path>: no such file" (or: is a directory, cannot be read).
+std::string read_text_file(const std::string& path);
 
 std::string_view trim(std::string_view text);
 bool is_blank(std::string_view line);
