@@ -91,6 +91,12 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
       continue;
     }
     const models::Placement placement = placement_of(topology, run);
+    // A strategy that models kernel launches learns from the log how many GPUs each
+    // thread drove (nccl-tests -g N), unless the user said.
+    models::SyncParams run_params = params;
+    if (models::declares(strategy, "gpus_per_thread") && !run_params.get("gpus_per_thread")) {
+      run_params.set("gpus_per_thread", std::to_string(std::max(1, run.gpus_per_thread)));
+    }
     const auto measured = models::measured_records(run, topology.name());
     for (const auto& m : measured) {
       const bool in_place = std::find(m.notes.begin(), m.notes.end(), "in-place") != m.notes.end();
@@ -102,7 +108,7 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
       q.topology = &topology;
       q.bytes = m.bytes;
       q.strategy = &strategy;
-      q.params = params;
+      q.params = run_params;
       q.placement = placement;
       for (const auto* e : executors) {
         p.predicted[e->name()] = e->evaluate(q, options.settings);

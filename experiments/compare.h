@@ -17,7 +17,7 @@
 namespace gradsync::experiments {
 
 struct CompareOptions {
-  std::string strategy = "ring";        // what predicts an all-reduce
+  std::string strategy = "nccl";        // what predicts an all-reduce
   std::vector<std::string> params;      // its --param items
   std::vector<std::string> executors = {"analytic", "sim"};
   bool in_place = false;                // compare with the in-place columns instead of out-of-place

@@ -39,6 +39,7 @@ class Walker {
     for (const Round& round : s_.rounds) {
       routes_.clear();
       bytes_.clear();
+      cap_.clear();
       latency_.clear();
       std::fill(local_.begin(), local_.end(), 0.0);
       for (int p = 0; p < s_.participant_count(); ++p) {
@@ -54,8 +55,9 @@ class Walker {
               if (last.peer != op.peer) last = {op.peer, &info(p, op.peer)};
               const PairInfo& pair = *last.info;
               routes_.push_back(pair.route);
-              latency_.push_back(pair.latency);
-              bytes_.push_back(static_cast<double>(op.wire()));
+              latency_.push_back(s_.latency_in_ops ? 0.0 : pair.latency);
+              bytes_.push_back(op.link_bytes());
+              cap_.push_back(op.max_Bps);
               local_[static_cast<std::size_t>(p)] += op.local_seconds(c);  // encoding the payload, if it is
               break;
             }
@@ -71,13 +73,16 @@ class Walker {
       double comm = 0;
       std::size_t slowest = routes_.size();
       for (std::size_t i = 0; i < routes_.size(); ++i) {
-        const double transfer = routes_[i]->empty() ? 0.0 : latency_[i] + bytes_[i] / bandwidth_[i];
+        const double rate = cap_[i] > 0 ? std::min(cap_[i], bandwidth_[i]) : bandwidth_[i];
+        const double transfer = routes_[i]->empty() ? 0.0 : latency_[i] + bytes_[i] / rate;
         if (transfer > comm) {
           comm = transfer;
           slowest = i;
         }
       }
-      if (slowest < routes_.size() && limiting_[slowest] >= 0) {
+      // A transfer its engine limits (max_Bps) is bounded by no link.
+      if (slowest < routes_.size() && limiting_[slowest] >= 0 &&
+          !(cap_[slowest] > 0 && cap_[slowest] < bandwidth_[slowest])) {
         const Hop& h = (*routes_[slowest])[static_cast<std::size_t>(limiting_[slowest])];
         bound_[{h.link, h.forward}] += comm;
       }
@@ -124,7 +129,7 @@ class Walker {
     const PairInfo* info = nullptr;
   };
   std::vector<LastPeer> last_;
-  std::vector<double> bytes_, latency_, bandwidth_, local_;
+  std::vector<double> bytes_, latency_, bandwidth_, local_, cap_;
   std::vector<int> limiting_;
   std::map<std::pair<std::size_t, bool>, double> bound_;
 };

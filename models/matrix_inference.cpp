@@ -446,7 +446,8 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
   // than both directions alone together means the two directions share the bottleneck
   // (half duplex); a little less, that they interfere (a duplex share below 1).
   std::set<std::size_t> half_links;
-  std::map<std::size_t, std::vector<double>> shares;  // link -> the ratios its pairs suggest
+  std::map<std::size_t, std::vector<double>> shares;
+  bool staged_pairs = false;  // link -> the ratios its pairs suggest
   std::string name = form.name.empty() ? "measured" : form.name;
   {
     Topology probe(name, nodes, links, name);
@@ -455,6 +456,13 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         for (std::size_t j = i + 1; j < n; ++j) {
           const auto& bi = form.bidirectional_Bps->at(i, j);
           if (!bi) continue;
+          // Without peer access the driver stages both copies through host memory: what
+          // they get together is the staging's, not the links' (the links are PCIe, full
+          // duplex; NCCL's SHM transport moves both directions at once faster than that).
+          if (form.p2p_supported && !((*form.p2p_supported)[i][j] && (*form.p2p_supported)[j][i])) {
+            staged_pairs = true;
+            continue;
+          }
           const double both = *form.bandwidth_Bps.at(i, j) + *form.bandwidth_Bps.at(j, i);
           double ratio = *bi / both;
           if (ratio >= 1 - tol) ratio = 1;  // full duplex, as far as this pair can tell
@@ -465,6 +473,10 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         }
       }
     }
+  }
+  if (staged_pairs) {
+    notes.push_back("bidirectional figures of GPU pairs without peer access (copies staged through host memory) say "
+                    "nothing of the links' duplex: not used");
   }
   // Each link: the mean of what its pairs suggest (one noisy pair must not decide).
   for (const auto& [l, ratios] : shares) {

@@ -95,8 +95,17 @@ struct Op {
   double seconds = 0;  // compute
   const Encoding* encoding = nullptr;  // transfers: how the payload is encoded; nullptr: as it is
   const KernelCall* call = nullptr;  // kernel: what runs on `slice`
+  // How the engine that moves a transfer uses the links (executors that model time read
+  // these; the runtime just moves the bytes). `payload_share`: the share of what crosses
+  // the links that is payload (NCCL's LL protocol writes a flag beside every 4 bytes: 0.5),
+  // so the links carry wire() / payload_share. `max_Bps`: the engine moves it at most this
+  // fast whatever the links allow (GPU threads copying through host memory); 0: no limit.
+  double payload_share = 1;
+  double max_Bps = 0;
 
   std::uint64_t wire() const { return wire_bytes ? wire_bytes : slice.bytes; }
+  // What crosses the links for it (wire() over payload_share).
+  double link_bytes() const { return static_cast<double>(wire()) / payload_share; }
   bool is_transfer() const { return kind == OpKind::send || kind == OpKind::recv || kind == OpKind::recv_reduce; }
 
   static Op send(int peer, Slice s, std::uint64_t wire = 0) {
@@ -171,6 +180,9 @@ struct Schedule {
   bool asynchronous = false;
   std::vector<ExpectedRegion> expected;  // empty: the whole gradient, all workers
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
+  // The strategy charges every latency itself, as local work in its rounds (NCCL's per-step
+  // protocol latencies): executors that model time give transfers none of the links'.
+  bool latency_in_ops = false;
 
   std::uint64_t buffer_bytes() const { return gradient_bytes + scratch_bytes; }
   int participant_count() const { return static_cast<int>(participants.size()); }

@@ -24,7 +24,7 @@ void set_network_model(s4u::Engine& engine, const std::string& model) {
 }
 
 Platform build_platform(const models::Topology& t, const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
-                        const std::map<std::size_t, int>& cores) {
+                        const std::map<std::size_t, int>& cores, bool with_latency) {
   s4u::NetZone* zone = s4u::create_full_zone("gradsync");
   Platform platform;
   for (std::size_t i = 0; i < t.node_count(); ++i) {
@@ -41,11 +41,12 @@ Platform build_platform(const models::Topology& t, const std::vector<std::pair<s
   for (std::size_t l = 0; l < t.links().size(); ++l) {
     const models::Link& link = t.links()[l];
     const std::string name = "link" + std::to_string(l) + ":" + t.node(link.a).id + "--" + t.node(link.b).id;
+    const double latency = with_latency ? link.latency_s : 0.0;
     if (link.full_duplex) {
-      links[l] = zone->create_split_duplex_link(name, link.bandwidth_Bps)->set_latency(link.latency_s);
+      links[l] = zone->create_split_duplex_link(name, link.bandwidth_Bps)->set_latency(latency);
     } else {
       links[l] = zone->create_link(name, link.bandwidth_Bps)
-                     ->set_latency(link.latency_s)
+                     ->set_latency(latency)
                      ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED);
     }
     links[l]->seal();

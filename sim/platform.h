@@ -36,8 +36,9 @@ inline constexpr double kHostSpeed = 1e9;
 // means every ordered pair of endpoints.
 // `cores` gives hosts more cores than 1 (several actors on one host compute without
 // slowing each other down).
+// `with_latency` false: links without latency (a schedule that charges latency itself).
 Platform build_platform(const models::Topology& topology,
                         const std::vector<std::pair<std::size_t, std::size_t>>& pairs = {},
-                        const std::map<std::size_t, int>& cores = {});
+                        const std::map<std::size_t, int>& cores = {}, bool with_latency = true);
 
 }  // namespace gradsync::sim

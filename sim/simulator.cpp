@@ -146,7 +146,10 @@ class Simulation {
             m = new Message{version_[static_cast<std::size_t>(server)]};
             last_pulled_[static_cast<std::size_t>(server)][static_cast<std::size_t>(op.peer)] = m->version;
           }
-          w.comms.push_back(mailbox(owner, op.peer)->put_async(m, op.wire()));
+          // What crosses the links (a protocol's flags included), at most at the engine's rate.
+          s4u::CommPtr comm = mailbox(owner, op.peer)->put_init(m, static_cast<std::uint64_t>(op.link_bytes()));
+          if (op.max_Bps > 0) comm->set_rate(op.max_Bps);
+          w.comms.push_back(comm->start());
           w.is_send.push_back(true);
           sent_bytes += op.wire();
           ++sends;
@@ -333,7 +336,7 @@ class Simulation {
     std::map<std::size_t, int> cores;
     for (const auto& part : s_.participants) cores[part.node] += 1;
     for (auto& [node, count] : cores) count += 1 + static_cast<int>(s_.participants.size());
-    const Platform platform = build_platform(t_, {pairs.begin(), pairs.end()}, cores);
+    const Platform platform = build_platform(t_, {pairs.begin(), pairs.end()}, cores, !s_.latency_in_ops);
 
     for (int p = 0; p < s_.participant_count(); ++p) {
       const auto& part = s_.participants[static_cast<std::size_t>(p)];

@@ -68,7 +68,10 @@ int run_compare(const CompareFlags& f) {
       std::cout << "  not compared: " << c.skipped << "\n\n";
       continue;
     }
+    // The protocol a strategy chose for each size (NCCL's changes with the size).
+    const bool protocols = !c.points.empty() && c.points.front().predicted.begin()->second.params.count("protocol");
     std::vector<std::string> headers = {">size", ">measured busbw"};
+    if (protocols) headers.push_back("protocol");
     for (const auto& e : options.executors) {
       headers.push_back(">" + e + " busbw");
       headers.push_back(">error");
@@ -76,6 +79,7 @@ int run_compare(const CompareFlags& f) {
     Table table(headers);
     for (const auto& p : c.points) {
       std::vector<std::string> row = {format_bytes(p.bytes), format_fixed(*p.measured.busbw_GBps(), 2)};
+      if (protocols) row.push_back(p.predicted.begin()->second.params.at("protocol"));
       for (const auto& e : options.executors) {
         const auto& pred = p.predicted.at(e);
         row.push_back(format_fixed(*pred.busbw_GBps(), 2));
@@ -93,7 +97,7 @@ int run_compare(const CompareFlags& f) {
     for (const auto& e : options.executors) std::cout << "  " << summary_line(c, e) << "\n";
     if (!c.points.empty()) {
       const auto& last = c.points.back().predicted.begin()->second;
-      if (!last.notes.empty()) std::cout << "  assumed: " << models::join(last.notes, "; ") << "\n";
+      if (!last.notes.empty()) std::cout << "  assumed (largest size): " << models::join(last.notes, "; ") << "\n";
     }
     std::cout << "\n";
   }
@@ -114,16 +118,18 @@ Action add_compare(CLI::App& app) {
       "p2pBandwidthLatencyTest, nvbandwidth: what gradsync import reads). NCCL-TESTS-LOG holds the printed output\n"
       "of nccl-tests (all_reduce_perf ...); one file may hold both, as the published machines' files do.\n"
       "Per size: measured busbw, each executor's predicted busbw and its error (predicted / measured - 1); then\n"
-      "the median and max |error| over sizes >= 1 MiB and over 64 KiB - 1 MiB.\n"
+      "the median and max |error| over sizes >= 1 MiB and over 64 KiB - 1 MiB. The default strategy, nccl,\n"
+      "models NCCL itself (protocol per size, channels, P2P/SHM/NET per hop, named under each table) and\n"
+      "learns from the log how many GPUs one thread drove (-g N); `--strategy ring` shows a plain ring.\n"
       "Examples:\n"
       "  gradsync compare ../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt "
       "../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt\n"
       "  gradsync compare mybox.json all_reduce.log --strategy ring -x analytic -o compare.jsonl");
   cmd->add_option("topology", f->topology, "topology name or file, or tool outputs")->required();
   cmd->add_option("logs", f->logs, "files holding nccl-tests output")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--strategy,-s", f->options.strategy, "the strategy that predicts an all-reduce")
+  cmd->add_option("--strategy,-s", f->options.strategy, "the strategy that predicts an all-reduce (default: nccl)")
       ->check(CLI::IsMember(models::strategy_names()))
-      ->default_val("ring");
+      ->default_val("nccl");
   cmd->add_option("--param,-p", f->options.params, "strategy parameter key=value (repeatable)");
   cmd->add_option("--executor,-x", f->executors, "executors that predict, comma-separated (analytic, sim, formula)")
       ->default_val("analytic,sim");

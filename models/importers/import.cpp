@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "models/importers/import.h"
 
 #include <cstdio>
@@ -311,7 +312,20 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
     for (const auto& d : names) same = same && d == names.front();
     form.description = same ? std::to_string(names.size()) + " x " + names.front() : join(names);
   } else {
-    form.description = std::to_string(n) + " GPUs";
+    // nccl-tests' "Using devices" lines name the GPUs when no other tool did.
+    std::vector<std::string> names;
+    for (const auto& t : texts) {
+      for (const auto& run : t.nccl_tests) {
+        if (names.empty() && run.devices.size() == n) {
+          for (const auto& d : run.devices) names.push_back(d.name);
+        }
+      }
+    }
+    const bool same = !names.empty() && std::all_of(names.begin(), names.end(), [&](const std::string& d) {
+      return d == names.front();
+    });
+    form.description = same ? std::to_string(n) + " x " + names.front() : std::to_string(n) + " GPUs";
+    if (same) notes.push_back("GPU model from nccl-tests' device lines: " + names.front());
   }
 
   for (const auto& t : texts) {
