@@ -167,6 +167,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   std::vector<const models::Strategy*> strategies;
   if (o.strategies.empty()) {
     for (const auto* s : models::all_strategies()) {
+      if (!s->searched) continue;  // named with --strategies only
       // A bare size has no steps to space synchronisations over nor compute to overlap: the
       // periodic and asynchronous strategies need a workload (or to be asked for).
       if (s->needs_workload && !rec.with_workload) {

@@ -157,6 +157,10 @@ struct Strategy {
   // nccl-tests' bus bandwidth = algbw x this (all-reduce: 2(N-1)/N).
   std::function<double(int ranks)> busbw_factor;
   std::vector<TestVariant> test_variants;  // empty: its defaults only
+  // A search (gradsync recommend) tries it unless strategies are named: false for a model of
+  // a library's own collective (nccl), whose engine (fused reduction, its protocols) is not
+  // the one the other schedules are costed with; predict, compare and --strategies use it.
+  bool searched = true;
   // The strategy commands run when none is named (gradsync-run, gradsync-bench): exactly one
   // strategy says so — the ring all-reduce, what nccl-tests' all_reduce_perf times.
   bool is_default = false;

@@ -50,7 +50,7 @@ TEST(CompareCli, EveryPublishedAllReduceTableWithItsSummary) {
       for (std::size_t k = 1; k <= 2; ++k) {
         const json& p = records[i + k];
         ASSERT_EQ(p["bytes"], m["bytes"]);
-        ASSERT_EQ(p["strategy"], "ring");
+        ASSERT_EQ(p["strategy"], "nccl");
         const double error = std::abs(m["time_per_sync_s"].get<double>() / p["time_per_sync_s"].get<double>() - 1);
         const double bytes = m["bytes"];
         if (bytes >= 1 << 20) large[p["executor"]].push_back(error);
@@ -78,7 +78,7 @@ TEST(CompareCli, OtherCollectivesAreNamedNotCompared) {
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not compared: reduce is not modelled yet"), std::string::npos) << r.out;
   // The all-reduce table: 2 GPUs, sizes 8 B to 1 GiB, 28 rows.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +[0-9.]+ +[-+][0-9]+ %\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +Simple +[0-9.]+ +[-+][0-9]+ %\n"))) << r.out;
 }
 
 TEST(CompareCli, BadInputGivesOneMessageAndStatus2) {

@@ -1,0 +1,127 @@
+// The nccl strategy (models/strategies/nccl.cpp): transports decided from peer access,
+// topo -m classes and the P2P level; the protocol by size; the analytic and simulated
+// schedule against its own closed form where nothing is shared; and the published
+// machines' all-reduce tables within the issue's targets at sizes >= 1 MiB.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "experiments/compare.h"
+#include "models/executor.h"
+#include "models/importers/import.h"
+#include "models/matrix_inference.h"
+#include "models/predict.h"
+#include "models/strategy.h"
+#include "models/uniform_topologies.h"
+
+using namespace gradsync;
+using namespace gradsync::models;
+
+namespace {
+
+std::string published(const std::string& name) { return std::string(GRADSYNC_SHARED_DATA) + "/published/" + name; }
+
+struct Machine {
+  ImportResult imported;
+  Topology topology;
+};
+
+Machine machine(const std::string& file) {
+  ImportResult imported = import_tool_files({published(file)});
+  InferredTopology inferred = infer_topology(imported.form);
+  if (!inferred.topology.measured()) inferred.topology.attach_measurements(imported.form);
+  return {std::move(imported), std::move(inferred.topology)};
+}
+
+ResultRecord run(const Topology& t, const std::string& executor, double bytes, std::vector<std::string> params = {}) {
+  PredictRequest q;
+  q.topology = &t;
+  q.bytes = bytes;
+  q.strategy = &find_strategy("nccl");
+  q.params = SyncParams::parse(params);
+  q.placement = first_gpus(t, static_cast<int>(t.gpus().size()));
+  return find_executor(executor).evaluate(q, ExecutorSettings{});
+}
+
+std::string notes(const ResultRecord& r) {
+  std::string all;
+  for (const auto& n : r.notes) all += n + "\n";
+  return all;
+}
+
+int count(const std::string& text, const std::string& word) {
+  int n = 0;
+  for (auto i = text.find(word); i != std::string::npos; i = text.find(word, i + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(NcclModel, TransportFollowsPeerAccessAndTheP2pLevel) {
+  const Machine off = machine("rtx4090-8gpu-dualepyc-p2poff.txt");
+  const Machine on = machine("rtx4090-8gpu-dualepyc-p2pon.txt");
+  // No peer access: every hop through host memory.
+  EXPECT_EQ(count(notes(run(off.topology, "analytic", 1 << 20)), " SHM (SYS)"), 8) << notes(run(off.topology, "analytic", 1 << 20));
+  // Peer access across SYS: P2P (NCCL's level is SYS unless the CPU is Intel or ARM).
+  EXPECT_EQ(count(notes(run(on.topology, "analytic", 1 << 20)), " P2P (SYS)"), 8);
+  EXPECT_EQ(count(notes(run(on.topology, "analytic", 1 << 20, {"cpu=intel"})), " SHM (SYS)"), 8);
+  EXPECT_EQ(count(notes(run(on.topology, "analytic", 1 << 20, {"p2p_level=PXB"})), " SHM (SYS)"), 8);
+  // The GPU model came from nccl-tests' device lines (the p2p test there names none).
+  EXPECT_NE(notes(run(off.topology, "analytic", 1 << 20)).find("RTX 4090 is Gen4 x16"), std::string::npos);
+  // SHM is faster than P2P nowhere on this machine at large sizes.
+  EXPECT_LT(*run(off.topology, "analytic", 1 << 27).busbw_GBps(), *run(on.topology, "analytic", 1 << 27).busbw_GBps());
+}
+
+TEST(NcclModel, ProtocolFollowsTheSize) {
+  const Machine m = machine("rtx2080ti-2gpu-pix.txt");
+  EXPECT_EQ(run(m.topology, "analytic", 8).params.at("protocol"), "LL");
+  EXPECT_EQ(run(m.topology, "analytic", 1 << 28).params.at("protocol"), "Simple");
+  // Forcing a protocol is honoured, and LL is slower than Simple at large sizes.
+  const double ll = run(m.topology, "analytic", 1 << 26, {"protocol=LL"}).time_per_sync_s;
+  const double simple = run(m.topology, "analytic", 1 << 26, {"protocol=Simple"}).time_per_sync_s;
+  EXPECT_GT(ll, 1.5 * simple);
+  // LL128 is never chosen off NVLink, but forcing it is honoured as NCCL_PROTO=LL128 is.
+  for (double bytes = 8; bytes <= 1 << 30; bytes *= 4) EXPECT_NE(run(m.topology, "analytic", bytes).params.at("protocol"), "LL128");
+  EXPECT_EQ(run(m.topology, "analytic", 1 << 20, {"protocol=LL128"}).params.at("protocol"), "LL128");
+}
+
+TEST(NcclModel, ScheduleMatchesItsClosedFormWhereNothingIsShared) {
+  // Four GPUs on one switch: the ring's flows share no link direction, so the analytic
+  // walk and SimGrid must give the cost model's time.
+  const Topology t = flat_topology(4, 10.0, 1.0);
+  for (const double bytes : {64.0 * 1024, 8.0 * 1024 * 1024}) {
+    for (const std::string proto : {"LL", "Simple"}) {
+      const double formula = run(t, "formula", bytes, {"protocol=" + proto}).time_per_sync_s;
+      const double analytic = run(t, "analytic", bytes, {"protocol=" + proto}).time_per_sync_s;
+      const double sim = run(t, "sim", bytes, {"protocol=" + proto}).time_per_sync_s;
+      EXPECT_NEAR(analytic / formula, 1.0, 1e-9) << proto << " " << bytes;
+      EXPECT_NEAR(sim / formula, 1.0, 1e-3) << proto << " " << bytes;
+    }
+  }
+}
+
+TEST(NcclModel, StagedCopiesDoNotMakeLinksHalfDuplex) {
+  // The 2080 Ti pair has no peer access: its bidirectional 6.1 GB/s is the driver's
+  // staging, not the links', so no link loses either direction.
+  const Machine m = machine("rtx2080ti-2gpu-pix.txt");
+  for (const Link& l : m.topology.links()) {
+    EXPECT_TRUE(l.full_duplex);
+    EXPECT_EQ(l.duplex_share, 1.0);
+  }
+}
+
+TEST(NcclModel, PublishedMachinesWithinTheIssueTargetsAtLargeSizes) {
+  for (const std::string file : {"rtx2080ti-2gpu-pix.txt", "rtx4090-8gpu-dualepyc-p2poff.txt",
+                                 "rtx4090-8gpu-dualepyc-p2pon.txt"}) {
+    const Machine m = machine(file);
+    experiments::CompareOptions options;
+    options.executors = {"analytic"};
+    const auto runs = experiments::compare_runs(m.topology, m.imported.nccl_tests, options);
+    const auto& first = runs.front();  // the all-reduce table comes first in each file
+    ASSERT_TRUE(first.skipped.empty()) << file;
+    const auto large = experiments::summarize(first, "analytic", experiments::kLargeFrom, 1e18);
+    ASSERT_TRUE(large) << file;
+    EXPECT_LE(large->median_abs, 0.10) << file;
+    EXPECT_LE(large->max_abs, 0.25) << file;
+  }
+}
