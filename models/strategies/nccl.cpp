@@ -36,6 +36,7 @@
 
 #include "models/error.h"
 #include "models/format.h"
+#include "models/hardware.h"
 #include "models/strategies/common.h"
 
 namespace gradsync::models::strategies {
@@ -53,36 +54,8 @@ constexpr std::array<std::array<double, 3>, 3> kHopLatencyUs = {{{0.6, 1.9, 3.4}
 // tuning.cc: the share of the bandwidth each protocol's payload gets.
 constexpr std::array<double, 3> kPayloadShare = {0.5, 0.92, 1.0};
 
-// Documented PCIe generation and width of GPU models (vendors' specification sheets) and
-// their compute capability (LL128's per-channel cap depends on it).
-struct GpuModel {
-  const char* name;  // matched in the topology's description, longest first
-  int pcie_gen;
-  int lanes;
-  int compute_capability;  // x10
-};
-constexpr std::array<GpuModel, 19> kGpuModels = {{
-    {"RTX 2080 Ti", 3, 16, 75}, {"RTX 3090", 4, 16, 86},  {"RTX 4090", 4, 16, 89}, {"RTX 5090", 5, 16, 120},
-    {"RTX A6000", 4, 16, 86},   {"RTX 6000 Ada", 4, 16, 89}, {"A100", 4, 16, 80},  {"A800", 4, 16, 80},
-    {"A40", 4, 16, 86},         {"A10", 4, 16, 86},       {"L40S", 4, 16, 89},     {"L40", 4, 16, 89},
-    {"L4", 4, 16, 89},          {"H100", 5, 16, 90},      {"H800", 5, 16, 90},     {"H200", 5, 16, 90},
-    {"B200", 6, 16, 100},       {"V100", 3, 16, 70},      {"T4", 3, 16, 75},
-}};
-
-// topo.cc: GB/s of a PCIe link, width x (GT/s per lane in 100 Mb/s) / 80.
-double pcie_GBps(int gen, int lanes) {
-  static constexpr std::array<double, 7> kSpeed = {0, 15, 30, 60, 120, 240, 480};
-  return lanes * kSpeed[static_cast<std::size_t>(std::clamp(gen, 1, 6))] / 80.0;
-}
-
-const GpuModel* gpu_model_of(const Topology& t) {
-  const GpuModel* best = nullptr;
-  for (const GpuModel& m : kGpuModels) {
-    if (t.description().find(m.name) == std::string::npos) continue;
-    if (!best || std::string(m.name).size() > std::string(best->name).size()) best = &m;
-  }
-  return best;
-}
+// The GPU model of a topology (its description), for PCIe and LL128 facts.
+const hardware::GpuModel* gpu_model_of(const Topology& t) { return hardware::gpu_model_of(t.description()); }
 
 // NCCL's path classes, closest first (topo.h PATH_*), as nvidia-smi topo -m names them.
 int path_rank(const std::string& c) {
@@ -110,6 +83,7 @@ struct Plan {
   int channels = 2;
   bool ll128_allowed = false;
   std::array<double, 3> seconds{};  // the cost model's time per protocol
+  double ll_cap_Bps = 0, ll128_cap_Bps = 0;  // the protocols' payload caps over all channels
   double launch_s = 0;
   std::string pcie_note;
 };
@@ -193,15 +167,15 @@ double pcie_Bps_of(const StrategyContext& ctx, std::size_t node, std::string& no
   if (given != "auto") {
     const int gen = given[3] - '0';
     note = "PCIe rate: " + given + " x16 as given (nominal, NCCL's width x speed / 80)";
-    return pcie_GBps(gen, 16) * 1e9;
+    return hardware::pcie_GBps(gen, 16) * 1e9;
   }
-  if (const GpuModel* g = gpu_model_of(t)) {
+  if (const hardware::GpuModel* g = gpu_model_of(t)) {
     note = std::string("PCIe rate: ") + g->name + " is Gen" + std::to_string(g->pcie_gen) + " x" + std::to_string(g->lanes) +
            " (nominal, NCCL's width x speed / 80)";
-    return pcie_GBps(g->pcie_gen, g->lanes) * 1e9;
+    return hardware::pcie_GBps(g->pcie_gen, g->lanes) * 1e9;
   }
   note = "PCIe rate: GPU model unknown, Gen4 x16 assumed (nominal; set pcie=gen3|gen4|gen5|gen6)";
-  return pcie_GBps(4, 16) * 1e9;
+  return hardware::pcie_GBps(4, 16) * 1e9;
 }
 
 // P2P level (topo.h PATH_*): NCCL_P2P_LEVEL as given, else by CPU as ncclTopoCheckP2p.
@@ -256,8 +230,7 @@ Plan plan_for(const StrategyContext& ctx) {
     } else {
       h.transport = Transport::shm;
       h.hw = kPciHw;
-      std::string note;
-      const double from_side = pcie_Bps_of(ctx, a, note) / uplink_sharers(h.from);
+      const double from_side = pcie_Bps_of(ctx, a, plan.pcie_note) / uplink_sharers(h.from);
       const double to_side = pcie_Bps_of(ctx, b, plan.pcie_note) / uplink_sharers(h.to);
       h.limit_Bps = efficiency * std::min(from_side, to_side);
     }
@@ -265,7 +238,7 @@ Plan plan_for(const StrategyContext& ctx) {
     plan.hops.push_back(h);
   }
   // LL128 only on all-NVLink rings of GPUs of one compute capability >= 7.0 (tuning.cc).
-  const GpuModel* gpu = gpu_model_of(t);
+  const hardware::GpuModel* gpu = gpu_model_of(t);
   plan.ll128_allowed = all_nvlink && (!gpu || gpu->compute_capability >= 70);
   const std::string& channels = ctx.params.text("channels");
   if (channels != "auto") {
@@ -283,15 +256,16 @@ Plan plan_for(const StrategyContext& ctx) {
 
   // NCCL's cost model per protocol: launch + base latency + a latency per step along the
   // ring + the bytes each rank moves over the slowest hop's rate for that protocol.
-  const double ll_cap = plan.channels * param_number(ctx, "ll_channel_GBps") * 1e9;
+  plan.ll_cap_Bps = plan.channels * param_number(ctx, "ll_channel_GBps") * 1e9;
   const int compcap = gpu ? gpu->compute_capability : 80;
   const double ll128_per_channel = compcap >= 100 ? 40.0 : compcap >= 90 ? 36.7 : 20.0;  // perChMaxRingLL128Bws
+  plan.ll128_cap_Bps = plan.channels * ll128_per_channel * 1e9;
   const double moved = n > 1 ? 2.0 * (n - 1) / n * ctx.bytes() : 0.0;
   for (int p = 0; p < 3; ++p) {
     double rate = std::numeric_limits<double>::infinity(), latency_us = 0;
     for (const Hop& h : plan.hops) {
       if (h.path == "LOC") continue;
-      rate = std::min(rate, hop_rate(h, static_cast<Protocol>(p), ll_cap, plan.channels * ll128_per_channel * 1e9));
+      rate = std::min(rate, hop_rate(h, static_cast<Protocol>(p), plan.ll_cap_Bps, plan.ll128_cap_Bps));
       latency_us += kHopLatencyUs[static_cast<std::size_t>(h.hw)][static_cast<std::size_t>(p)];
     }
     const double steps = n > 1 ? 2.0 * (n - 1) : 0.0;
@@ -388,12 +362,8 @@ Strategy definition() {
     double hop_us = 0;
     for (const Hop& h : plan->hops) hop_us += h.path == "LOC" ? 0.0 : kHopLatencyUs[static_cast<std::size_t>(h.hw)][p];
     const double step_s = n > 0 ? hop_us / n * 1e-6 : 0.0;
-    const double ll_cap = plan->channels * param_number(ctx, "ll_channel_GBps") * 1e9;
-    const GpuModel* gpu = gpu_model_of(ctx.topology);
-    const int compcap = gpu ? gpu->compute_capability : 80;
-    const double ll128_cap = plan->channels * (compcap >= 100 ? 40.0 : compcap >= 90 ? 36.7 : 20.0) * 1e9;
     auto limits = std::make_shared<std::vector<double>>(static_cast<std::size_t>(n), 0.0);  // by sending rank
-    for (const Hop& h : plan->hops) (*limits)[static_cast<std::size_t>(h.from)] = link_limit(h, plan->protocol, ll_cap, ll128_cap);
+    for (const Hop& h : plan->hops) (*limits)[static_cast<std::size_t>(h.from)] = link_limit(h, plan->protocol, plan->ll_cap_Bps, plan->ll128_cap_Bps);
     const double share = kPayloadShare[p];
     for (std::size_t r = 1; r < s.rounds.size(); ++r) {
       Round& round = s.rounds[r];

@@ -1,0 +1,33 @@
+// Documented hardware facts gradsync uses where a machine's own measurements are missing,
+// with NCCL 2.30.7's (NVIDIA/nccl 5067397c) figures for them (src/graph/topo.h, topo.cc):
+// GPU models' PCIe generation and width and compute capability (vendors' specification
+// sheets), the GB/s NCCL credits a PCIe link, an NVLink and an inter-socket link.
+#pragma once
+
+#include <string>
+
+namespace gradsync::models::hardware {
+
+struct GpuModel {
+  const char* name;        // as it appears in device names ("NVIDIA GeForce RTX 4090")
+  int pcie_gen;
+  int lanes;
+  int compute_capability;  // x10 (8.9 -> 89)
+};
+
+// The model named in `description` (the longest name found), or nullptr.
+const GpuModel* gpu_model_of(const std::string& description);
+
+// topo.cc: GB/s of a PCIe link, width x (GT/s per lane in 100 Mb/s units) / 80
+// (Gen3 x16 = 12, Gen4 x16 = 24, Gen5 x16 = 48). gen is clamped to 1..6.
+double pcie_GBps(int gen, int lanes);
+
+// topo.h: GB/s of one NVLink by compute capability (x10): 18 (6.x), 20 (7.x, 8.0),
+// 12 (8.6), 20.6 (9.x), 40.1 (10.x and later).
+double nvlink_GBps_per_link(int compute_capability);
+
+// topo.h: GB/s of the link between two CPU sockets: AMD_BW 16 (Infinity Fabric),
+// SKL_QPI_BW 10 (Intel UPI), ARM_BW 6; unknown CPU: AMD's.
+double inter_socket_GBps(const std::string& cpu);
+
+}  // namespace gradsync::models::hardware
