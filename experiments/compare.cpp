@@ -43,6 +43,17 @@ double busbw_error(const models::ResultRecord& predicted, const models::ResultRe
   return measured.time_per_sync_s / predicted.time_per_sync_s - 1;
 }
 
+std::optional<ErrorSummary> summarize_errors(std::vector<double> abs_errors) {
+  if (abs_errors.empty()) return std::nullopt;
+  std::sort(abs_errors.begin(), abs_errors.end());
+  const std::size_t m = abs_errors.size();
+  ErrorSummary s;
+  s.sizes = static_cast<int>(m);
+  s.median_abs = m % 2 ? abs_errors[m / 2] : (abs_errors[m / 2 - 1] + abs_errors[m / 2]) / 2;
+  s.max_abs = abs_errors.back();
+  return s;
+}
+
 std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& executor, double lo, double hi) {
   std::vector<double> errors;
   for (const auto& p : run.points) {
@@ -50,14 +61,7 @@ std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& 
     if (p.bytes < lo || p.bytes >= hi || it == p.predicted.end()) continue;
     errors.push_back(std::abs(busbw_error(it->second, p.measured)));
   }
-  if (errors.empty()) return std::nullopt;
-  std::sort(errors.begin(), errors.end());
-  const std::size_t m = errors.size();
-  ErrorSummary s;
-  s.sizes = static_cast<int>(m);
-  s.median_abs = m % 2 ? errors[m / 2] : (errors[m / 2 - 1] + errors[m / 2]) / 2;
-  s.max_abs = errors.back();
-  return s;
+  return summarize_errors(std::move(errors));
 }
 
 std::size_t comparison_count(const std::vector<models::NcclTestsRun>& runs, const CompareOptions& options) {

@@ -23,5 +23,6 @@ Action add_testbed(CLI::App& app);
 Action add_validate(CLI::App& app);
 Action add_recommend(CLI::App& app);
 Action add_compare(CLI::App& app);
+Action add_calibrate(CLI::App& app);
 
 }  // namespace gradsync::experiments::cli

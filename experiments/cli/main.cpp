@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   actions["simulate"] = add_simulate(app);
   actions["import"] = add_import(app);
   actions["compare"] = add_compare(app);
+  actions["calibrate"] = add_calibrate(app);
   actions["sweep"] = add_sweep(app);
   actions["reproduce"] = add_reproduce(app);
   actions["testbed"] = add_testbed(app);

@@ -24,8 +24,9 @@
 //   the share of its PCIe rate SHM's GPU threads reach (0.66), LL's rate per channel over
 //   PCIe (2.8 GB/s) and the launch cost per GPU a thread drives (3 us; nccl-tests -g N
 //   launches N kernels from one thread), by minimising max + median |error| at >= 1 MiB plus
-//   the median at 64 KiB - 1 MiB over the three tables together. Each is a parameter, so
-//   `gradsync compare ... -p shm_efficiency=...` shows what another value gives.
+//   the median at 64 KiB - 1 MiB over the three tables together; `gradsync calibrate` (the
+//   README gives the grid) does this fit and a leave-one-machine-out check of it. Each is a
+//   parameter, so `gradsync compare ... -p shm_efficiency=...` shows what another value gives.
 #include <algorithm>
 #include <array>
 #include <cmath>

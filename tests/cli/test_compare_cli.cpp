@@ -95,3 +95,39 @@ TEST(CompareCli, BadInputGivesOneMessageAndStatus2) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--executor run: it measures this machine"), std::string::npos) << r.out;
 }
+
+// gradsync calibrate on the published machines: a grid around the nccl strategy's fitted
+// constants, every machine left out in turn, and the held-out figures within the targets.
+TEST(CalibrateCli, PublishedMachinesLeftOutInTurnMeetTheTargets) {
+  const std::vector<std::string> files = {published("rtx2080ti-2gpu-pix.txt"),
+                                          published("rtx4090-8gpu-dualepyc-p2poff.txt"),
+                                          published("rtx4090-8gpu-dualepyc-p2pon.txt")};
+  const auto r = run_cli({"calibrate", files[0], files[1], files[2], "--grid", "shm_efficiency=0.6:0.72:0.02", "--grid",
+                          "ll_channel_GBps=2.4:3.2:0.4", "--grid", "launch_us=2,3,4"},
+                         false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("calibrate nccl on 3 machines (3 all-reduce tables)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(63 points)"), std::string::npos) << r.out;
+  for (const char* machine : {"rtx2080ti-2gpu-pix", "rtx4090-8gpu-dualepyc-p2poff", "rtx4090-8gpu-dualepyc-p2pon"}) {
+    // Held out: fitted on the other two, a point of the grid.
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n") + machine +
+                                                    " +shm_efficiency=0\\.[67][0-9]* ll_channel_GBps=[23][.0-9]* "
+                                                    "launch_us=[234] ")))
+        << machine << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("targets on the held-out machines: met"), std::string::npos) << r.out;
+}
+
+TEST(CalibrateCli, BadInputGivesOneMessageAndStatus2) {
+  const std::string box = published("rtx4090-8gpu-dualepyc-p2pon.txt");
+  auto r = run_cli({"calibrate", box, "--grid", "k=1:2:1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--grid k=1:2:1: strategy nccl has no parameter k"), std::string::npos) << r.out;
+  const std::string no_log = temp_file("calibrate-no-log.txt", "just some text\n");
+  r = run_cli({"calibrate", "--machine", box, no_log, "--grid", "launch_us=3"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("no all-reduce table of nccl-tests"), std::string::npos) << r.out;
+  r = run_cli({"calibrate", box});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--grid"), std::string::npos) << r.out;
+}

@@ -1,0 +1,247 @@
+#include "experiments/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "models/error.h"
+#include "models/strategy.h"
+
+namespace gradsync::experiments {
+namespace {
+
+constexpr std::size_t kMaxAxisValues = 1000;
+constexpr std::size_t kMaxGridPoints = 200000;
+
+double grid_number(const std::string& item, const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v)) {
+    throw models::InputError("--grid " + item + ": \"" + text + "\" is not a number; expected name=lo:hi:step or "
+                             "name=v1,v2,...");
+  }
+  return v;
+}
+
+std::vector<std::string> split_on(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) return out;
+    start = at + 1;
+  }
+}
+
+std::string value_text(double v) { return fmt::format("{:g}", v); }
+
+// The all-reduce tables of a machine, without the sizes no figure uses (< 64 KiB).
+std::vector<models::NcclTestsRun> allreduce_tables(const CalibrationMachine& m) {
+  std::vector<models::NcclTestsRun> out;
+  for (const auto& run : m.runs) {
+    if (run.collective != "all_reduce" || run.ranks() < 2) continue;
+    models::NcclTestsRun trimmed = run;
+    trimmed.rows.clear();
+    for (const auto& row : run.rows) {
+      if (row.bytes >= kSmallFrom) trimmed.rows.push_back(row);
+    }
+    if (!trimmed.rows.empty()) out.push_back(std::move(trimmed));
+  }
+  return out;
+}
+
+MachineErrors errors_of(const std::vector<CompareRun>& compared, const std::string& executor) {
+  MachineErrors e;
+  for (const auto& c : compared) {
+    for (const auto& p : c.points) {
+      const auto it = p.predicted.find(executor);
+      if (it == p.predicted.end()) continue;
+      const double err = std::abs(busbw_error(it->second, p.measured));
+      (p.bytes >= kLargeFrom ? e.large : e.small).push_back(err);
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
+GridAxis parse_grid_axis(const std::string& item, const models::Strategy& strategy) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+    throw models::InputError("--grid " + item + ": expected name=lo:hi:step or name=v1,v2,...");
+  }
+  GridAxis axis;
+  axis.param = item.substr(0, eq);
+  if (!models::declares(strategy, axis.param)) {
+    throw models::InputError("--grid " + item + ": strategy " + strategy.name + " has no parameter " + axis.param);
+  }
+  const std::string rest = item.substr(eq + 1);
+  if (rest.find(':') != std::string::npos) {
+    const auto parts = split_on(rest, ':');
+    if (parts.size() != 3) throw models::InputError("--grid " + item + ": expected name=lo:hi:step");
+    const double lo = grid_number(item, parts[0]), hi = grid_number(item, parts[1]), step = grid_number(item, parts[2]);
+    if (!(step > 0) || hi < lo) {
+      throw models::InputError("--grid " + item + ": expected lo <= hi and a step > 0");
+    }
+    const double count = std::floor((hi - lo) / step + 1e-9) + 1;
+    if (count > static_cast<double>(kMaxAxisValues)) {
+      throw models::InputError("--grid " + item + ": " + value_text(count) + " values; expected at most " +
+                               std::to_string(kMaxAxisValues) + " per parameter");
+    }
+    // Each value from lo by whole steps, rounded to the step's precision so that 0.1 x 3 prints as 0.3.
+    for (int i = 0; i < static_cast<int>(count); ++i) {
+      axis.values.push_back(std::stod(value_text(std::round((lo + i * step) * 1e9) / 1e9)));
+    }
+  } else {
+    for (const auto& v : split_on(rest, ',')) axis.values.push_back(grid_number(item, v));
+    if (axis.values.size() > kMaxAxisValues) {
+      throw models::InputError("--grid " + item + ": expected at most " + std::to_string(kMaxAxisValues) + " values");
+    }
+  }
+  // Every value must be one the parameter takes (its domain's bounds).
+  for (const double v : axis.values) {
+    models::StrategyParams check(strategy, {{axis.param, value_text(v)}});
+    (void)check.number(axis.param);
+  }
+  return axis;
+}
+
+double PooledFigures::objective() const {
+  return (large ? large->median_abs + large->max_abs : 0.0) + (small ? small->median_abs : 0.0);
+}
+
+PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
+  std::vector<double> large, small;
+  for (const auto* e : errors) {
+    large.insert(large.end(), e->large.begin(), e->large.end());
+    small.insert(small.end(), e->small.begin(), e->small.end());
+  }
+  return PooledFigures{summarize_errors(std::move(large)), summarize_errors(std::move(small))};
+}
+
+std::vector<std::string> Calibration::items(const CalibrateOptions& options, std::size_t point) const {
+  std::vector<std::string> out;
+  for (std::size_t a = 0; a < options.grid.size(); ++a) {
+    out.push_back(options.grid[a].param + "=" + value_text(points.at(point)[a]));
+  }
+  return out;
+}
+
+PooledFigures Calibration::figures(std::size_t point, const std::vector<bool>& use) const {
+  std::vector<const MachineErrors*> e;
+  for (std::size_t m = 0; m < machines.size(); ++m) {
+    if (use[m]) e.push_back(&errors.at(point)[m]);
+  }
+  return pool(e);
+}
+
+std::size_t calibration_count(const std::vector<CalibrationMachine>& machines, const CalibrateOptions& options) {
+  std::size_t points = 1;
+  for (const auto& a : options.grid) points *= a.values.size();
+  std::size_t sizes = 0;
+  for (const auto& m : machines) {
+    for (const auto& run : allreduce_tables(m)) sizes += run.rows.size();
+  }
+  return (points + 1) * sizes;
+}
+
+Calibration calibrate(const std::vector<CalibrationMachine>& machines, const CalibrateOptions& options,
+                      models::Progress* progress) {
+  if (machines.empty()) throw models::InputError("no machines to calibrate on; expected files with nccl-tests logs");
+  if (options.grid.empty()) throw models::InputError("no --grid given; expected at least one parameter to fit");
+  for (std::size_t a = 0; a < options.grid.size(); ++a) {
+    for (std::size_t b = 0; b < a; ++b) {
+      if (options.grid[a].param == options.grid[b].param) {
+        throw models::InputError("--grid " + options.grid[a].param + " is given twice; expected one axis per parameter");
+      }
+    }
+    for (const auto& fixed : options.params) {
+      if (fixed.rfind(options.grid[a].param + "=", 0) == 0) {
+        throw models::InputError("--param " + fixed + " and --grid " + options.grid[a].param +
+                                 " name the same parameter; expected it fixed or fitted, not both");
+      }
+    }
+  }
+  std::size_t total = 1;
+  for (const auto& a : options.grid) {
+    total *= a.values.size();
+    if (total > kMaxGridPoints) {
+      throw models::InputError("--grid: more than " + std::to_string(kMaxGridPoints) +
+                               " points; expected a coarser grid (fewer values per parameter)");
+    }
+  }
+
+  Calibration c;
+  std::vector<std::vector<models::NcclTestsRun>> tables;
+  for (const auto& m : machines) {
+    c.machines.push_back(m.name);
+    tables.push_back(allreduce_tables(m));
+    if (tables.back().empty()) {
+      throw models::InputError(m.name + ": no all-reduce table of nccl-tests with sizes of 64 KiB or more; expected "
+                               "all_reduce_perf output beside the machine's tool outputs");
+    }
+    c.tables += static_cast<int>(tables.back().size());
+  }
+
+  auto evaluate = [&](const std::vector<std::string>& grid_items) {
+    CompareOptions co;
+    co.strategy = options.strategy;
+    co.params = options.params;
+    co.params.insert(co.params.end(), grid_items.begin(), grid_items.end());
+    co.executors = {options.executor};
+    co.in_place = options.in_place;
+    co.settings = options.settings;
+    std::vector<MachineErrors> per_machine;
+    for (std::size_t m = 0; m < machines.size(); ++m) {
+      per_machine.push_back(errors_of(compare_runs(*machines[m].topology, tables[m], co, progress), options.executor));
+    }
+    return per_machine;
+  };
+
+  c.default_errors = evaluate({});
+  // Every point of the grid, the last axis fastest.
+  std::vector<std::size_t> index(options.grid.size(), 0);
+  for (std::size_t p = 0; p < total; ++p) {
+    std::vector<double> point;
+    for (std::size_t a = 0; a < options.grid.size(); ++a) point.push_back(options.grid[a].values[index[a]]);
+    c.points.push_back(point);
+    c.errors.push_back(evaluate(c.items(options, p)));
+    for (std::size_t a = options.grid.size(); a-- > 0;) {
+      if (++index[a] < options.grid[a].values.size()) break;
+      index[a] = 0;
+    }
+  }
+
+  // The least objective over a set of machines; the first such point on a tie.
+  auto best_over = [&](const std::vector<bool>& use) {
+    std::size_t best = 0;
+    double least = std::numeric_limits<double>::infinity();
+    for (std::size_t p = 0; p < c.points.size(); ++p) {
+      const double o = c.figures(p, use).objective();
+      if (o < least) {
+        least = o;
+        best = p;
+      }
+    }
+    return best;
+  };
+  c.best = best_over(std::vector<bool>(machines.size(), true));
+  if (machines.size() >= 2) {
+    for (std::size_t m = 0; m < machines.size(); ++m) {
+      std::vector<bool> others(machines.size(), true);
+      others[m] = false;
+      c.best_without.push_back(best_over(others));
+    }
+  }
+  return c;
+}
+
+}  // namespace gradsync::experiments

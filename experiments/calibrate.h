@@ -1,0 +1,79 @@
+// gradsync calibrate: fit a strategy's constants once across several machines' nccl-tests
+// all-reduce tables, and check that the fit generalises by leaving each machine out.
+//
+// Every point of a grid over the named parameters predicts every machine's all-reduce
+// table (compare_runs, one executor); the errors are pooled over all tables, and the point
+// with the least objective — median + max |error| at sizes >= 1 MiB plus the median at
+// 64 KiB - 1 MiB (the accuracy targets' three figures) — is the fit. Leave-one-machine-out:
+// each machine is then predicted with the point fitted on the others only, and the held-out
+// errors are pooled the same way. Nothing here knows which strategy it fits.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/compare.h"
+
+namespace gradsync::experiments {
+
+// One grid axis: a parameter and the values tried, parsed from "name=lo:hi:step" or
+// "name=v1,v2,..." (InputError for a malformed item, a parameter the strategy does not
+// declare, or a value outside its domain).
+struct GridAxis {
+  std::string param;
+  std::vector<double> values;
+};
+GridAxis parse_grid_axis(const std::string& item, const models::Strategy& strategy);
+
+struct CalibrationMachine {
+  std::string name;
+  const models::Topology* topology = nullptr;
+  std::vector<models::NcclTestsRun> runs;  // only the all-reduce tables count
+};
+
+struct CalibrateOptions {
+  std::string strategy = "nccl";
+  std::vector<std::string> params;  // fixed --param items (not on the grid)
+  std::vector<GridAxis> grid;
+  std::string executor = "analytic";
+  bool in_place = false;
+  models::ExecutorSettings settings;
+};
+
+// |errors| of one machine at one grid point, by band.
+struct MachineErrors {
+  std::vector<double> large;  // sizes >= 1 MiB
+  std::vector<double> small;  // 64 KiB .. 1 MiB
+};
+
+struct PooledFigures {
+  std::optional<ErrorSummary> large, small;
+  double objective() const;  // median + max at >= 1 MiB + median at 64 KiB - 1 MiB
+};
+PooledFigures pool(const std::vector<const MachineErrors*>& errors);
+
+struct Calibration {
+  std::vector<std::string> machines;
+  std::vector<std::vector<double>> points;           // each grid point: one value per axis
+  std::vector<std::vector<MachineErrors>> errors;    // [point][machine]
+  std::vector<MachineErrors> default_errors;         // [machine], the parameters' defaults
+  std::size_t best = 0;                              // fitted on every machine
+  std::vector<std::size_t> best_without;             // [machine]: fitted on the others
+  int tables = 0;                                    // all-reduce tables compared
+
+  // The --param items of a point ("shm_efficiency=0.66", ...).
+  std::vector<std::string> items(const CalibrateOptions& options, std::size_t point) const;
+  // Pooled over the machines whose flag is set.
+  PooledFigures figures(std::size_t point, const std::vector<bool>& machines) const;
+};
+
+// How many predictions calibrate() makes (for progress).
+std::size_t calibration_count(const std::vector<CalibrationMachine>& machines, const CalibrateOptions& options);
+
+// Throws InputError when a machine has no all-reduce table with sizes of 64 KiB or more.
+// best_without is filled when two machines or more are given.
+Calibration calibrate(const std::vector<CalibrationMachine>& machines, const CalibrateOptions& options,
+                      models::Progress* progress = nullptr);
+
+}  // namespace gradsync::experiments

@@ -1,0 +1,180 @@
+// gradsync calibrate: fit a strategy's constants once across machines' nccl-tests tables,
+// with a leave-one-machine-out check of how the fit generalises.
+#include <iostream>
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "experiments/calibrate.h"
+#include "experiments/cli/commands.h"
+#include "experiments/inputs.h"
+#include "experiments/table.h"
+#include "models/error.h"
+#include "models/strategy.h"
+
+namespace gradsync::experiments::cli {
+
+namespace {
+
+struct CalibrateFlags {
+  std::vector<std::string> files;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::vector<std::string> grid;
+  CalibrateOptions options;
+};
+
+std::string pct(const std::optional<ErrorSummary>& s, bool max) {
+  if (!s) return "-";
+  return fmt::format("{:.1f} %", 100 * (max ? s->max_abs : s->median_abs));
+}
+
+std::vector<std::string> figure_cells(const PooledFigures& f) {
+  return {pct(f.large, false), pct(f.large, true), f.large ? std::to_string(f.large->sizes) : "0",
+          pct(f.small, false), pct(f.small, true), f.small ? std::to_string(f.small->sizes) : "0"};
+}
+
+std::vector<std::string> figure_headers(std::vector<std::string> first) {
+  for (const char* h : {">>=1MiB median", ">max", ">sizes", ">64K-1M median", ">max", ">sizes"}) first.push_back(h);
+  return first;
+}
+
+// Whether pooled figures meet the accuracy targets; the figures that miss are named.
+std::string verdict(const PooledFigures& f) {
+  std::vector<std::string> missed;
+  if (f.large && f.large->median_abs > kTargetLargeMedian) missed.push_back("median at >= 1 MiB");
+  if (f.large && f.large->max_abs > kTargetLargeMax) missed.push_back("max at >= 1 MiB");
+  if (f.small && f.small->median_abs > kTargetSmallMedian) missed.push_back("median at 64 KiB - 1 MiB");
+  return missed.empty() ? "met" : "missed (" + models::join(missed) + ")";
+}
+
+int run_calibrate(const CalibrateFlags& f) {
+  if (f.files.empty() && f.pairs.empty()) {
+    throw models::InputError("no machines given; expected files holding a machine's tool outputs and its nccl-tests "
+                             "log, or --machine TOPOLOGY LOG");
+  }
+  CalibrateOptions options = f.options;
+  const models::Strategy& strategy = models::find_strategy(options.strategy);
+  if (models::find_executor(options.executor).measures()) {
+    throw models::InputError("--executor " + options.executor + ": it measures this machine; expected analytic, sim "
+                             "or formula");
+  }
+  for (const auto& item : f.grid) options.grid.push_back(parse_grid_axis(item, strategy));
+
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (const auto& file : f.files) sources.emplace_back(file, file);
+  sources.insert(sources.end(), f.pairs.begin(), f.pairs.end());
+  std::vector<models::LoadedTopology> loaded;
+  loaded.reserve(sources.size());
+  std::vector<CalibrationMachine> machines;
+  for (const auto& [topology, log] : sources) {
+    loaded.push_back(load_topology_arg(topology));
+    CalibrationMachine m;
+    m.name = loaded.back().topology.name();
+    m.topology = &loaded.back().topology;
+    m.runs = models::read_nccl_tests_files({log});
+    machines.push_back(std::move(m));
+  }
+
+  std::size_t points = 1;
+  std::vector<std::string> axes;
+  for (const auto& a : options.grid) {
+    points *= a.values.size();
+    axes.push_back(fmt::format("{} {} values {:g}..{:g}", a.param, a.values.size(),
+                               *std::min_element(a.values.begin(), a.values.end()),
+                               *std::max_element(a.values.begin(), a.values.end())));
+  }
+  models::Progress progress = models::Progress::for_stderr(calibration_count(machines, options), false);
+  const Calibration c = calibrate(machines, options, &progress);
+  progress.finish();
+
+  std::vector<std::string> defaults;
+  for (const auto& a : options.grid) defaults.push_back(a.param + "=" + models::find_param(strategy, a.param)->default_value);
+  const std::string fixed = options.params.empty() ? "" : ", fixed " + models::join(options.params, " ");
+  std::cout << "calibrate " << options.strategy << " on " << c.machines.size() << " machines (" << c.tables
+            << " all-reduce tables), executor " << options.executor << fixed << "\n"
+            << "grid: " << models::join(axes, "; ") << " (" << points << " points)\n"
+            << "objective: median + max |error| of busbw at sizes >= 1 MiB plus the median at 64 KiB - 1 MiB, every "
+               "table's sizes pooled; error = predicted / measured - 1\n\n";
+
+  const std::vector<bool> all(c.machines.size(), true);
+  auto machine_table = [&](const std::vector<MachineErrors>& per_machine) {
+    Table t(figure_headers({"machine"}));
+    for (std::size_t m = 0; m < c.machines.size(); ++m) {
+      auto row = figure_cells(pool({&per_machine[m]}));
+      row.insert(row.begin(), c.machines[m]);
+      t.add_row(std::move(row));
+    }
+    std::vector<const MachineErrors*> every;
+    for (const auto& e : per_machine) every.push_back(&e);
+    const PooledFigures pooled = pool(every);
+    auto row = figure_cells(pooled);
+    row.insert(row.begin(), "all tables pooled");
+    t.add_row(std::move(row));
+    std::cout << t.render() << "  targets (median <= 10 %, max <= 25 % at >= 1 MiB; median <= 20 % at 64 KiB - 1 MiB): "
+              << verdict(pooled) << "\n\n";
+  };
+  std::cout << "the parameters' defaults (" << models::join(defaults, " ") << "):\n";
+  machine_table(c.default_errors);
+  std::cout << "fitted on every machine: " << models::join(c.items(options, c.best), " ") << " (objective "
+            << format_fixed(c.figures(c.best, all).objective(), 3) << ")\n";
+  machine_table(c.errors[c.best]);
+
+  if (!c.best_without.empty()) {
+    std::cout << "leave one machine out: each machine predicted with the point fitted on the others only\n";
+    Table t(figure_headers({"held out", "fitted on the others"}));
+    std::vector<const MachineErrors*> held;
+    for (std::size_t m = 0; m < c.machines.size(); ++m) {
+      const std::size_t p = c.best_without[m];
+      held.push_back(&c.errors[p][m]);
+      auto row = figure_cells(pool({held.back()}));
+      row.insert(row.begin(), models::join(c.items(options, p), " "));
+      row.insert(row.begin(), c.machines[m]);
+      t.add_row(std::move(row));
+    }
+    const PooledFigures pooled = pool(held);
+    auto row = figure_cells(pooled);
+    row.insert(row.begin(), "");
+    row.insert(row.begin(), "held out, pooled");
+    t.add_row(std::move(row));
+    std::cout << t.render() << "  targets on the held-out machines: " << verdict(pooled) << "\n";
+  } else {
+    std::cout << "leave one machine out: needs two machines or more\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_calibrate(CLI::App& app) {
+  auto f = std::make_shared<CalibrateFlags>();
+  auto* cmd = app.add_subcommand("calibrate", "Fit a strategy's constants once across machines' nccl-tests tables, "
+                                              "with a leave-one-machine-out check");
+  cmd->footer(
+      "Each FILE holds one machine's tool outputs (nvidia-smi topo -m, p2pBandwidthLatencyTest, nvbandwidth) and\n"
+      "its nccl-tests all_reduce_perf output, as the files of shared/data/published do; --machine TOPOLOGY LOG\n"
+      "gives them apart. Every point of the grid predicts every all-reduce table (sizes >= 64 KiB); the point with\n"
+      "the least median + max |error| at >= 1 MiB plus median at 64 KiB - 1 MiB, pooled over all tables, is the\n"
+      "fit. Then each machine is predicted with the point fitted on the others only (leave one machine out), so\n"
+      "the figures show how the fit carries to a machine it has not seen.\n"
+      "Example (the nccl strategy's three fitted constants):\n"
+      "  gradsync calibrate ../shared/data/published/*.txt --grid shm_efficiency=0.5:0.9:0.02 \\\n"
+      "      --grid ll_channel_GBps=2:4:0.2 --grid launch_us=0:6:1");
+  cmd->add_option("files", f->files, "files holding a machine's tool outputs and its nccl-tests log")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--machine", f->pairs, "a machine as TOPOLOGY LOG (a topology or tool outputs, and its nccl-tests "
+                                         "log; repeatable)");
+  cmd->add_option("--grid,-g", f->grid, "a parameter to fit and its values: name=lo:hi:step or name=v1,v2,... "
+                                        "(repeatable)")
+      ->required();
+  cmd->add_option("--strategy,-s", f->options.strategy, "the strategy whose parameters are fitted (default: nccl)")
+      ->check(CLI::IsMember(models::strategy_names()))
+      ->default_val("nccl");
+  cmd->add_option("--param,-p", f->options.params, "a fixed strategy parameter key=value (repeatable)");
+  cmd->add_option("--executor,-x", f->options.executor, "the executor that predicts (analytic, sim, formula)")
+      ->default_val("analytic");
+  cmd->add_flag("--in-place", f->options.in_place, "fit nccl-tests' in-place columns (default: out-of-place)");
+  return [f] { return run_calibrate(*f); };
+}
+
+}  // namespace gradsync::experiments::cli

@@ -1,0 +1,150 @@
+// gradsync calibrate (experiments/calibrate.h): the grid, the fit and leave-one-machine-out
+// on tables whose truth is known — nccl-tests tables made from the nccl strategy's own
+// predictions at chosen constants, different per machine — so the search must land on each
+// machine's constants, and each held-out machine on the other's.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "experiments/calibrate.h"
+#include "models/executor.h"
+#include "models/importers/import.h"
+#include "models/matrix_inference.h"
+#include "models/placement.h"
+#include "models/strategy.h"
+
+using namespace gradsync;
+using namespace gradsync::models;
+
+namespace {
+
+std::string published_machine_file(const std::string& name) { return std::string(GRADSYNC_SHARED_DATA) + "/published/" + name; }
+
+Topology imported_machine(const std::string& file) {
+  ImportResult r = import_tool_files({published_machine_file(file)});
+  InferredTopology inferred = infer_topology(r.form);
+  if (!inferred.topology.measured()) inferred.topology.attach_measurements(r.form);
+  return std::move(inferred.topology);
+}
+
+// An all_reduce_perf table of `t`'s GPUs (one thread driving all, -g N) whose times are
+// the analytic executor's at `truth`, from 16 KiB to 64 MiB.
+NcclTestsRun table_at(const Topology& t, const std::vector<std::string>& truth) {
+  NcclTestsRun run;
+  run.collective = "all_reduce";
+  run.where = "synthetic";
+  const int n = static_cast<int>(t.gpus().size());
+  run.gpus_per_thread = n;
+  std::vector<std::string> params = truth;
+  params.push_back("gpus_per_thread=" + std::to_string(n));
+  for (double bytes = 16 * 1024; bytes <= 64.0 * 1024 * 1024; bytes *= 2) {
+    PredictRequest q;
+    q.topology = &t;
+    q.bytes = bytes;
+    q.strategy = &find_strategy("nccl");
+    q.params = SyncParams::parse(params);
+    q.placement = first_gpus(t, n);
+    const ResultRecord r = find_executor("analytic").evaluate(q, ExecutorSettings{});
+    NcclTestsRow row;
+    row.bytes = bytes;
+    row.count = static_cast<std::uint64_t>(bytes / 4);
+    row.type = "float";
+    row.redop = "sum";
+    NcclTestsTiming timing;
+    timing.time_us = r.time_per_sync_s * 1e6;
+    timing.wrong = 0;
+    row.out_of_place = timing;
+    run.rows.push_back(row);
+  }
+  return run;
+}
+
+experiments::CalibrateOptions grid_options() {
+  const Strategy& s = find_strategy("nccl");
+  experiments::CalibrateOptions o;
+  o.grid = {experiments::parse_grid_axis("shm_efficiency=0.6,0.66,0.7", s),
+            experiments::parse_grid_axis("ll_channel_GBps=2.4:3:0.3", s),
+            experiments::parse_grid_axis("launch_us=2,3,4", s)};
+  return o;
+}
+
+}  // namespace
+
+TEST(Calibrate, GridAxesFromRangesAndLists) {
+  const Strategy& s = find_strategy("nccl");
+  const auto range = experiments::parse_grid_axis("ll_channel_GBps=2.4:3:0.3", s);
+  EXPECT_EQ(range.param, "ll_channel_GBps");
+  ASSERT_EQ(range.values.size(), 3u);
+  EXPECT_DOUBLE_EQ(range.values[0], 2.4);
+  EXPECT_DOUBLE_EQ(range.values[1], 2.7);
+  EXPECT_DOUBLE_EQ(range.values[2], 3.0);  // hi is included despite 0.3's rounding
+  const auto list = experiments::parse_grid_axis("launch_us=5,0,2.5", s);
+  EXPECT_EQ(list.values, (std::vector<double>{5, 0, 2.5}));
+  auto message = [&](const std::string& item) {
+    try {
+      experiments::parse_grid_axis(item, s);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("k=1:3:1").find("strategy nccl has no parameter k"), std::string::npos);
+  EXPECT_NE(message("launch_us=3:1:1").find("lo <= hi and a step > 0"), std::string::npos);
+  EXPECT_NE(message("launch_us=0:1:0").find("lo <= hi and a step > 0"), std::string::npos);
+  EXPECT_NE(message("launch_us=1:x:1").find("\"x\" is not a number"), std::string::npos);
+  EXPECT_NE(message("launch_us=0:100000:1").find("at most 1000"), std::string::npos);
+  EXPECT_NE(message("shm_efficiency=0.5,1.5").find("shm_efficiency=1.5"), std::string::npos);  // outside (0, 1]
+  EXPECT_NE(message("launch_us").find("expected name=lo:hi:step"), std::string::npos);
+}
+
+TEST(Calibrate, FindsEachMachinesConstantsAndLeavesEachOut) {
+  // Two machines of the 4090 box without P2P, where every constant shows in the bands: SHM
+  // at every hop, LL up to 256 KiB, launches of 8 GPUs from one thread. (On the 2080 Ti, LL
+  // carries nothing of 64 KiB or more; with P2P on, nothing goes through SHM.)
+  const Topology a = imported_machine("rtx4090-8gpu-dualepyc-p2poff.txt");
+  const Topology b = imported_machine("rtx4090-8gpu-dualepyc-p2poff.txt");
+  const std::vector<std::string> truth_a = {"shm_efficiency=0.66", "ll_channel_GBps=3", "launch_us=3"};
+  const std::vector<std::string> truth_b = {"shm_efficiency=0.7", "ll_channel_GBps=2.4", "launch_us=4"};
+  const auto options = grid_options();
+  std::vector<experiments::CalibrationMachine> machines = {{"a", &a, {table_at(a, truth_a)}},
+                                                           {"b", &b, {table_at(b, truth_b)}}};
+
+  // One machine at a time: its own constants, with no error left.
+  for (std::size_t m = 0; m < 2; ++m) {
+    const auto c = experiments::calibrate({machines[m]}, options);
+    EXPECT_EQ(c.items(options, c.best), m == 0 ? truth_a : truth_b);
+    EXPECT_NEAR(c.figures(c.best, {true}).objective(), 0.0, 1e-9);
+    EXPECT_TRUE(c.best_without.empty());
+  }
+
+  // Both: each held-out machine gets the other one's constants, and errs by as much as
+  // they differ; the pooled fit cannot be exact for both.
+  const auto c = experiments::calibrate(machines, options);
+  EXPECT_EQ(c.points.size(), 27u);
+  EXPECT_EQ(c.tables, 2);
+  ASSERT_EQ(c.best_without.size(), 2u);
+  EXPECT_EQ(c.items(options, c.best_without[0]), truth_b);
+  EXPECT_EQ(c.items(options, c.best_without[1]), truth_a);
+  EXPECT_GT(c.figures(c.best, {true, true}).objective(), 0.01);
+  const auto held_a = experiments::pool({&c.errors[c.best_without[0]][0]});
+  ASSERT_TRUE(held_a.large && held_a.small);
+  EXPECT_GT(held_a.small->max_abs, 0.01);  // LL at 2.4 GB/s a channel instead of 3
+  // Sizes: 16 and 32 KiB are below every band; 64 KiB..512 KiB small, 1..64 MiB large.
+  EXPECT_EQ(held_a.small->sizes, 4);
+  EXPECT_EQ(held_a.large->sizes, 7);
+  // The defaults (0.66, 2.8, 3) are neither machine's.
+  EXPECT_GT(experiments::pool({&c.default_errors[0]}).objective(), 0.01);
+}
+
+TEST(Calibrate, RefusesWhatItCannotFit) {
+  const Topology a = imported_machine("rtx2080ti-2gpu-pix.txt");
+  auto options = grid_options();
+  NcclTestsRun gather = table_at(a, {});
+  gather.collective = "all_gather";
+  EXPECT_THROW(experiments::calibrate({{"a", &a, {gather}}}, options), InputError);  // no all-reduce table
+  options.params = {"launch_us=3"};
+  EXPECT_THROW(experiments::calibrate({{"a", &a, {table_at(a, {})}}}, options), InputError);  // fixed and fitted
+  options.params.clear();
+  options.grid.push_back(options.grid.front());
+  EXPECT_THROW(experiments::calibrate({{"a", &a, {table_at(a, {})}}}, options), InputError);  // an axis twice
+}
