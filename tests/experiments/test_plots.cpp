@@ -266,6 +266,56 @@ TEST(Plots, PredictedVsMeasured) {
   EXPECT_EQ(drawn, scatter);
 }
 
+TEST(Plots, BusbwVsSize) {
+  REQUIRE_MATPLOTLIB();
+  const std::string stem = out_dir() + "/busbw";
+  ASSERT_NO_FATAL_FAILURE(expect_figure(script("busbw_vs_size.py", fixture("compare-small.jsonl")), stem));
+  // From the fixture (gradsync compare -o of two published machines, a few sizes each): one
+  // column per nccl-tests table; on top the measured line and one dashed line per executor,
+  // a marker per size; below, each executor's error, the zero line and the band.
+  std::vector<std::string> tables;  // topology of each table, in order
+  std::map<std::string, int> sizes_of;
+  std::set<std::string> executors;
+  std::string strategy;
+  for (const auto& rec : fixture_records("compare-small.jsonl")) {
+    const std::string topology = rec.at("topology");
+    if (rec.at("executor") == "measured") {
+      if (tables.empty() || tables.back() != topology) tables.push_back(topology);
+      ++sizes_of[topology];
+    } else {
+      executors.insert(rec.at("executor").get<std::string>());
+      strategy = rec.at("strategy");
+    }
+  }
+  ASSERT_EQ(tables.size(), 2u);
+  ASSERT_EQ(executors, (std::set<std::string>{"analytic", "sim"}));
+
+  const json fig = read_figure(stem + ".svg");
+  ASSERT_EQ(fig.at("axes").size(), 2 * tables.size());
+  std::vector<std::string> legend = {"measured (nccl-tests)"};
+  for (const auto& e : executors) legend.push_back(strategy + " (" + e + ")");
+  for (std::size_t col = 0; col < tables.size(); ++col) {
+    const json& top = fig.at("axes")[col];
+    const json& bottom = fig.at("axes")[tables.size() + col];
+    const int n = sizes_of[tables[col]];
+    EXPECT_EQ(label(top, "ylabel"), "busbw (GB/s)");
+    EXPECT_EQ(label(bottom, "ylabel"), "error (%)");
+    EXPECT_EQ(label(bottom, "xlabel"), "size (bytes)");
+    EXPECT_EQ(strings(top.at("texts")), std::vector<std::string>{tables[col] + ", " +
+                                                                 (tables[col].find("2080") != std::string::npos ? "2" : "8") +
+                                                                 " GPUs"});
+    EXPECT_EQ(markers(top.at("lines")), std::vector<int>(1 + executors.size(), n));
+    ASSERT_EQ(top.at("legends").size(), 1u);
+    EXPECT_EQ(strings(top.at("legends")[0]), legend);
+    // Errors per executor, then the zero line (no markers); the band is a PolyCollection.
+    std::vector<int> below(executors.size(), n);
+    below.push_back(0);
+    EXPECT_EQ(markers(bottom.at("lines")), below);
+    ASSERT_EQ(bottom.at("collections").size(), 1u);
+    EXPECT_EQ(bottom.at("collections")[0].at("kind").get<std::string>(), "PolyCollection");
+  }
+}
+
 TEST(Plots, TimeVsLatencyAndWorkers) {
   REQUIRE_MATPLOTLIB();
   const std::string stem = out_dir() + "/source-b";
@@ -421,8 +471,12 @@ TEST(Plots, MissingOrBadFilesGetOneClearMessage) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("no record with executor \"run\""), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/x.png"));
+  r = run_command(script("busbw_vs_size.py", fixture("speedup-records.jsonl") + " -o " + dir + "/y.png"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no record with executor \"measured\""), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/y.png"));
   for (const char* s : {"speedup_vs_gpus.py", "predicted_vs_measured.py", "time_vs_latency_workers.py",
-                        "bandwidth_heatmap.py", "epoch_bars_vs_paper.py"}) {
+                        "bandwidth_heatmap.py", "epoch_bars_vs_paper.py", "busbw_vs_size.py"}) {
     r = run_command(script(s, "--help"));
     EXPECT_EQ(r.status, 0) << s << r.out;
     EXPECT_NE(r.out.find("usage:"), std::string::npos) << s;
