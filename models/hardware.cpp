@@ -7,7 +7,8 @@
 namespace gradsync::models::hardware {
 
 namespace {
-constexpr std::array<GpuModel, 19> kGpuModels = {{
+constexpr std::array<GpuModel, 23> kGpuModels = {{
+    {"TITAN X", 3, 16, 61},     {"TITAN Xp", 3, 16, 61},     {"TITAN V", 3, 16, 70},  {"TITAN RTX", 3, 16, 75},
     {"RTX 2080 Ti", 3, 16, 75}, {"RTX 3090", 4, 16, 86},     {"RTX 4090", 4, 16, 89}, {"RTX 5090", 5, 16, 120},
     {"RTX A6000", 4, 16, 86},   {"RTX 6000 Ada", 4, 16, 89}, {"A100", 4, 16, 80},     {"A800", 4, 16, 80},
     {"A40", 4, 16, 86},         {"A10", 4, 16, 86},          {"L40S", 4, 16, 89},     {"L40", 4, 16, 89},

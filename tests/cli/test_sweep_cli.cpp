@@ -232,7 +232,8 @@ TEST(ReproduceCli, SourceAPrintsTheComparisonAndWritesItsFiles) {
                            "compute per minibatch c = 216.07 s / bn = 17.07 ms",
                            "check: the model's 1-GPU PS epoch with this S = 317.22 s (paper 317.22 s)",
                            "2. Table 4", "1280.40", "903.58", "mean absolute error over the 6 predicted values",
-                           "3. Why the multi-GPU rows miss", "RNN LM on 4 GPUs", "gpu0,gpu2", "6. Vocabulary"}) {
+                           "3. Why the multi-GPU rows miss", "RNN LM on 4 GPUs", "gpu0,gpu2", "6. Vocabulary",
+                           "7. Table 4's ring column with NCCL's transports", "P2P across", "SHM across"}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   }
   for (const char* f : {"source-a.jsonl", "source-a.csv", "source-a-comparison.json", "source-a.txt"}) {
@@ -242,6 +243,10 @@ TEST(ReproduceCli, SourceAPrintsTheComparisonAndWritesItsFiles) {
   ASSERT_EQ(cmp["table4"]["rows"].size(), 4u);
   EXPECT_NEAR(cmp["table4"]["rows"][0]["model_ps_s"].get<double>(), 317.22, 0.01);
   EXPECT_NEAR(cmp["table4"]["rows"][0]["model_ring_s"].get<double>(), 216.07, 0.01);
+  // NCCL's ring on the dense gradient: one row per GPU count, both transports across the switches.
+  ASSERT_EQ(cmp["table4_nccl"]["rows"].size(), 4u);
+  EXPECT_EQ(cmp["table4_nccl"]["paper_over_model_sync_p2p_across"].size(), 3u);
+  EXPECT_TRUE(cmp["table4_nccl"]["rows"][3].contains("model_ring_s_p2p_level_PXB"));
   const auto records = records_of(dir + "/source-a.jsonl");
   ASSERT_FALSE(records.empty());
   EXPECT_TRUE(records[0].contains("reproduce"));

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "experiments/compare.h"
+#include "experiments/inputs.h"
+#include "models/placement.h"
 #include "models/executor.h"
 #include "models/importers/import.h"
 #include "models/matrix_inference.h"
@@ -124,4 +126,37 @@ TEST(NcclModel, PublishedMachinesWithinTheIssueTargetsAtLargeSizes) {
     EXPECT_LE(large->median_abs, 0.10) << file;
     EXPECT_LE(large->max_abs, 0.25) << file;
   }
+}
+
+TEST(NcclModel, SourceAMachineP2pOrShmAcrossItsSwitches) {
+  // Source A's 4 x TITAN X: 5.96 GB/s within a PCIe switch, 4.46 GB/s across (the CPU side),
+  // host<->device taken as 4.46 GB/s. Worked out by hand from NCCL's constants: launch 3 us,
+  // Simple's base latency 8.4 us and 5.7 us per PCIe hop, 2(N-1) steps of S/N.
+  const auto loaded = experiments::load_topology_arg("source-a-titanx-4gpu");
+  const Topology& t = loaded.topology;
+  const double S = 100e6;
+  auto time = [&](std::vector<std::string> ranks, std::vector<std::string> params, std::string* notes_out) {
+    PredictRequest q;
+    q.topology = &t;
+    q.bytes = S;
+    q.strategy = &find_strategy("nccl");
+    q.params = SyncParams::parse(params);
+    q.placement = named_gpus(t, ranks, "test");
+    const ResultRecord r = find_executor("analytic").evaluate(q, ExecutorSettings{});
+    if (notes_out) *notes_out = notes(r);
+    EXPECT_EQ(r.params.at("protocol"), "Simple");
+    return r.time_per_sync_s;
+  };
+  // 2 GPUs across the switches, P2P through the CPU: S over the pair's 4.46 GB/s.
+  std::string n2;
+  const double two = time({"gpu0", "gpu2"}, {"p2p_level=SYS"}, &n2);
+  EXPECT_NEAR(two, (3 + 8.4 + 2 * 5.7) * 1e-6 + S / 4.46e9, 1e-9) << n2;
+  EXPECT_EQ(count(n2, " P2P (SYS)"), 2) << n2;
+  // 4 GPUs, SHM across (P2P stops at PXB): the two cross hops run at 0.66 x 4.46 GB/s shared
+  // by the two GPUs behind each switch; 1.5 S over that.
+  std::string n4;
+  const double four = time({"gpu0", "gpu1", "gpu2", "gpu3"}, {"p2p_level=PXB"}, &n4);
+  EXPECT_NEAR(four, (3 + 8.4 + 6 * 5.7) * 1e-6 + 1.5 * S / (0.66 * 4.46e9 / 2), 1e-9) << n4;
+  EXPECT_EQ(count(n4, " SHM (SYS)"), 2) << n4;
+  EXPECT_EQ(count(n4, " P2P (PIX)"), 2) << n4;
 }
