@@ -33,4 +33,22 @@ Backend make_backend(const std::string& name, MPI_Comm comm, int rank) {
   throw models::InputError("--backend " + name + ": unknown backend");
 }
 
+std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm) {
+  if (!backend_built("nccl")) {
+    throw models::InputError("--strategy nccl --backend nccl: this gradsync was built without NCCL (configure with the CUDA "
+                             "toolkit and NCCL, -DGRADSYNC_WITH_CUDA=ON)");
+  }
+  const GpuAvailability gpus = gpu_availability();
+  if (gpus.count == 0) {
+    throw models::InputError("--strategy nccl --backend nccl: " + gpus.reason +
+                             "; NCCL's own all-reduce needs a GPU per rank (other backends run gradsync's model of it)");
+  }
+#if GRADSYNC_HAVE_NCCL
+  return make_nccl_allreduce_on_gpu(comm);
+#else
+  (void)comm;
+  return nullptr;
+#endif
+}
+
 }  // namespace gradsync::runtime

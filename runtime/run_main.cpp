@@ -19,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include "models/cli/flag_checks.h"
@@ -33,6 +35,7 @@
 #include "runtime/check.h"
 #include "runtime/executor.h"
 #include "runtime/measure.h"
+#include "runtime/nccl_tests_format.h"
 #include "runtime/run_backends.h"
 #include "runtime/watchdog.h"
 
@@ -123,6 +126,124 @@ double time_mpi_allreduce(MPI_Comm comm, std::size_t count, int warmup, int iter
   return iterations ? total / iterations : 0;
 }
 
+// Every rank's text, in rank order, on rank 0 (empty elsewhere).
+std::vector<std::string> gather_text(const std::string& mine, MPI_Comm comm, int rank, int size) {
+  int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size));
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  std::vector<int> displacements(static_cast<std::size_t>(size), 0);
+  int total = 0;
+  for (int i = 0; i < size; ++i) {
+    displacements[static_cast<std::size_t>(i)] = total;
+    total += lengths[static_cast<std::size_t>(i)];
+  }
+  std::string all(rank == 0 ? static_cast<std::size_t>(total) : 0, '\0');
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0, comm);
+  std::vector<std::string> out;
+  if (rank != 0) return out;
+  for (int i = 0; i < size; ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(displacements[static_cast<std::size_t>(i)]),
+                             static_cast<std::size_t>(lengths[static_cast<std::size_t>(i)])));
+  }
+  return out;
+}
+
+// The sizes of -b, -e, -f (checked as nccl-tests would: -e at least -b, a factor above 1).
+std::vector<double> sizes_of(const Options& o) {
+  const double first = models::parse_bytes(o.begin, "-b");
+  const double last = o.end.empty() ? first : models::parse_bytes(o.end, "-e");
+  const double factor = parse_factor(o.factor);
+  if (!(factor > 1) && last > first) throw models::InputError("-f " + o.factor + ": expected a factor above 1");
+  if (last < first) {
+    throw models::InputError("-e " + o.end + ": the last size (" + std::to_string(static_cast<std::uint64_t>(last)) +
+                             " B) is below the first (-b " + o.begin + " = " + std::to_string(static_cast<std::uint64_t>(first)) +
+                             " B); expected -e at least -b");
+  }
+  std::vector<double> sizes;
+  for (double bytes = first;; bytes *= factor) {
+    sizes.push_back(std::floor(bytes / 4) * 4);
+    if (bytes * factor > last || !(factor > 1) || last == 0) break;
+    if (bytes == 0) bytes = 4.0 / factor;  // from 0 bytes on to one element
+  }
+  return sizes;
+}
+
+// --strategy nccl --backend nccl: NCCL's own ncclAllReduce, timed and printed as nccl-tests'
+// all_reduce_perf prints it (out-of-place and in-place), so that `gradsync compare` reads
+// it back against the nccl strategy's prediction for this machine.
+int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
+  if (o.workers > 0 && o.workers != size) {
+    throw models::InputError("--workers: NCCL's all-reduce runs on every process; expected no --workers");
+  }
+  const std::vector<double> sizes = sizes_of(o);
+  std::unique_ptr<runtime::NativeAllReduce> nccl = runtime::make_nccl_allreduce(comm);
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  const std::string mine = std::to_string(static_cast<long>(getpid())) + "\t" + host + "\t" + std::to_string(nccl->device()) +
+                           "\t" + nccl->bus_id() + "\t" + nccl->device_name();
+  const auto lines = gather_text(mine, comm, rank, size);
+  if (rank == 0) {
+    runtime::NcclTestsRunHeader h;
+    h.min_bytes = sizes.front();
+    h.max_bytes = sizes.back();
+    h.step_factor = parse_factor(o.factor);
+    h.warmup = o.warmup;
+    h.iterations = o.iterations;
+    h.validation = o.check;
+    for (int r = 0; r < size; ++r) {
+      std::vector<std::string> fields;
+      std::istringstream line(lines[static_cast<std::size_t>(r)]);
+      for (std::string field; std::getline(line, field, '\t');) fields.push_back(field);
+      runtime::NcclTestsDeviceLine d;
+      d.rank = r;
+      d.pid = std::stol(fields.at(0));
+      d.host = fields.at(1);
+      d.device = std::stoi(fields.at(2));
+      d.bus_id = fields.at(3);
+      d.name = fields.at(4);
+      h.devices.push_back(d);
+    }
+    std::printf("# gradsync-run: NCCL's own all-reduce (ncclAllReduce, float sum), %s, %d ranks; nccl-tests' format\n",
+                nccl->library().c_str(), size);
+    std::printf("### nccl-tests all_reduce_perf\n%s", runtime::nccl_tests_header(h).c_str());
+    std::fflush(stdout);
+  }
+  const double bus_factor = size > 1 ? 2.0 * (size - 1) / size : 0.0;  // nccl-tests' all-reduce busbw
+  std::uint64_t total_wrong = 0;
+  double busbw_sum = 0;
+  int busbw_count = 0;
+  for (const double bytes : sizes) {
+    const auto count = static_cast<std::size_t>(bytes / 4);
+    runtime::NcclTestsTimingOut timing[2];
+    for (int placement = 0; placement < 2; ++placement) {
+      const bool in_place = placement == 1;
+      watch.context("size " + std::to_string(count * 4) + " B, ncclAllReduce " + (in_place ? "in-place" : "out-of-place"));
+      const double mine_s = nccl->seconds_per_call(count, in_place, o.warmup, o.iterations);
+      double sum_s = 0;
+      MPI_Allreduce(&mine_s, &sum_s, 1, MPI_DOUBLE, MPI_SUM, comm);  // nccl-tests: the ranks' mean
+      const double seconds = sum_s / size;
+      auto& t = timing[placement];
+      t.time_us = seconds * 1e6;
+      t.algbw_GBps = seconds > 0 ? bytes / seconds / 1e9 : 0;
+      t.busbw_GBps = t.algbw_GBps * bus_factor;
+      busbw_sum += t.busbw_GBps;
+      ++busbw_count;
+      if (o.check) {
+        std::uint64_t wrong = nccl->wrong_elements(count, in_place), all = 0;
+        MPI_Allreduce(&wrong, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
+        t.wrong = all;
+        total_wrong += all;
+      }
+    }
+    if (rank == 0) {
+      std::fputs(runtime::nccl_tests_row(bytes, count, timing[0], timing[1]).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  if (rank == 0) std::fputs(runtime::nccl_tests_footer(total_wrong, busbw_count ? busbw_sum / busbw_count : 0).c_str(), stdout);
+  return total_wrong > 0 ? 1 : 0;
+}
+
 int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
   const int workers = o.workers > 0 ? o.workers : size;
   if (workers > size) {
@@ -146,15 +267,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
     throw models::InputError("--ranks names " + std::to_string(placement.size()) + " GPUs for " + std::to_string(workers) +
                              " workers; expected one per worker");
   }
-  const double first = models::parse_bytes(o.begin, "-b");
-  const double last = o.end.empty() ? first : models::parse_bytes(o.end, "-e");
-  const double factor = parse_factor(o.factor);
-  if (!(factor > 1) && last > first) throw models::InputError("-f " + o.factor + ": expected a factor above 1");
-  if (last < first) {
-    throw models::InputError("-e " + o.end + ": the last size (" + std::to_string(static_cast<std::uint64_t>(last)) +
-                             " B) is below the first (-b " + o.begin + " = " + std::to_string(static_cast<std::uint64_t>(first)) +
-                             " B); expected -e at least -b");
-  }
+  const std::vector<double> sizes = sizes_of(o);
 
   if (rank == 0) {
     std::printf("# gradsync-run: strategy %s, %d workers on %d processes, backend %s, topology %s\n", strategy.name.c_str(),
@@ -170,8 +283,8 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
   std::uint64_t total_wrong = 0;
   runtime::SyncStats last_stats;
   int last_processes_hosting = 0;
-  for (double bytes = first;; bytes *= factor) {
-    const double aligned = std::floor(bytes / 4) * 4;
+  for (std::size_t size_index = 0; size_index < sizes.size(); ++size_index) {
+    const double aligned = sizes[size_index];
     models::PredictRequest q;
     q.topology = &topology;
     q.bytes = aligned;
@@ -205,7 +318,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
       watch.step("barrier before the iteration");
       MPI_Barrier(comm);
       const double origin = MPI_Wtime();
-      const bool last_iteration = i + 1 == o.iterations && bytes * factor > last;
+      const bool last_iteration = i + 1 == o.iterations && size_index + 1 == sizes.size();
       const auto t0 = std::chrono::steady_clock::now();
       const double steady_origin = std::chrono::duration<double>(t0.time_since_epoch()).count();
       runtime::SyncStats s = one_iteration(last_iteration && !o.trace.empty() ? &trace : nullptr, steady_origin);
@@ -277,8 +390,6 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
     records.push_back(r);
     last_stats = stats;
     last_processes_hosting = static_cast<int>(executor.hosted().size());
-    if (bytes * factor > last || !(factor > 1) || last == 0) break;
-    if (bytes == 0) bytes = 4.0 / factor;  // from 0 bytes on to one element
   }
   (void)last_processes_hosting;
 
@@ -314,23 +425,11 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
   }
 
   if (!o.trace.empty()) {
-    const std::string mine = trace.to_json().dump();
-    int length = static_cast<int>(mine.size());
-    std::vector<int> lengths(static_cast<std::size_t>(size));
-    MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-    std::vector<int> displacements(static_cast<std::size_t>(size), 0);
-    int total_length = 0;
-    for (int i = 0; i < size; ++i) {
-      displacements[static_cast<std::size_t>(i)] = total_length;
-      total_length += lengths[static_cast<std::size_t>(i)];
-    }
-    std::string all(rank == 0 ? static_cast<std::size_t>(total_length) : 0, '\0');
-    MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0, comm);
+    const auto parts = gather_text(trace.to_json().dump(), comm, rank, size);
     if (rank == 0) {
       models::Trace merged;
-      for (int i = 0; i < size; ++i) {
-        const auto part = models::Trace::from_json(models::json::parse(all.substr(
-            static_cast<std::size_t>(displacements[static_cast<std::size_t>(i)]), static_cast<std::size_t>(lengths[static_cast<std::size_t>(i)]))));
+      for (const auto& text : parts) {
+        const models::Trace part = models::Trace::from_json(models::json::parse(text));
         for (const auto& e : part.events()) merged.add(e);
       }
       for (int p = 0; p < workers; ++p) merged.name_participant(p, "rank " + std::to_string(p));
@@ -369,6 +468,9 @@ int main(int argc, char** argv) {
              "  mpirun -np 4 gradsync-run --strategy hierarchical --param k=2 --topology source-a-titanx-4gpu\n"
              "  mpirun -np 5 gradsync-run --strategy downpour --workers 4 --compute-ms 5   # server on rank 4\n"
              "  mpirun -np 4 gradsync-run measure -o measured.json\n"
+             "  mpirun -np 8 gradsync-run --strategy nccl --backend nccl -b 8 -e 128M -f 2 --check > nccl.log\n"
+             "      # NCCL's own ncclAllReduce, printed as nccl-tests does; then: gradsync compare TOOL-OUTPUTS nccl.log\n"
+             "      # (with another backend, --strategy nccl runs gradsync's model of NCCL's ring instead)\n"
              "Sizes take B, K/KiB, M/MiB, G/GiB (powers of 2) or kB, MB, GB (powers of 10).");
   app.add_option("--strategy", o.strategy, "strategy to run: " + models::join(models::strategy_names()))
       ->default_val(o.strategy);
@@ -430,7 +532,8 @@ int main(int argc, char** argv) {
     if (measure->parsed()) {
       status = runtime::run_measure(comm, rank, size, o.backend, models::parse_bytes(o.measure_size, "--size"), o.measure_iterations, o.output);
     } else {
-      status = run_sweep(o, comm, rank, size, watch);
+      status = o.strategy == "nccl" && o.backend == "nccl" ? run_native_nccl(o, comm, rank, size, watch)
+                                                           : run_sweep(o, comm, rank, size, watch);
     }
   } catch (const models::InputError& e) {
     if (rank == 0) std::cerr << "gradsync-run: error: " << e.what() << "\n";

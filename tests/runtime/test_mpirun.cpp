@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "models/importers/nccl_tests.h"
 #include "models/predict.h"
 #include "models/topology_io.h"
 #include "models/uniform_topologies.h"
@@ -156,6 +157,29 @@ TEST(Runtime, GpuBackendsAreRefusedCleanlyWithoutAGpu) {
                          r.out.find("no GPU found") != std::string::npos;
     EXPECT_TRUE(refused) << r.out;
   }
+}
+
+TEST(Runtime, NcclsOwnAllReduceAsNcclTestsPrintsIt) {
+  // --strategy nccl on the nccl backend calls ncclAllReduce itself; without a GPU (or NCCL)
+  // it is refused with one message, exit status 2.
+  const auto r = mpirun(2, "--strategy nccl --backend nccl -b 1KiB -e 1MiB -f 4 -n 2 -w 1 --check");
+  if (r.status == 2 && (r.out.find("no usable GPU") != std::string::npos || r.out.find("built without NCCL") != std::string::npos)) {
+    EXPECT_NE(r.out.find("--strategy nccl --backend nccl: "), std::string::npos) << r.out;
+    GTEST_SKIP() << "no GPU here: NCCL's own all-reduce was refused cleanly; the run itself needs a GPU per rank";
+  }
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto runs = gradsync::models::read_nccl_tests(r.out, "gradsync-run output");
+  ASSERT_EQ(runs.size(), 1u) << r.out;
+  EXPECT_EQ(runs[0].collective, "all_reduce");
+  EXPECT_EQ(runs[0].ranks(), 2);
+  ASSERT_EQ(runs[0].rows.size(), 6u) << r.out;  // 1 KiB .. 1 MiB by 4
+  for (const auto& row : runs[0].rows) {
+    ASSERT_TRUE(row.out_of_place && row.in_place);
+    EXPECT_EQ(row.out_of_place->wrong, 0.0);
+    EXPECT_EQ(row.in_place->wrong, 0.0);
+    EXPECT_GT(row.out_of_place->time_us, 0);
+  }
+  EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
 }
 
 TEST(Runtime, BadInputGivesOneMessageAndStatus2) {

@@ -6,7 +6,10 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cstddef>
 #include <iostream>
 #include <memory>
@@ -114,7 +117,103 @@ class NcclTransport final : public Transport {
   std::atomic<bool> aborted_{false};
 };
 
+// NCCL's ncclAllReduce on float sums with its own communicator, stream and buffers (what
+// nccl-tests' all_reduce_perf times).
+class NcclAllReduce final : public NativeAllReduce {
+ public:
+  explicit NcclAllReduce(MPI_Comm comm) : mpi_(comm) {
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &size_);
+    device_ = local_cuda_device(comm);
+    stream_ = make_cuda_stream(device_);
+    ncclUniqueId id{};
+    if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, comm);
+    check_nccl(ncclCommInitRank(&nccl_, size_, id, rank_), "ncclCommInitRank");
+    check_cuda(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
+  }
+  ~NcclAllReduce() override {
+    free_buffers();
+    ncclCommDestroy(nccl_);
+  }
+  NcclAllReduce(const NcclAllReduce&) = delete;
+  NcclAllReduce& operator=(const NcclAllReduce&) = delete;
+
+  double seconds_per_call(std::size_t count, bool in_place, int warmup, int iterations) override {
+    reserve(count);
+    for (int i = 0; i < warmup; ++i) launch(count, in_place);
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    MPI_Barrier(mpi_);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < iterations; ++i) launch(count, in_place);
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    return iterations > 0 ? (MPI_Wtime() - t0) / iterations : 0.0;
+  }
+
+  std::uint64_t wrong_elements(std::size_t count, bool in_place) override {
+    reserve(count);
+    // Rank r holds (r + 1) x (i % 13 + 1): every sum is an integer below 2^24, exact in float.
+    std::vector<float> host(count);
+    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<float>((rank_ + 1) * static_cast<int>(i % 13 + 1));
+    check_cuda(cudaMemcpy(send_, host.data(), count * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
+    check_cuda(cudaMemset(recv_, 0, count * sizeof(float)), "cudaMemset");
+    launch(count, in_place);
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    check_cuda(cudaMemcpy(host.data(), in_place ? send_ : recv_, count * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    const long ranks_sum = static_cast<long>(size_) * (size_ + 1) / 2;
+    std::uint64_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i) wrong += host[i] != static_cast<float>(ranks_sum * static_cast<long>(i % 13 + 1));
+    return wrong;
+  }
+
+  int device() const override { return device_; }
+  std::string bus_id() const override {
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%02x", props_.pciBusID);
+    return text;
+  }
+  std::string device_name() const override { return props_.name; }
+  std::string library() const override {
+    int version = 0;
+    ncclGetVersion(&version);
+    return "NCCL " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+           std::to_string(version % 100);
+  }
+
+ private:
+  void launch(std::size_t count, bool in_place) {
+    check_nccl(ncclAllReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, nccl_, stream_.get()),
+               "ncclAllReduce", nccl_);
+  }
+  void reserve(std::size_t count) {
+    if (count <= capacity_) return;
+    free_buffers();
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    check_cuda(cudaMalloc(&send_, std::max<std::size_t>(count, 1) * sizeof(float)), "cudaMalloc");
+    check_cuda(cudaMalloc(&recv_, std::max<std::size_t>(count, 1) * sizeof(float)), "cudaMalloc");
+    check_cuda(cudaMemset(send_, 0, std::max<std::size_t>(count, 1) * sizeof(float)), "cudaMemset");
+    capacity_ = count;
+  }
+  void free_buffers() {
+    if (send_) cudaFree(send_);
+    if (recv_) cudaFree(recv_);
+    send_ = recv_ = nullptr;
+    capacity_ = 0;
+  }
+
+  MPI_Comm mpi_;
+  int rank_ = 0, size_ = 1, device_ = 0;
+  std::shared_ptr<CUstream_st> stream_;
+  ncclComm_t nccl_ = nullptr;
+  cudaDeviceProp props_{};
+  float* send_ = nullptr;
+  float* recv_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<NativeAllReduce> make_nccl_allreduce_on_gpu(MPI_Comm comm) { return std::make_unique<NcclAllReduce>(comm); }
 
 Backend make_nccl_backend(MPI_Comm comm, int /*rank*/) {
   const int device = local_cuda_device(comm);
