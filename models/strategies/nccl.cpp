@@ -46,14 +46,50 @@ namespace {
 
 enum Protocol { kLL = 0, kLL128 = 1, kSimple = 2 };
 constexpr std::array<const char*, 3> kProtocolNames = {"LL", "LL128", "Simple"};
+enum Algorithm { kTree = 0, kRing = 1 };  // tuning.cc's order
+constexpr std::array<const char*, 2> kAlgorithmNames = {"Tree", "Ring"};
 enum LinkKind { kNvlinkHw = 0, kPciHw = 1, kNetHw = 2 };
 enum class Transport { p2p, shm, net };
 
-// tuning.cc, ring: base latency (us) per protocol and per-hop latency by link kind.
-constexpr std::array<double, 3> kBaseLatencyUs = {6.6, 14.0, 8.4};
-constexpr std::array<std::array<double, 3>, 3> kHopLatencyUs = {{{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}}};
-// tuning.cc: the share of the bandwidth each protocol's payload gets.
-constexpr std::array<double, 3> kPayloadShare = {0.5, 0.92, 1.0};
+template <class T>
+constexpr std::size_t ix(T v) {
+  return static_cast<std::size_t>(v);
+}
+
+// tuning.cc: base latency (us) per algorithm and protocol, and per-hop latency by link
+// kind, algorithm and protocol.
+constexpr std::array<std::array<double, 3>, 2> kBaseLatencyUs = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}}};
+constexpr std::array<std::array<std::array<double, 3>, 2>, 3> kHopLatencyUs = {{
+    {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}}},   // NVLink: tree, ring
+    {{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}}},    // PCI
+    {{{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}}},  // NET
+}};
+// tuning.cc: the share of the bandwidth each protocol's payload gets, per algorithm (the
+// tree's on one node: LL 1/3.8, LL128 7/9, Simple 0.92 for all-reduce).
+constexpr std::array<std::array<double, 3>, 2> kPayloadShare = {{{1.0 / 3.8, 7.0 / 9.0, 0.92}, {0.5, 0.92, 1.0}}};
+// tuning.cc, one node (N1), by compute capability index (Volta, Ampere, Hopper, Blackwell):
+// per-channel caps of LL128 on rings and trees and of Simple on trees, GB/s.
+constexpr std::array<double, 4> kRingLL128PerChannel = {20.0, 20.0, 36.7, 40.0};
+constexpr std::array<double, 4> kTreeLL128PerChannel = {20.0, 20.0, 36.7, 55.6};
+constexpr std::array<double, 4> kTreeSimplePerChannel = {26.5, 24.0, 38.7, 70.0};
+// tuning.cc treeCorrectionFactor: "trees are not perfectly sticking to the model for medium
+// sizes", by protocol and log2(bytes / 64), 64 B .. 256 MiB (1 beyond).
+constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+}};
+// Chunks a tree's pipeline cuts the buffer into per hop of its chain (the pipeline's fill,
+// (chain hops - 1) / chunks, stays under 7 % of the time).
+constexpr int kTreeChunksPerHop = 16;
+
+double tree_correction(Protocol p, double bytes) {
+  const auto units = static_cast<std::uint64_t>(bytes) >> 6;
+  if (units == 0) return 1.0;
+  int log = 0;
+  while ((units >> (log + 1)) != 0) ++log;
+  return log < 23 ? kTreeCorrection[ix(p)][static_cast<std::size_t>(log)] : 1.0;
+}
 
 // The GPU model of a topology (its description), for PCIe and LL128 facts.
 const hardware::GpuModel* gpu_model_of(const Topology& t) { return hardware::gpu_model_of(t.description()); }
@@ -75,36 +111,38 @@ struct Hop {
   std::string path;  // its class (PIX, SYS, NV4, NET)
   double limit_Bps = 0;  // what the transport's engine reaches (SHM), 0: the links decide
   double pair_Bps = 0;  // the topology's figure for the pair (measured where it was)
+  double reverse_Bps = 0;  // and for the other direction (the tree's chain uses both)
 };
 
 struct Plan {
-  std::vector<int> ring;
+  std::vector<int> ring;  // the ring's order; the tree is the chain ring[0] <- ring[1] <- ... (ring[0] its root)
   std::vector<Hop> hops;  // hop i: ring[i] -> ring[i+1]
+  Algorithm algorithm = kRing;
   Protocol protocol = kSimple;
   int channels = 2;
   bool ll128_allowed = false;
-  std::array<double, 3> seconds{};  // the cost model's time per protocol
-  double ll_cap_Bps = 0, ll128_cap_Bps = 0;  // the protocols' payload caps over all channels
+  bool tree_allowed = false;
+  std::array<std::array<double, 3>, 2> seconds{};  // NCCL's cost model per algorithm and protocol (its choice)
+  std::array<std::array<double, 3>, 2> cap_Bps{};  // each one's payload cap over all channels, 0: none
+  std::array<std::array<double, 3>, 2> rate_Bps{};  // each one's payload rate over its slowest hop (the tree's uncorrected)
   double launch_s = 0;
   std::string pcie_note;
 };
 
 double param_number(const StrategyContext& ctx, const char* name) { return ctx.params.number(name); }
 
-// What the links carry for a hop with a protocol at most (0: no limit): the transport's
-// engine limit (SHM), and the protocol's per-channel payload cap in link bytes.
-double link_limit(const Hop& h, Protocol p, double ll_cap, double ll128_cap) {
+// What the links carry for a hop at most (0: no limit): the transport's engine limit (SHM),
+// and the payload cap of the algorithm and protocol in link bytes.
+double link_limit(const Hop& h, double share, double cap_Bps) {
   double limit = h.limit_Bps > 0 ? h.limit_Bps : std::numeric_limits<double>::infinity();
-  if (p == kLL) limit = std::min(limit, ll_cap / kPayloadShare[kLL]);
-  if (p == kLL128) limit = std::min(limit, ll128_cap / kPayloadShare[kLL128]);
+  if (cap_Bps > 0) limit = std::min(limit, cap_Bps / share);
   return std::isfinite(limit) ? limit : 0.0;
 }
 
 // The payload rate of a hop alone: its share of the pair's rate, within the limits.
-double hop_rate(const Hop& h, Protocol p, double ll_cap, double ll128_cap) {
-  const double limit = link_limit(h, p, ll_cap, ll128_cap);
-  const double link = limit > 0 ? std::min(limit, h.pair_Bps) : h.pair_Bps;
-  return kPayloadShare[static_cast<std::size_t>(p)] * link;
+double hop_rate(const Hop& h, double share, double cap_Bps) {
+  const double limit = link_limit(h, share, cap_Bps);
+  return share * (limit > 0 ? std::min(limit, h.pair_Bps) : h.pair_Bps);
 }
 
 // The class of the path between two GPU nodes: from nvidia-smi topo -m where the topology
@@ -222,6 +260,7 @@ Plan plan_for(const StrategyContext& ctx) {
     }
     h.path = path_class(t, a, b);
     h.pair_Bps = t.bottleneck_Bps(a, b);
+    h.reverse_Bps = t.bottleneck_Bps(b, a);
     if (h.path == "NET") {
       h.transport = Transport::net;
       h.hw = kNetHw;
@@ -241,6 +280,10 @@ Plan plan_for(const StrategyContext& ctx) {
   // LL128 only on all-NVLink rings of GPUs of one compute capability >= 7.0 (tuning.cc).
   const hardware::GpuModel* gpu = gpu_model_of(t);
   plan.ll128_allowed = all_nvlink && (!gpu || gpu->compute_capability >= 70);
+  // The tree within one node (a chain); across nodes NCCL's double binary tree is not built here.
+  bool one_node = true;
+  for (const Hop& h : plan.hops) one_node = one_node && h.transport != Transport::net;
+  plan.tree_allowed = one_node;
   const std::string& channels = ctx.params.text("channels");
   if (channels != "auto") {
     plan.channels = static_cast<int>(ctx.params.integer("channels"));
@@ -255,40 +298,123 @@ Plan plan_for(const StrategyContext& ctx) {
   }
   plan.launch_s = param_number(ctx, "launch_us") * 1e-6 * static_cast<double>(ctx.params.integer("gpus_per_thread"));
 
-  // NCCL's cost model per protocol: launch + base latency + a latency per step along the
-  // ring + the bytes each rank moves over the slowest hop's rate for that protocol.
-  plan.ll_cap_Bps = plan.channels * param_number(ctx, "ll_channel_GBps") * 1e9;
+  // Payload caps: LL's per channel over PCIe (fitted), LL128's and the tree's Simple per
+  // channel by compute capability (tuning.cc).
   const int compcap = gpu ? gpu->compute_capability : 80;
-  const double ll128_per_channel = compcap >= 100 ? 40.0 : compcap >= 90 ? 36.7 : 20.0;  // perChMaxRingLL128Bws
-  plan.ll128_cap_Bps = plan.channels * ll128_per_channel * 1e9;
-  const double moved = n > 1 ? 2.0 * (n - 1) / n * ctx.bytes() : 0.0;
-  for (int p = 0; p < 3; ++p) {
-    double rate = std::numeric_limits<double>::infinity(), latency_us = 0;
-    for (const Hop& h : plan.hops) {
-      if (h.path == "LOC") continue;
-      rate = std::min(rate, hop_rate(h, static_cast<Protocol>(p), plan.ll_cap_Bps, plan.ll128_cap_Bps));
-      latency_us += kHopLatencyUs[static_cast<std::size_t>(h.hw)][static_cast<std::size_t>(p)];
-    }
-    const double steps = n > 1 ? 2.0 * (n - 1) : 0.0;
-    const double per_step_us = n > 1 ? latency_us / n : 0.0;
-    plan.seconds[static_cast<std::size_t>(p)] =
-        plan.launch_s + (kBaseLatencyUs[static_cast<std::size_t>(p)] + steps * per_step_us) * 1e-6 +
-        (std::isfinite(rate) ? moved / rate : 0.0);
-  }
-  const std::string& protocol = ctx.params.text("protocol");
-  if (protocol == "auto") {
-    int best = kSimple;
+  const std::size_t cc = compcap >= 100 ? 3 : compcap >= 90 ? 2 : compcap >= 80 ? 1 : 0;
+  const double ch = plan.channels * 1e9;
+  const double ll_cap = ch * param_number(ctx, "ll_channel_GBps");
+  plan.cap_Bps[kRing] = {ll_cap, ch * kRingLL128PerChannel[cc], 0.0};
+  plan.cap_Bps[kTree] = {ll_cap, ch * kTreeLL128PerChannel[cc], ch * kTreeSimplePerChannel[cc]};
+
+  // NCCL's cost model per algorithm and protocol: launch + base latency + per-hop latencies
+  // + bytes over the algorithm's bandwidth. The ring: 2(N-1) steps of S/N over its slowest
+  // hop. The tree (a chain on one node): up and down the chain, 2(N-1) hop latencies, and
+  // half the bus bandwidth (tuning.cc's ratio .5), with its size correction.
+  const double bytes = ctx.bytes();
+  const double moved = n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
+  for (int a = 0; a < 2; ++a) {
     for (int p = 0; p < 3; ++p) {
-      if (p == kLL128 && !plan.ll128_allowed) continue;
-      const double s = plan.seconds[static_cast<std::size_t>(p)];
-      if (s > 0 && s < plan.seconds[static_cast<std::size_t>(best)]) best = p;
+      const double share = kPayloadShare[ix(a)][ix(p)];
+      const double cap = plan.cap_Bps[ix(a)][ix(p)];
+      double rate = std::numeric_limits<double>::infinity(), latency_us = 0;
+      for (std::size_t i = 0; i < plan.hops.size(); ++i) {
+        const Hop& h = plan.hops[i];
+        if (h.path == "LOC") continue;
+        const double hop_us = kHopLatencyUs[ix(h.hw)][ix(a)][ix(p)];
+        if (a == kRing) {
+          rate = std::min(rate, hop_rate(h, share, cap));
+          latency_us += hop_us;
+        } else if (i + 1 < plan.hops.size()) {  // the chain has no closing hop; it is used both ways
+          Hop up = h;
+          up.pair_Bps = h.reverse_Bps;
+          rate = std::min({rate, hop_rate(h, share, cap), hop_rate(up, share, cap)});
+          latency_us += 2 * hop_us;
+        }
+      }
+      plan.rate_Bps[ix(a)][ix(p)] = std::isfinite(rate) ? rate : 0.0;
+      double seconds = plan.launch_s + kBaseLatencyUs[ix(a)][ix(p)] * 1e-6;
+      if (a == kRing) {
+        const double steps = n > 1 ? 2.0 * (n - 1) : 0.0;
+        seconds += (n > 1 ? steps * latency_us / n : 0.0) * 1e-6 + (std::isfinite(rate) ? moved / rate : 0.0);
+      } else {
+        const double corrected = rate * tree_correction(static_cast<Protocol>(p), bytes);
+        seconds += latency_us * 1e-6 + (std::isfinite(rate) ? 2.0 * bytes / corrected : 0.0);
+      }
+      plan.seconds[ix(a)][ix(p)] = seconds;
     }
-    plan.protocol = static_cast<Protocol>(best);
-  } else {
-    // Forced, as NCCL_PROTO forces it: NCCL honours LL128 even where it would not pick it.
-    plan.protocol = protocol == "LL" ? kLL : protocol == "LL128" ? kLL128 : kSimple;
+  }
+  const std::string& algorithm = ctx.params.text("algorithm");
+  const std::string& protocol = ctx.params.text("protocol");
+  double best = std::numeric_limits<double>::infinity();
+  for (int a = 0; a < 2; ++a) {
+    if (algorithm != "auto" && algorithm != kAlgorithmNames[ix(a)]) continue;
+    // Across nodes NCCL's tree is a double binary tree between the nodes, which is not built
+    // here: auto leaves the tree out there; forced (NCCL_ALGO=Tree) it runs as one chain.
+    if (a == kTree && !plan.tree_allowed && algorithm == "auto") continue;
+    for (int p = 0; p < 3; ++p) {
+      // Forced, as NCCL_PROTO forces it: NCCL honours LL128 even where it would not pick it.
+      if (protocol != "auto" && protocol != kProtocolNames[ix(p)]) continue;
+      if (protocol == "auto" && p == kLL128 && !plan.ll128_allowed) continue;
+      const double sec = plan.seconds[ix(a)][ix(p)];
+      if (sec < best) {
+        best = sec;
+        plan.algorithm = static_cast<Algorithm>(a);
+        plan.protocol = static_cast<Protocol>(p);
+      }
+    }
   }
   return plan;
+}
+
+// The chunks a tree's pipeline cuts the buffer into (one element at least each).
+int tree_chunks(const StrategyContext& ctx) {
+  const auto want = static_cast<std::uint64_t>(kTreeChunksPerHop) * static_cast<std::uint64_t>(std::max(1, ctx.N() - 1));
+  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(want, ctx.elements)));
+}
+
+// NCCL's tree on one node, a chain: chain[0] is the root. Pipelined by chunks: up the chain
+// each rank adds what the one below sent into its chunk and passes it on (chunk c leaves
+// position p at round c + (N-1-p)); then down the chain the root's sums overwrite the
+// others' (chunk c leaves position p at round c + p).
+void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region region, int chunks) {
+  const int n = static_cast<int>(chain.size());
+  if (n < 2) return;
+  auto slices = std::make_shared<std::vector<Slice>>();
+  const std::uint64_t per = region.elements / static_cast<std::uint64_t>(chunks);
+  const std::uint64_t extra = region.elements % static_cast<std::uint64_t>(chunks);
+  std::uint64_t at = 0;
+  for (int c = 0; c < chunks; ++c) {
+    const std::uint64_t elements = per + (static_cast<std::uint64_t>(c) < extra ? 1 : 0);
+    slices->push_back(Region{region.base + at * static_cast<std::uint64_t>(region.element_bytes), elements,
+                             region.element_bytes}.slice());
+    at += elements;
+  }
+  auto position = std::make_shared<std::vector<int>>(static_cast<std::size_t>(s.participant_count()), -1);
+  for (int i = 0; i < n; ++i) (*position)[ix(chain[ix(i)])] = i;
+  auto peer = std::make_shared<const std::vector<int>>(chain);
+  const int rounds = chunks + n - 2;
+  auto chunk_ok = [chunks, slices](int c) { return c >= 0 && c < chunks && (*slices)[ix(c)].bytes > 0; };
+  for (int r = 0; r < rounds; ++r) {
+    s.rounds.push_back(Round{"tree reduce", "", [=](int q, std::vector<Op>& out) {
+                               const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
+                               if (pos < 0) return;
+                               const int up = r - (n - 1 - pos);  // the chunk it sends to pos - 1
+                               if (pos > 0 && chunk_ok(up)) out.push_back(Op::send((*peer)[ix(pos - 1)], (*slices)[ix(up)]));
+                               const int in = r - (n - 2 - pos);  // the chunk it gets from pos + 1
+                               if (pos < n - 1 && chunk_ok(in)) out.push_back(Op::recv_reduce((*peer)[ix(pos + 1)], (*slices)[ix(in)]));
+                             }});
+  }
+  for (int r = 0; r < rounds; ++r) {
+    s.rounds.push_back(Round{"tree broadcast", "", [=](int q, std::vector<Op>& out) {
+                               const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
+                               if (pos < 0) return;
+                               const int down = r - pos;  // the chunk it sends to pos + 1
+                               if (pos < n - 1 && chunk_ok(down)) out.push_back(Op::send((*peer)[ix(pos + 1)], (*slices)[ix(down)]));
+                               const int in = r - (pos - 1);  // the chunk it gets from pos - 1
+                               if (pos > 0 && chunk_ok(in)) out.push_back(Op::recv((*peer)[ix(pos - 1)], (*slices)[ix(in)]));
+                             }});
+  }
 }
 
 }  // namespace
@@ -306,6 +432,9 @@ Strategy definition() {
   s.order = 27;
   s.searched = false;  // recommend compares schedules on gradsync's engine; NCCL's is its own
   s.params = {
+      ParamSpec{"algorithm", "auto", "Ring or Tree (NCCL_ALGO); auto: the faster by NCCL's cost model (the tree is a chain "
+                                     "of the GPUs on one node)",
+                word_domain({"Ring", "Tree"}, true)},
       ParamSpec{"protocol", "auto", "LL, LL128 or Simple (NCCL_PROTO); auto: the fastest by NCCL's cost model, LL128 only on "
                                     "rings that are NVLink end to end",
                 word_domain({"LL", "LL128", "Simple"}, true)},
@@ -332,21 +461,34 @@ Strategy definition() {
       ring_order_param(false),
   };
   for (ParamSpec& p : s.params) {
-    if (p.name == "protocol" || p.name == "channels") {
+    if (p.name == "algorithm" || p.name == "protocol" || p.name == "channels") {
       p.resolved = true;
       p.shown = ParamSpec::Shown::when_resolved;
     }
   }
-  s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}};
+  s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}, {{"algorithm=Tree"}},
+                     {{"algorithm=Tree", "protocol=LL"}}};
   s.closed_form = [](const StrategyContext& ctx) {
     const Plan plan = plan_for(ctx);
-    ctx.resolved_as("protocol", kProtocolNames[static_cast<std::size_t>(plan.protocol)]);
+    ctx.resolved_as("algorithm", kAlgorithmNames[ix(plan.algorithm)]);
+    ctx.resolved_as("protocol", kProtocolNames[ix(plan.protocol)]);
     ctx.resolved_as("channels", std::to_string(plan.channels));
-    return formulas::Breakdown{{{"all-reduce", plan.seconds[static_cast<std::size_t>(plan.protocol)]}}};
+    double seconds = plan.seconds[ix(plan.algorithm)][ix(plan.protocol)];
+    const int n = ctx.N();
+    if (plan.algorithm == kTree && n > 1) {
+      // What the schedule takes: NCCL's tree time with the pipeline's fill (chunks + hops - 1
+      // rounds each way instead of chunks).
+      const double chunks = tree_chunks(ctx);
+      const double rate = plan.rate_Bps[kTree][ix(plan.protocol)] * tree_correction(plan.protocol, ctx.bytes());
+      if (rate > 0) seconds += 2.0 * ctx.bytes() / rate * ((chunks + n - 2) / chunks - 1);
+    }
+    return formulas::Breakdown{{{"all-reduce", seconds}}};
   };
   s.build = [](const StrategyContext& ctx) {
     const auto plan = std::make_shared<const Plan>(plan_for(ctx));
-    const auto p = static_cast<std::size_t>(plan->protocol);
+    const auto a = ix(plan->algorithm);
+    const auto p = ix(plan->protocol);
+    ctx.resolved_as("algorithm", kAlgorithmNames[a]);
     ctx.resolved_as("protocol", kProtocolNames[p]);
     ctx.resolved_as("channels", std::to_string(plan->channels));
     Schedule s = start_schedule("nccl", ctx);
@@ -355,21 +497,42 @@ Strategy definition() {
     s.latency_in_ops = true;
     const int n = ctx.N();
     // Launch and the protocol's base latency, once.
-    add_compute(s, all_workers(s), plan->launch_s + kBaseLatencyUs[p] * 1e-6, "launch + base latency");
-    add_ring_allreduce(s, {plan->ring}, Region{0, ctx.elements, ctx.element_bytes});
-    // Every step: the protocol's latency (the mean over the ring's hops, so that a chunk's
-    // 2(N-1) steps add up to NCCL's sum along its path), and each transfer as its hop's
-    // transport and the protocol move it.
-    double hop_us = 0;
-    for (const Hop& h : plan->hops) hop_us += h.path == "LOC" ? 0.0 : kHopLatencyUs[static_cast<std::size_t>(h.hw)][p];
-    const double step_s = n > 0 ? hop_us / n * 1e-6 : 0.0;
-    auto limits = std::make_shared<std::vector<double>>(static_cast<std::size_t>(n), 0.0);  // by sending rank
-    for (const Hop& h : plan->hops) (*limits)[static_cast<std::size_t>(h.from)] = link_limit(h, plan->protocol, plan->ll_cap_Bps, plan->ll128_cap_Bps);
-    const double share = kPayloadShare[p];
-    for (std::size_t r = 1; r < s.rounds.size(); ++r) {
+    add_compute(s, all_workers(s), plan->launch_s + kBaseLatencyUs[a][p] * 1e-6, "launch + base latency");
+    const Region region{0, ctx.elements, ctx.element_bytes};
+    const double share = kPayloadShare[a][p] * (plan->algorithm == kTree ? tree_correction(plan->protocol, ctx.bytes()) : 1.0);
+    // By the sending rank and direction (towards the next rank in ring order, or back): what
+    // its hop's transport and the protocol let through.
+    auto limits = std::make_shared<std::vector<std::array<double, 2>>>(static_cast<std::size_t>(n), std::array<double, 2>{0, 0});
+    for (std::size_t i = 0; i < plan->hops.size(); ++i) {
+      const Hop& h = plan->hops[i];
+      const double limit = link_limit(h, kPayloadShare[a][p], plan->cap_Bps[a][p]);
+      (*limits)[ix(h.from)][0] = limit;  // forward: h.from -> h.to
+      (*limits)[ix(h.to)][1] = limit;    // back: h.to -> h.from
+    }
+    auto position = std::make_shared<std::vector<int>>(static_cast<std::size_t>(n), 0);
+    for (int i = 0; i < n; ++i) (*position)[ix(plan->ring[ix(i)])] = i;
+    std::size_t first_transfer_round = s.rounds.size();
+    double hop_us = 0;  // NCCL's latency of the steps: 2(N-1) ring steps of the mean hop, or the chain's hops both ways
+    if (plan->algorithm == kRing) {
+      add_ring_allreduce(s, {plan->ring}, region);
+      // 2(N-1) steps, each the mean hop's latency.
+      for (const Hop& h : plan->hops) hop_us += h.path == "LOC" ? 0.0 : kHopLatencyUs[ix(h.hw)][a][p];
+      hop_us *= n > 1 ? 2.0 * (n - 1) / n : 0.0;
+    } else {
+      add_chain_allreduce(s, plan->ring, region, tree_chunks(ctx));
+      for (std::size_t i = 0; i + 1 < plan->hops.size(); ++i) {
+        hop_us += plan->hops[i].path == "LOC" ? 0.0 : 2 * kHopLatencyUs[ix(plan->hops[i].hw)][a][p];
+      }
+    }
+    // Every round: its share of the latencies (so that they add up to NCCL's sum: 2(N-1)
+    // ring steps of the mean hop, or the chain's hops up and down), and each transfer as its
+    // hop's transport and the protocol move it.
+    const std::size_t rounds = s.rounds.size() - first_transfer_round;
+    const double step_s = rounds > 0 ? hop_us * 1e-6 / static_cast<double>(rounds) : 0.0;
+    for (std::size_t r = first_transfer_round; r < s.rounds.size(); ++r) {
       Round& round = s.rounds[r];
       round.compute_phase = "step latency";
-      round.ops = [inner = std::move(round.ops), limits, share, step_s](int q, std::vector<Op>& out) {
+      round.ops = [inner = std::move(round.ops), limits, position, share, step_s, n](int q, std::vector<Op>& out) {
         const std::size_t first = out.size();
         inner(q, out);
         for (std::size_t i = first; i < out.size(); ++i) {
@@ -377,20 +540,26 @@ Strategy definition() {
           if (!op.is_transfer()) continue;
           op.payload_share = share;
           const int sender = op.kind == OpKind::send ? q : op.peer;
-          op.max_Bps = (*limits)[static_cast<std::size_t>(sender)];
+          const int receiver = op.kind == OpKind::send ? op.peer : q;
+          const bool forward = (*position)[ix(receiver)] == ((*position)[ix(sender)] + 1) % n;
+          op.max_Bps = (*limits)[ix(sender)][forward ? 0 : 1];
         }
         out.push_back(Op::compute(step_s));
       };
     }
     std::string hops = "hops:";
-    for (const Hop& h : plan->hops) {
-      if (h.path == "LOC") continue;
-      hops += " " + ctx.topology.node(ctx.placement.ranks[static_cast<std::size_t>(h.from)]).id + "->" +
-              ctx.topology.node(ctx.placement.ranks[static_cast<std::size_t>(h.to)]).id + " " + transport_name(h.transport) +
-              " (" + h.path + ")";
+    for (std::size_t i = 0; i < plan->hops.size(); ++i) {
+      const Hop& h = plan->hops[i];
+      if (h.path == "LOC" || (plan->algorithm == kTree && i + 1 == plan->hops.size())) continue;
+      hops += " " + ctx.topology.node(ctx.placement.ranks[ix(h.from)]).id +
+              (plan->algorithm == kTree ? "<->" : "->") + ctx.topology.node(ctx.placement.ranks[ix(h.to)]).id + " " +
+              transport_name(h.transport) + " (" + h.path + ")";
     }
-    s.notes.push_back(std::string("protocol ") + kProtocolNames[p] + ", " + std::to_string(plan->channels) +
-                      " channels, ring all-reduce; reduction fused into the copy");
+    s.notes.push_back(std::string("protocol ") + kProtocolNames[p] + ", " + std::to_string(plan->channels) + " channels, " +
+                      (plan->algorithm == kRing ? "ring all-reduce"
+                       : plan->tree_allowed ? "tree all-reduce (a chain on one node)"
+                                            : "tree all-reduce as one chain (NCCL's double binary tree across nodes is not modelled)") +
+                      "; reduction fused into the copy");
     s.notes.push_back(hops);
     if (!plan->pcie_note.empty()) {
       s.notes.push_back("SHM through host memory at " + format_fixed(param_number(ctx, "shm_efficiency"), 2) +

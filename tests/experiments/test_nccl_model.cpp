@@ -102,6 +102,43 @@ TEST(NcclModel, ScheduleMatchesItsClosedFormWhereNothingIsShared) {
   }
 }
 
+TEST(NcclModel, TreeScheduleMatchesItsClosedFormWhereNothingIsShared) {
+  // The tree on one node is a chain, pipelined in 16 chunks per hop (48 on 4 GPUs): sizes
+  // that split evenly, so that every round moves the same chunk.
+  const Topology t = flat_topology(4, 10.0, 1.0);
+  for (const double bytes : {48.0 * 4 * 1024, 48.0 * 4 * 65536}) {
+    for (const std::string proto : {"LL", "Simple"}) {
+      const std::vector<std::string> params = {"algorithm=Tree", "protocol=" + proto};
+      const double formula = run(t, "formula", bytes, params).time_per_sync_s;
+      const double analytic = run(t, "analytic", bytes, params).time_per_sync_s;
+      const double sim = run(t, "sim", bytes, params).time_per_sync_s;
+      EXPECT_NEAR(analytic / formula, 1.0, 1e-9) << proto << " " << bytes;
+      EXPECT_NEAR(sim / formula, 1.0, 1e-3) << proto << " " << bytes;
+      EXPECT_EQ(run(t, "analytic", bytes, params).params.at("algorithm"), "Tree");
+    }
+  }
+  // By hand, Simple at 12 MiB (NCCL's tree: half the bus bandwidth, 0.92 of it, and its size
+  // correction, 0.8 at log2(12 MiB / 64) = 17): launch 3 us + base 8.4 us + 2 x 3 hops x
+  // 4.0 us, then 2 S / (0.92 x 0.8 x 10 GB/s) stretched by the pipeline's fill (48 + 2) / 48.
+  const double S = 48.0 * 4 * 65536;
+  const double expected = (3 + 8.4 + 6 * 4.0) * 1e-6 + 2 * S / (0.92 * 0.8 * 10e9) * 50.0 / 48.0;
+  EXPECT_NEAR(run(t, "formula", S, {"algorithm=Tree", "protocol=Simple"}).time_per_sync_s, expected, 1e-9);
+}
+
+TEST(NcclModel, AlgorithmByNcclsCostModel) {
+  // On PCIe the ring always wins NCCL's model (the tree has half the bus bandwidth and the
+  // same kind of latency): every published size stays on the ring.
+  const Machine m = machine("rtx4090-8gpu-dualepyc-p2pon.txt");
+  for (double bytes = 8; bytes <= 1 << 27; bytes *= 2) EXPECT_EQ(run(m.topology, "analytic", bytes).params.at("algorithm"), "Ring");
+  // On the shipped DGX-1 topology (its links carry no NVLink label, so NCCL's PCI latencies
+  // apply: 4.0 us a tree hop, 5.7 a ring step), the tree's lower latency wins at medium sizes
+  // once the bandwidth term is small; at large sizes the ring's full bus bandwidth does.
+  const auto dgx = experiments::load_topology_arg("dgx1-v100-hybrid-cube-mesh");
+  EXPECT_EQ(run(dgx.topology, "analytic", 256 * 1024).params.at("algorithm"), "Tree");
+  EXPECT_EQ(run(dgx.topology, "analytic", 64 << 20).params.at("algorithm"), "Ring");
+  EXPECT_EQ(run(dgx.topology, "analytic", 8).params.at("algorithm"), "Ring");
+}
+
 TEST(NcclModel, StagedCopiesDoNotMakeLinksHalfDuplex) {
   // The 2080 Ti pair has no peer access: its bidirectional 6.1 GB/s is the driver's
   // staging, not the links', so no link loses either direction.
