@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <string>
@@ -157,11 +158,13 @@ std::string path_class(const Topology& t, std::size_t a, std::size_t b) {
     }
   }
   bool nvlink = true, cpu = false, net = false;
-  int switches = 0;
+  int switches = 0, nvlinks = 1;
   const Route& route = t.route(a, b);
   for (std::size_t i = 0; i < route.size(); ++i) {
     const Link& l = t.links()[route[i].link];
-    if (l.label != "nvlink") nvlink = false;
+    // "nvlink", or "nvlink x2" for a pair joined by two (as topologies/ label them).
+    if (l.label.rfind("nvlink", 0) != 0) nvlink = false;
+    if (route.size() == 1 && l.label.rfind("nvlink x", 0) == 0) nvlinks = std::max(1, std::atoi(l.label.c_str() + 8));
     const std::size_t next = route[i].forward ? l.b : l.a;
     if (i + 1 == route.size()) break;
     switch (t.node(next).kind) {
@@ -175,7 +178,7 @@ std::string path_class(const Topology& t, std::size_t a, std::size_t b) {
     }
   }
   if (net) return "NET";
-  if (nvlink && !route.empty()) return "NV1";
+  if (nvlink && !route.empty()) return "NV" + std::to_string(nvlinks);
   if (cpu) return "SYS";
   return switches <= 1 ? "PIX" : "PXB";
 }

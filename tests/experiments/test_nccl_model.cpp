@@ -130,13 +130,29 @@ TEST(NcclModel, AlgorithmByNcclsCostModel) {
   // same kind of latency): every published size stays on the ring.
   const Machine m = machine("rtx4090-8gpu-dualepyc-p2pon.txt");
   for (double bytes = 8; bytes <= 1 << 27; bytes *= 2) EXPECT_EQ(run(m.topology, "analytic", bytes).params.at("algorithm"), "Ring");
-  // On the shipped DGX-1 topology (its links carry no NVLink label, so NCCL's PCI latencies
-  // apply: 4.0 us a tree hop, 5.7 a ring step), the tree's lower latency wins at medium sizes
-  // once the bandwidth term is small; at large sizes the ring's full bus bandwidth does.
+  // With Simple forced (NCCL_PROTO=Simple), small sizes go to the tree: 8 GPUs' 14 PCIe hop
+  // latencies cost 4.0 us each on the tree, 5.7 us on the ring (67.4 vs 91.2 us with launch
+  // and base latency), until the ring's full bus bandwidth wins.
+  for (const double bytes : {8.0, 64.0 * 1024}) {
+    const auto r = run(m.topology, "formula", bytes, {"protocol=Simple"});
+    EXPECT_EQ(r.params.at("algorithm"), "Tree") << bytes;
+  }
+  EXPECT_NEAR(run(m.topology, "formula", 8, {"protocol=Simple"}).time_per_sync_s, (3 + 8.4 + 14 * 4.0) * 1e-6, 1e-8);
+  EXPECT_NEAR(run(m.topology, "formula", 8, {"protocol=Simple", "algorithm=Ring"}).time_per_sync_s,
+              (3 + 8.4 + 14 * 5.7) * 1e-6, 1e-8);
+  for (const double bytes : {1.0 * (1 << 20), 64.0 * (1 << 20)}) {
+    EXPECT_EQ(run(m.topology, "formula", bytes, {"protocol=Simple"}).params.at("algorithm"), "Ring") << bytes;
+  }
+}
+
+TEST(NcclModel, NvlinkLabelsGiveNvClassesAndChannels) {
+  // topologies/ label NVLink pairs "nvlink x1" / "nvlink x2": NCCL's NV1 / NV2, two rings per
+  // NVLink (doubled), LL128 allowed on a ring that is NVLink end to end.
   const auto dgx = experiments::load_topology_arg("dgx1-v100-hybrid-cube-mesh");
-  EXPECT_EQ(run(dgx.topology, "analytic", 256 * 1024).params.at("algorithm"), "Tree");
-  EXPECT_EQ(run(dgx.topology, "analytic", 64 << 20).params.at("algorithm"), "Ring");
-  EXPECT_EQ(run(dgx.topology, "analytic", 8).params.at("algorithm"), "Ring");
+  const ResultRecord r = run(dgx.topology, "analytic", 1 << 20);
+  EXPECT_EQ(count(notes(r), " P2P (NV2)"), 8) << notes(r);
+  EXPECT_EQ(r.params.at("channels"), "4");
+  EXPECT_EQ(r.params.at("protocol"), "LL128");
 }
 
 TEST(NcclModel, StagedCopiesDoNotMakeLinksHalfDuplex) {
