@@ -65,6 +65,29 @@ std::vector<std::string> params_for(const StrategyItem& item) {
   return params;
 }
 
+// mpirun on this machine (or the hosts of a hostfile): n ranks; many ranks on few cores
+// must yield while they wait and not be bound to one core.
+std::vector<std::string> local_mpirun(int n, const std::string& hostfile) {
+  std::vector<std::string> command = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "--bind-to", "none",
+                                      "--mca", "mpi_yield_when_idle", "1"};
+  if (!hostfile.empty()) {
+    command.push_back("--hostfile");
+    command.push_back(hostfile);
+  }
+  return command;
+}
+
+// --here's backend when none is given: NCCL when nvidia-smi lists a GPU, else host ranks.
+std::string detect_backend() {
+  try {
+    const auto r = models::run_process({"nvidia-smi", "-L"});
+    if (r.status == 0 && r.out.find("GPU 0") != std::string::npos) return "nccl";
+  } catch (const std::exception&) {
+    // no nvidia-smi: no GPU to use
+  }
+  return "mpi_host";
+}
+
 }  // namespace
 
 StrategyItem parse_strategy_item(const std::string& text) {
@@ -96,46 +119,77 @@ StrategyItem parse_strategy_item(const std::string& text) {
 }
 
 std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
-  if (!testbed::running_as_root()) throw models::InputError("validate: needs root (it builds the emulated cluster)");
+  if (!o.here && !testbed::running_as_root()) {
+    throw models::InputError("validate: needs root (it builds the emulated cluster); --here validates on this machine's "
+                             "own devices without one");
+  }
+  if (!o.here && !o.backend.empty()) {
+    throw models::InputError("validate --backend " + o.backend + ": only with --here (the emulated cluster runs host ranks)");
+  }
+  if (!o.here && !o.hostfile.empty()) throw models::InputError("validate --hostfile: only with --here");
   const std::string bin = self_dir();
   const std::string run = o.run_binary.empty() ? bin + "/gradsync-run" : o.run_binary;
+  const std::string backend = o.here ? (o.backend.empty() ? detect_backend() : o.backend) : "";
   std::error_code ec;
   fs::create_directories(o.output_dir, ec);
   if (ec) throw models::InputError("validate -o " + o.output_dir + ": cannot create the folder: " + ec.message());
-
-  // 1. The testbed.
-  const auto loaded = load_topology_arg(o.topology);
-  const auto plan = testbed::plan_testbed(loaded.topology, o.scale);
-  std::vector<std::string> gpus;
-  for (std::size_t g : loaded.topology.gpus()) gpus.push_back(loaded.topology.node(g).id);
   const int max_gpus = *std::max_element(o.gpus.begin(), o.gpus.end());
-  if (max_gpus > static_cast<int>(gpus.size())) {
-    throw models::InputError("validate --gpus: topology " + o.topology + " has " + std::to_string(gpus.size()) + " GPUs");
-  }
-  // Taken down at the end, also when validate is interrupted or killed (unless kept).
+
+  // 1. The testbed (not --here), and the endpoints to measure.
+  std::string where;
+  std::vector<std::string> gpus;
   std::optional<models::Guardian> guard;
-  if (!(o.keep_testbed || o.reuse_testbed)) guard.emplace(std::vector<std::string>{bin + "/gradsync", "testbed", "down"});
-  if (!o.reuse_testbed) {
-    std::cerr << "validate: building the testbed of " << plan.name << " (bandwidths x " << o.scale << ")\n";
-    testbed::testbed_up(plan);
+  std::vector<std::string> measure_command;
+  models::ProcessOptions process;
+  if (::geteuid() == 0) process.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  if (o.here) {
+    if (max_gpus < 2) throw models::InputError("validate --here --gpus: expected counts of 2 ranks or more");
+    where = "this machine (" + std::to_string(max_gpus) + " ranks, backend " + backend +
+            (o.hostfile.empty() ? "" : ", hosts of " + o.hostfile) + ")";
+    measure_command = local_mpirun(max_gpus, o.hostfile);
+  } else {
+    const auto loaded = load_topology_arg(o.topology);
+    const auto plan = testbed::plan_testbed(loaded.topology, o.scale);
+    for (std::size_t g : loaded.topology.gpus()) gpus.push_back(loaded.topology.node(g).id);
+    if (max_gpus > static_cast<int>(gpus.size())) {
+      throw models::InputError("validate --gpus: topology " + o.topology + " has " + std::to_string(gpus.size()) + " GPUs");
+    }
+    // Taken down at the end, also when validate is interrupted or killed (unless kept).
+    if (!(o.keep_testbed || o.reuse_testbed)) guard.emplace(std::vector<std::string>{bin + "/gradsync", "testbed", "down"});
+    if (!o.reuse_testbed) {
+      std::cerr << "validate: building the testbed of " << plan.name << " (bandwidths x " << o.scale << ")\n";
+      testbed::testbed_up(plan);
+    }
+    std::ostringstream text;
+    text << "testbed of " << plan.name << " (bandwidths x " << o.scale << ")";
+    where = text.str();
+    measure_command = testbed::testbed_mpirun(0, gpus);
   }
 
-  // 2. Measure the GPUs' endpoints.
+  // 2. Measure the endpoints.
   const std::string measured = o.output_dir + "/measured.json";
-  std::cerr << "validate: measuring " << gpus.size() << " endpoints (" << o.measure_size << " probes)\n";
+  std::cerr << "validate: measuring " << (o.here ? max_gpus : static_cast<int>(gpus.size())) << " endpoints ("
+            << o.measure_size << " probes)\n";
   {
-    auto command = testbed::testbed_mpirun(0, gpus);
+    auto command = measure_command;
     for (const std::string& a : {run, std::string("measure"), std::string("-o"), measured, std::string("--size"),
                                  o.measure_size, std::string("-n"), std::to_string(o.measure_iterations)}) {
       command.push_back(a);
     }
-    const auto r = models::run_process(command);
+    if (o.here) {
+      command.push_back("--backend");
+      command.push_back(backend);
+    }
+    const auto r = models::run_process(command, process);
     if (r.status != 0) {
       throw models::InputError("validate: the measurement failed (`" + models::join(command, " ") + "`):\n" + r.out);
     }
   }
   const auto topo = models::load_topology_file(measured);
   const models::Topology& t = topo.topology;
+  if (o.here) {
+    for (std::size_t g : t.gpus()) gpus.push_back(t.node(g).id);
+  }
 
   // 3. Every point: every predicting executor, then the real run (the measuring one).
   std::vector<const models::Executor*> predictors;
@@ -181,14 +235,15 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         // rank waiting in a barrier sees no progress of its own while the others transfer:
         // the watchdog's limit must exceed the longest step the models predict, by far.
         models::ExecutorSettings settings;
-        settings.run.launcher = testbed::testbed_mpirun(0, nodes);
+        settings.run.launcher = o.here ? local_mpirun(n, o.hostfile) : testbed::testbed_mpirun(0, nodes);
+        settings.run.backend = backend;
         settings.run.program = run;
         settings.run.topology_file = measured;
         settings.run.iterations = o.iterations;
         settings.run.warmup = 1;
         settings.run.check = true;
         settings.run.timeout_s = std::ceil(std::max(20.0, 20 * longest));
-        settings.run.note = "measured on the emulated cluster (bandwidths x " + std::to_string(o.scale) + ")";
+        settings.run.note = o.here ? "measured on " + where : "measured on the emulated cluster (bandwidths x " + std::to_string(o.scale) + ")";
         models::ResultRecord r = measuring->evaluate(q, settings);
         p.measured_s = r.time_per_sync_s;
         p.wrong = r.wrong_elements.value_or(0);
@@ -220,10 +275,12 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     row.push_back(std::to_string(p.wrong));
     table.add_row(row);
   }
-  std::cout << "gradsync validate: testbed of " << plan.name << " (bandwidths x " << o.scale << "), measured topology "
-            << measured << "\n\n" << table.render() << "\n";
-  std::cout << "note: the emulated GPUs are " << max_gpus << " processes sharing " << std::thread::hardware_concurrency()
-            << " cores; the models give each its own device (local work at the rate measured for one rank alone)\n";
+  std::cout << "gradsync validate: " << where << ", measured topology " << measured << "\n\n" << table.render() << "\n";
+  if (backend.empty() || backend == "mpi_host") {
+    std::cout << "note: the " << (o.here ? "host ranks" : "emulated GPUs") << " are " << max_gpus << " processes sharing "
+              << std::thread::hardware_concurrency()
+              << " cores; the models give each its own device (local work at the rate measured for one rank alone)\n";
+  }
   for (const models::Executor* x : predictors) {
     const auto& e = errors[x->name()];
     if (e.empty()) continue;

@@ -1,6 +1,7 @@
-// gradsync validate: the loop this tool exists for, on the emulated cluster. Build the
-// testbed of a topology, measure it (gradsync-run measure), build the topology from the
-// measurement, predict every point with every predicting executor (models/executor.h), run the same
+// gradsync validate: the loop this tool exists for, on the emulated cluster — or, with
+// --here, on this machine's own devices (GPUs or host ranks) with no testbed. Build the
+// testbed of a topology (not --here), measure it (gradsync-run measure), build the topology
+// from the measurement, predict every point with every predicting executor (models/executor.h), run the same
 // strategies for real (gradsync-run under mpirun in the testbed's namespaces), and report
 // predicted vs measured with the error of each executor.
 #pragma once
@@ -34,6 +35,11 @@ struct ValidateOptions {
   bool keep_testbed = false;
   bool reuse_testbed = false;  // measure and run on the testbed that is up
   std::string run_binary;  // gradsync-run (default: next to gradsync)
+  // --here: no testbed; this machine's own devices (GPUs, or host ranks) under a local
+  // mpirun, or the hosts of an mpirun hostfile.
+  bool here = false;
+  std::string backend;   // --here: mpi_host, mpi_cuda or nccl; empty: nccl when nvidia-smi lists a GPU, else mpi_host
+  std::string hostfile;  // --here: mpirun --hostfile
 };
 
 struct ValidationPoint {

@@ -42,6 +42,7 @@ struct RunSettings {
   bool check = true;  // every element checked; a wrong one fails the point
   double timeout_s = 0;  // gradsync-run --timeout; 0: its default
   std::string note;  // added to every record ("measured on the emulated cluster ...")
+  std::string backend;  // gradsync-run --backend; empty: its default (mpi_host)
 };
 
 struct ExecutorSettings {

@@ -21,17 +21,21 @@ struct ValidateFlags {
 
 Action add_validate(CLI::App& app) {
   auto f = std::make_shared<ValidateFlags>();
-  auto* cmd = app.add_subcommand("validate", "Measure the emulated cluster, predict, simulate, run for real, and compare (root)");
+  auto* cmd = app.add_subcommand("validate", "Measure the emulated cluster (root) or, with --here, this machine's own "
+                                             "devices; predict, simulate, run for real, and compare");
   cmd->footer(
       "Builds the testbed of the topology (gradsync testbed up), measures it with gradsync-run measure, predicts and\n"
       "simulates every strategy x GPUs x size on the measured topology, runs each for real with --check under mpirun\n"
       "in the testbed's namespaces, prints measured vs predicted with the errors, and removes the testbed.\n"
-      "Example:\n"
+      "With --here there is no testbed: this machine's own devices are measured and run under a local mpirun (or\n"
+      "the hosts of --hostfile): GPUs with --backend nccl or mpi_cuda, host ranks with mpi_host (the default without\n"
+      "a GPU); --gpus counts ranks (default 2,4).\n"
       "A synchronous server runs on rank 0's process (server=rank0). With several strategies, the fastest at each\n"
       "GPU count and size is named, measured and by each model.\n"
       "Examples:\n"
       "  gradsync validate --gpus 2,4 --strategies ring,ps --sizes 1MiB,4MiB\n"
-      "  gradsync validate --topology source-a-titanx-4gpu --gpus 4 --sizes 4MiB --strategies ring,hierarchical:k=2");
+      "  gradsync validate --topology source-a-titanx-4gpu --gpus 4 --sizes 4MiB --strategies ring,hierarchical:k=2\n"
+      "  gradsync validate --here --gpus 2,4 --strategies ring,ps --sizes 1MiB     # host ranks of this machine");
   cmd->add_option("--topology,-t", f->o.topology, "a tree topology to emulate (file or shipped name)")->default_val("pcie-8gpu-2switch");
   cmd->add_option("--scale", f->o.scale, "bandwidth scale of the testbed (two cores cannot move GB/s)")
       ->check(number_in(0, 1e6, true))
@@ -46,13 +50,22 @@ Action add_validate(CLI::App& app) {
   cmd->add_option("-o,--output", f->o.output_dir, "folder for measured.json and validation.jsonl/.csv")->default_val("out/validate");
   cmd->add_flag("--keep-testbed", f->o.keep_testbed, "leave the testbed up afterwards");
   cmd->add_flag("--reuse-testbed", f->o.reuse_testbed, "measure and run on the testbed that is up (and leave it)");
+  cmd->add_flag("--here", f->o.here, "no testbed: measure and run on this machine's own devices (GPUs or host ranks)");
+  cmd->add_option("--backend", f->o.backend, "with --here: mpi_host, mpi_cuda or nccl (default: nccl when nvidia-smi "
+                                             "lists a GPU, else mpi_host)")
+      ->check(CLI::IsMember({"mpi_host", "mpi_cuda", "nccl"}));
+  cmd->add_option("--hostfile", f->o.hostfile, "with --here: an mpirun hostfile (several nodes)")->check(CLI::ExistingFile);
   return [f] {
     ValidateOptions o = f->o;
     if (!f->strategies.empty()) {
       o.strategies = models::split_list(f->strategies, "--strategies");
       for (const auto& s : o.strategies) parse_strategy_item(s);
     }
-    if (!f->gpus.empty()) o.gpus = parse_gpu_counts(f->gpus);
+    if (!f->gpus.empty()) {
+      o.gpus = parse_gpu_counts(f->gpus);
+    } else if (o.here) {
+      o.gpus = {2, 4};
+    }
     if (!f->sizes.empty()) {
       o.sizes.clear();
       for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(models::parse_bytes(s, "--sizes"));

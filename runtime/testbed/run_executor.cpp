@@ -85,6 +85,10 @@ class RunExecutor final : public models::Executor {
           std::string("-w"), std::to_string(rs.warmup), std::string("-o"), records}) {
       command.push_back(a);
     }
+    if (!rs.backend.empty()) {
+      command.push_back("--backend");
+      command.push_back(rs.backend);
+    }
     if (rs.check) command.push_back("--check");
     if (rs.timeout_s > 0) {
       command.push_back("--timeout");
