@@ -13,20 +13,21 @@ std::string time_text(double us) {
 }
 
 std::string timing_text(const NcclTestsTimingOut& t) {
-  return fmt::format("  {} {:7.2f} {:7.2f} {:>6}", time_text(t.time_us), t.algbw_GBps, t.busbw_GBps,
+  return fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", time_text(t.time_us), t.algbw_GBps, t.busbw_GBps,
                      t.wrong ? std::to_string(*t.wrong) : std::string("N/A"));
 }
 
 }  // namespace
 
 std::string nccl_tests_header(const NcclTestsRunHeader& h) {
-  std::string out = fmt::format(
+  std::string out = fmt::format("# Collective test starting: {}\n", h.program);
+  out += fmt::format(
       "# nThread {} nGpus {} minBytes {:.0f} maxBytes {:.0f} step: {:g}(factor) warmup iters: {} iters: {} agg iters: 1 "
       "validation: {} graph: 0\n#\n# Using devices\n",
       h.threads, h.gpus_per_thread, h.min_bytes, h.max_bytes, h.step_factor, h.warmup, h.iterations, h.validation ? 1 : 0);
   for (const auto& d : h.devices) {
-    out += fmt::format("#  Rank {:2d} Group  0 Pid {:6d} on {:>10} device {:2d} [{}] {}\n", d.rank, d.pid, d.host, d.device,
-                       d.bus_id, d.name);
+    out += fmt::format("#  Rank {:2d} Group {:2d} Pid {:6d} on {:>10} device {:2d} [{}] {}\n", d.rank, 0, d.pid, d.host,
+                       d.device, d.bus_id, d.name);
   }
   out +=
       "#\n"

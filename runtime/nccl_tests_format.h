@@ -1,8 +1,9 @@
-// nccl-tests' printed output (all_reduce_perf and friends, nccl-tests 2.x), written by
-// gradsync-run when it times NCCL's own collective, so that `gradsync compare` — and anyone
-// used to nccl-tests — reads it as they read nccl-tests. Column widths and number formats
-// are nccl-tests' (src/common.cu): time with 2 decimals below 100 us, 1 below 10,000 us,
-// none above; bandwidths with 2; "N/A" for #wrong without validation.
+// nccl-tests' printed output (all_reduce_perf and friends), written by gradsync-run when it
+// times NCCL's own collective, so that `gradsync compare` — and anyone used to nccl-tests —
+// reads it as they read nccl-tests. Lines, column widths and number formats are nccl-tests
+// 2.x's (src/common.cu; the published 8 x RTX 4090 log is printed so): the "Collective test
+// starting" line of later versions names the program; time with 2 decimals below 100 us, 1
+// below 10,000 us, none above; bandwidths with 2; "N/A" for #wrong without validation.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,7 @@ struct NcclTestsTimingOut {
 };
 
 struct NcclTestsRunHeader {
+  std::string program = "all_reduce_perf";
   int threads = 1, gpus_per_thread = 1;
   double min_bytes = 0, max_bytes = 0, step_factor = 2;
   int warmup = 5, iterations = 20;
@@ -36,7 +38,7 @@ struct NcclTestsRunHeader {
   std::vector<NcclTestsDeviceLine> devices;  // rank order
 };
 
-// "# nThread ...", the device lines and the two column header lines.
+// "# Collective test starting: <program>", "# nThread ...", the device lines and the two column header lines.
 std::string nccl_tests_header(const NcclTestsRunHeader& h);
 // One size: out-of-place then in-place (type float, redop sum, root -1).
 std::string nccl_tests_row(double bytes, std::uint64_t count, const NcclTestsTimingOut& out_of_place,

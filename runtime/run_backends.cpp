@@ -34,20 +34,24 @@ Backend make_backend(const std::string& name, MPI_Comm comm, int rank) {
 }
 
 std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm) {
-  if (!backend_built("nccl")) {
-    throw models::InputError("--strategy nccl --backend nccl: this gradsync was built without NCCL (configure with the CUDA "
-                             "toolkit and NCCL, -DGRADSYNC_WITH_CUDA=ON)");
-  }
-  const GpuAvailability gpus = gpu_availability();
-  if (gpus.count == 0) {
-    throw models::InputError("--strategy nccl --backend nccl: " + gpus.reason +
-                             "; NCCL's own all-reduce needs a GPU per rank (other backends run gradsync's model of it)");
-  }
 #if GRADSYNC_HAVE_NCCL
+  // Agreed by every rank, so that a rank without a GPU does not leave the others waiting
+  // in NCCL's bootstrap.
+  const GpuAvailability gpus = gpu_availability();
+  const int mine = gpus.count > 0 ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (all == 0) {
+    throw models::InputError("--strategy nccl --backend nccl: " + (mine ? std::string("another rank found no GPU") : gpus.reason) +
+                             "; NCCL's own all-reduce needs a GPU per rank (--backend mpi_host runs gradsync's model of "
+                             "NCCL's ring instead)");
+  }
   return make_nccl_allreduce_on_gpu(comm);
 #else
   (void)comm;
-  return nullptr;
+  throw models::InputError("--strategy nccl --backend nccl: this gradsync was built without NCCL (configure with the CUDA "
+                           "toolkit and NCCL, -DGRADSYNC_WITH_CUDA=ON); --backend mpi_host runs gradsync's model of "
+                           "NCCL's ring instead");
 #endif
 }
 

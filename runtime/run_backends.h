@@ -28,9 +28,11 @@ class NativeAllReduce {
   virtual std::string bus_id() const = 0;       // "0x01"
   virtual std::string device_name() const = 0;  // "NVIDIA H100 80GB HBM3"
   virtual std::string library() const = 0;     // "NCCL 2.27.3"
+  // From the watchdog's thread, before MPI_Abort: ends a wait on a peer that is gone.
+  virtual void abort() {}
 };
-// NCCL's ncclAllReduce over every rank of `comm`, one GPU per rank. InputError (exit 2) when
-// this build has no NCCL or the machine no GPU.
+// NCCL's ncclAllReduce over every rank of `comm`, one GPU per rank. InputError (exit 2, on
+// every rank alike) when this build has no NCCL, a rank has no GPU, or two ranks got one GPU.
 std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm);
 
 // Implemented under runtime/backends/<name>/ (CUDA ones only in CUDA builds).

@@ -4,6 +4,7 @@
 //   mpirun -np 4 gradsync-run --strategy ring -b 1MiB -e 64MiB -f 2 --check
 //   mpirun -np 5 gradsync-run --strategy downpour --workers 4      (the server gets rank 4)
 //   mpirun -np 4 gradsync-run measure -o measured.json
+//   mpirun -np 8 gradsync-run --strategy nccl --backend nccl -b 8 -e 128M --check   (NCCL's own)
 #include <mpi.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "gradsync/config.h"
 #include "models/error.h"
 #include "models/executor.h"
+#include "models/importers/nccl_tests.h"
 #include "models/predict.h"
 #include "models/result.h"
 #include "models/topology_io.h"
@@ -48,6 +50,8 @@ namespace {
 
 // The transport the watchdog tears down before MPI_Abort (NCCL communicators).
 std::atomic<runtime::Transport*> g_abort_transport{nullptr};
+// The same for NCCL's own all-reduce (--strategy nccl --backend nccl).
+std::atomic<runtime::NativeAllReduce*> g_abort_native{nullptr};
 
 struct Options {
   std::string strategy;  // default: models::default_strategy()
@@ -168,22 +172,42 @@ std::vector<double> sizes_of(const Options& o) {
   return sizes;
 }
 
+// Options that shape gradsync's schedules or its own timings, which NCCL's own all-reduce
+// has none of: refused rather than silently ignored.
+void refuse_schedule_options(const Options& o, int size) {
+  const auto refuse = [](const std::string& flag, const std::string& instead) {
+    throw models::InputError(flag + ": NCCL's own all-reduce (--strategy nccl --backend nccl) does not take it; " + instead);
+  };
+  if (!o.params.empty()) refuse("--param", "NCCL reads its settings from the environment (NCCL_ALGO, NCCL_PROTO, ...)");
+  if (!o.ranks.empty()) refuse("--ranks", "every process drives the GPU mpirun's placement gives it");
+  if (o.workers > 0 && o.workers != size) refuse("--workers", "every process is a rank of the all-reduce");
+  if (o.compute_ms > 0) refuse("--compute-ms", "it times the collective alone, as nccl-tests does");
+  if (o.vs_mpi) refuse("--vs-mpi-allreduce", "run it with --backend mpi_cuda or mpi_host");
+  if (!o.trace.empty()) refuse("--trace", "NCCL's internals have no gradsync timeline (NCCL_DEBUG=INFO tells what NCCL chose)");
+}
+
 // --strategy nccl --backend nccl: NCCL's own ncclAllReduce, timed and printed as nccl-tests'
-// all_reduce_perf prints it (out-of-place and in-place), so that `gradsync compare` reads
+// all_reduce_perf prints it (out-of-place, then in-place), so that `gradsync compare` reads
 // it back against the nccl strategy's prediction for this machine.
 int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
-  if (o.workers > 0 && o.workers != size) {
-    throw models::InputError("--workers: NCCL's all-reduce runs on every process; expected no --workers");
-  }
+  refuse_schedule_options(o, size);
+  const std::string topology_name =
+      o.topology.empty() ? std::string() : models::load_topology_file(models::resolve_topology_path(o.topology)).topology.name();
   const std::vector<double> sizes = sizes_of(o);
   std::unique_ptr<runtime::NativeAllReduce> nccl = runtime::make_nccl_allreduce(comm);
+  g_abort_native.store(nccl.get());
+  struct ClearOnExit {
+    ~ClearOnExit() { g_abort_native.store(nullptr); }
+  } clear_on_exit;
+
+  // Each rank's device line (nccl-tests prints one per rank: its pid, host, device, bus id).
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   const std::string mine = std::to_string(static_cast<long>(getpid())) + "\t" + host + "\t" + std::to_string(nccl->device()) +
                            "\t" + nccl->bus_id() + "\t" + nccl->device_name();
   const auto lines = gather_text(mine, comm, rank, size);
+  runtime::NcclTestsRunHeader h;
   if (rank == 0) {
-    runtime::NcclTestsRunHeader h;
     h.min_bytes = sizes.front();
     h.max_bytes = sizes.back();
     h.step_factor = parse_factor(o.factor);
@@ -197,30 +221,40 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
       runtime::NcclTestsDeviceLine d;
       d.rank = r;
       d.pid = std::stol(fields.at(0));
-      d.host = fields.at(1);
+      d.host = fields.at(1).empty() ? "localhost" : fields.at(1);
       d.device = std::stoi(fields.at(2));
       d.bus_id = fields.at(3);
-      d.name = fields.at(4);
+      d.name = fields.size() > 4 ? fields[4] : "";
       h.devices.push_back(d);
     }
-    std::printf("# gradsync-run: NCCL's own all-reduce (ncclAllReduce, float sum), %s, %d ranks; nccl-tests' format\n",
+    std::printf("# gradsync-run: ncclAllReduce of %s (float sum) on %d ranks, one GPU each, timed as nccl-tests does\n",
                 nccl->library().c_str(), size);
-    std::printf("### nccl-tests all_reduce_perf\n%s", runtime::nccl_tests_header(h).c_str());
+    std::fputs(runtime::nccl_tests_header(h).c_str(), stdout);
     std::fflush(stdout);
   }
-  const double bus_factor = size > 1 ? 2.0 * (size - 1) / size : 0.0;  // nccl-tests' all-reduce busbw
+
+  // What -o writes: the rows at full precision, as `compare` reads them from the printed table.
+  models::NcclTestsRun run;
+  run.collective = "all_reduce";
+  for (const auto& d : h.devices) run.devices.push_back({d.rank, d.host, d.device, d.bus_id, d.name});
+  const double bus_factor = models::nccl_tests_busbw_factor(run.collective, size).value_or(0);  // 2 (n - 1) / n
   std::uint64_t total_wrong = 0;
   double busbw_sum = 0;
   int busbw_count = 0;
   for (const double bytes : sizes) {
     const auto count = static_cast<std::size_t>(bytes / 4);
     runtime::NcclTestsTimingOut timing[2];
+    models::NcclTestsRow row;
+    row.bytes = bytes;
+    row.count = count;
     for (int placement = 0; placement < 2; ++placement) {
       const bool in_place = placement == 1;
-      watch.context("size " + std::to_string(count * 4) + " B, ncclAllReduce " + (in_place ? "in-place" : "out-of-place"));
+      const std::string at = "size " + std::to_string(count * 4) + " B, ncclAllReduce " + (in_place ? "in-place" : "out-of-place");
+      watch.context(at + ", " + std::to_string(o.warmup) + " warm-up and " + std::to_string(o.iterations) + " timed calls");
       const double mine_s = nccl->seconds_per_call(count, in_place, o.warmup, o.iterations);
       double sum_s = 0;
-      MPI_Allreduce(&mine_s, &sum_s, 1, MPI_DOUBLE, MPI_SUM, comm);  // nccl-tests: the ranks' mean
+      watch.step("averaging the ranks' times (MPI_Allreduce)");
+      MPI_Allreduce(&mine_s, &sum_s, 1, MPI_DOUBLE, MPI_SUM, comm);  // nccl-tests' default: the ranks' mean
       const double seconds = sum_s / size;
       auto& t = timing[placement];
       t.time_us = seconds * 1e6;
@@ -229,18 +263,39 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
       busbw_sum += t.busbw_GBps;
       ++busbw_count;
       if (o.check) {
+        watch.context(at + ", checked call");
         std::uint64_t wrong = nccl->wrong_elements(count, in_place), all = 0;
         MPI_Allreduce(&wrong, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
         t.wrong = all;
         total_wrong += all;
       }
+      models::NcclTestsTiming measured{t.time_us, t.algbw_GBps, t.busbw_GBps, std::nullopt};
+      if (t.wrong) measured.wrong = static_cast<double>(*t.wrong);
+      (in_place ? row.in_place : row.out_of_place) = measured;
     }
+    run.rows.push_back(row);
     if (rank == 0) {
       std::fputs(runtime::nccl_tests_row(bytes, count, timing[0], timing[1]).c_str(), stdout);
       std::fflush(stdout);
     }
   }
-  if (rank == 0) std::fputs(runtime::nccl_tests_footer(total_wrong, busbw_count ? busbw_sum / busbw_count : 0).c_str(), stdout);
+  if (rank == 0) {
+    std::fputs(runtime::nccl_tests_footer(total_wrong, busbw_count ? busbw_sum / busbw_count : 0).c_str(), stdout);
+    if (!o.output.empty()) {
+      // The records `gradsync compare` makes of the printed table (strategy nccl, collective
+      // all_reduce, ranks on gpu<device>), as a real run's: executor "run".
+      std::vector<models::ResultRecord> records = models::measured_records(run, topology_name.empty() ? host : topology_name);
+      std::string text;
+      for (std::size_t i = 0; i < records.size(); ++i) {
+        models::ResultRecord& r = records[i];
+        r.executor = "run";
+        r.notes = {i % 2 ? "in-place" : "out-of-place", "backend nccl: ncclAllReduce of " + nccl->library()};
+        text += models::to_json_line(r);
+      }
+      models::write_file_atomically(o.output, text);
+      std::printf("# wrote %zu records to %s\n", records.size(), o.output.c_str());
+    }
+  }
   return total_wrong > 0 ? 1 : 0;
 }
 
@@ -469,15 +524,21 @@ int main(int argc, char** argv) {
              "  mpirun -np 5 gradsync-run --strategy downpour --workers 4 --compute-ms 5   # server on rank 4\n"
              "  mpirun -np 4 gradsync-run measure -o measured.json\n"
              "  mpirun -np 8 gradsync-run --strategy nccl --backend nccl -b 8 -e 128M -f 2 --check > nccl.log\n"
-             "      # NCCL's own ncclAllReduce, printed as nccl-tests does; then: gradsync compare TOOL-OUTPUTS nccl.log\n"
-             "      # (with another backend, --strategy nccl runs gradsync's model of NCCL's ring instead)\n"
+             "  gradsync compare MACHINE nccl.log      # the nccl strategy's prediction against that log\n"
+             "--strategy nccl on --backend nccl calls NCCL's own ncclAllReduce (one process per GPU) and prints\n"
+             "nccl-tests' all_reduce_perf table (out-of-place and in-place); MACHINE is a topology or the box's\n"
+             "tool outputs (nvidia-smi topo -m, p2pBandwidthLatencyTest). On other backends --strategy nccl runs\n"
+             "gradsync's own schedule of NCCL's ring, like every other strategy.\n"
              "Sizes take B, K/KiB, M/MiB, G/GiB (powers of 2) or kB, MB, GB (powers of 10).");
-  app.add_option("--strategy", o.strategy, "strategy to run: " + models::join(models::strategy_names()))
+  app.add_option("--strategy", o.strategy, "strategy to run: " + models::join(models::strategy_names()) +
+                                              " (nccl on --backend nccl: NCCL's own ncclAllReduce, nccl-tests' table)")
       ->default_val(o.strategy);
   app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
-  app.add_option("--topology,-t", o.topology, "topology the schedule is built for (file or shipped name; default: all ranks alike)");
+  app.add_option("--topology,-t", o.topology, "topology the schedule is built for (file or shipped name; default: all ranks "
+                                             "alike); NCCL's own all-reduce: names the machine in -o records");
   app.add_option("--ranks", o.ranks, "GPU ids of the workers in rank order (default: the first N GPUs)");
-  app.add_option("--backend", o.backend, "mpi_host (host memory over MPI), mpi_cuda (CUDA buffers over MPI), nccl")
+  app.add_option("--backend", o.backend, "mpi_host (host memory over MPI), mpi_cuda (CUDA buffers over MPI), nccl "
+                                   "(NCCL send/recv; NCCL's own all-reduce with --strategy nccl)")
       ->check(CLI::IsMember(runtime::backend_names()))
       ->default_val("mpi_host");
   app.add_option("-b,--minbytes", o.begin, "first size")->default_val("1MiB");
@@ -524,6 +585,7 @@ int main(int argc, char** argv) {
   }
   runtime::Watchdog watch(rank, o.timeout_s, [](const std::string&) {
     if (runtime::Transport* t = g_abort_transport.load()) t->abort();
+    if (runtime::NativeAllReduce* n = g_abort_native.load()) n->abort();
     MPI_Abort(MPI_COMM_WORLD, 3);
   });
   runtime::WatchdogScope watch_scope(watch);
@@ -541,6 +603,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "gradsync-run: " << watch.where() << ": error: " << e.what() << std::endl;
     if (runtime::Transport* t = g_abort_transport.load()) t->abort();
+    if (runtime::NativeAllReduce* n = g_abort_native.load()) n->abort();
     MPI_Abort(comm, 1);
   }
   MPI_Finalize();

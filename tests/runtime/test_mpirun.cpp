@@ -160,25 +160,89 @@ TEST(Runtime, GpuBackendsAreRefusedCleanlyWithoutAGpu) {
 }
 
 TEST(Runtime, NcclsOwnAllReduceAsNcclTestsPrintsIt) {
-  // --strategy nccl on the nccl backend calls ncclAllReduce itself; without a GPU (or NCCL)
-  // it is refused with one message, exit status 2.
-  const auto r = mpirun(2, "--strategy nccl --backend nccl -b 1KiB -e 1MiB -f 4 -n 2 -w 1 --check");
-  if (r.status == 2 && (r.out.find("no usable GPU") != std::string::npos || r.out.find("built without NCCL") != std::string::npos)) {
-    EXPECT_NE(r.out.find("--strategy nccl --backend nccl: "), std::string::npos) << r.out;
-    GTEST_SKIP() << "no GPU here: NCCL's own all-reduce was refused cleanly; the run itself needs a GPU per rank";
+  // --strategy nccl on the nccl backend calls ncclAllReduce itself and prints nccl-tests'
+  // table; without a GPU (or NCCL) it is refused with one message, exit status 2.
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-run-nccl-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string records = (dir / "nccl.jsonl").string();
+  const std::string args = "--strategy nccl --backend nccl --check -b 1KiB -e 1MiB -f 4 -n 5 -w 2 -o " + records;
+  int np = 2;
+  auto r = mpirun(np, args);
+  if (r.status == 2 && r.out.find("got the same GPU") != std::string::npos) {
+    np = 1;  // a one-GPU machine: NCCL takes one rank per GPU, and a communicator of one still runs
+    r = mpirun(np, args);
+  }
+  const bool refused = r.out.find("no usable GPU") != std::string::npos || r.out.find("no GPU found") != std::string::npos ||
+                       r.out.find("built without NCCL") != std::string::npos;
+  if (r.status == 2 && refused) {
+    EXPECT_NE(r.out.find("gradsync-run: error: --strategy nccl --backend nccl: "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("error"), r.out.rfind("error")) << "one message, from rank 0 only\n" << r.out;
+    fs::remove_all(dir);
+    GTEST_SKIP() << "no GPU here (or no NCCL in this build): NCCL's own all-reduce was refused cleanly; running it needs a "
+                    "GPU per rank";
   }
   ASSERT_EQ(r.status, 0) << r.out;
   const auto runs = gradsync::models::read_nccl_tests(r.out, "gradsync-run output");
   ASSERT_EQ(runs.size(), 1u) << r.out;
   EXPECT_EQ(runs[0].collective, "all_reduce");
-  EXPECT_EQ(runs[0].ranks(), 2);
+  EXPECT_EQ(runs[0].ranks(), np);
+  ASSERT_EQ(runs[0].devices.size(), static_cast<std::size_t>(np));
   ASSERT_EQ(runs[0].rows.size(), 6u) << r.out;  // 1 KiB .. 1 MiB by 4
+  double bytes = 1024;
   for (const auto& row : runs[0].rows) {
+    EXPECT_EQ(row.bytes, bytes);
+    bytes *= 4;
     ASSERT_TRUE(row.out_of_place && row.in_place);
-    EXPECT_EQ(row.out_of_place->wrong, 0.0);
-    EXPECT_EQ(row.in_place->wrong, 0.0);
+    EXPECT_EQ(row.out_of_place->wrong, 0.0) << r.out;
+    EXPECT_EQ(row.in_place->wrong, 0.0) << r.out;
     EXPECT_GT(row.out_of_place->time_us, 0);
+    EXPECT_GT(row.in_place->time_us, 0);
+    if (np == 2) {
+      EXPECT_NEAR(row.out_of_place->busbw_GBps, row.out_of_place->algbw_GBps, 0.011);  // 2 (n - 1) / n = 1
+    }
   }
+  EXPECT_EQ(runs[0].out_of_bounds, 0u);
+  EXPECT_TRUE(runs[0].avg_busbw_GBps.has_value());
+  // -o: one record per size and placement, as a real run's.
+  std::ifstream in(records);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lines;
+    EXPECT_NE(line.find("\"executor\":\"run\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"wrong_elements\":0"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 12);
+  // gradsync compare reads it back against a shipped topology with enough GPUs.
+  const std::string log = (dir / "nccl.log").string();
+  std::ofstream(log) << r.out;
+  const auto c = run_command({GRADSYNC_BIN, "compare", std::string(GRADSYNC_TOPOLOGIES) + "/pcie-8gpu-2switch.json", log, "-x",
+                              "analytic"});
+  EXPECT_EQ(c.status, 0) << c.out;
+  EXPECT_NE(c.out.find("all_reduce_perf, " + std::to_string(np) + (np == 1 ? " rank, " : " ranks, ") + "6 sizes"),
+            std::string::npos) << c.out;
+  fs::remove_all(dir);
+}
+
+TEST(Runtime, NcclsOwnAllReduceRefusesScheduleOptions) {
+  // Options that shape gradsync's schedule have no meaning for NCCL's own all-reduce: refused
+  // (before any GPU is looked for), not ignored.
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--param protocol=simple", "--param: NCCL's own all-reduce (--strategy nccl --backend nccl) does not take it"},
+           {"--ranks 0,1", "--ranks: NCCL's own all-reduce"},
+           {"--trace /tmp/t.json", "--trace: NCCL's own all-reduce"},
+           {"--vs-mpi-allreduce", "--vs-mpi-allreduce: NCCL's own all-reduce"},
+           {"--compute-ms 5", "--compute-ms: NCCL's own all-reduce"},
+           {"--workers 1", "--workers: NCCL's own all-reduce"},
+       }) {
+    const auto r = mpirun(2, "--strategy nccl --backend nccl -b 1KiB " + args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find("gradsync-run: error: " + expected), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("error"), r.out.rfind("error")) << args << "\n" << r.out;
+  }
+  // On other backends --strategy nccl is gradsync's schedule of NCCL's ring, run and checked.
+  const auto r = mpirun(2, "--strategy nccl --backend mpi_host -b 1KiB -e 4KiB -f 4 -n 2 --check");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("# gradsync-run: strategy nccl, 2 workers on 2 processes, backend mpi_host"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
 }
 

@@ -2,15 +2,19 @@
 // communicator (nccl-tests' way: rank 0 makes the unique id, MPI_Bcast shares it). Each
 // round's transfers form one NCCL group on the stream the Memory's kernels use, so a
 // round's sends see the kernels before them and the kernels after see its receives.
+// Also NCCL's own ncclAllReduce (NcclAllReduce), which gradsync-run --strategy nccl times
+// on this backend in place of gradsync's model of it.
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstddef>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -19,8 +23,10 @@
 #include <utility>
 #include <vector>
 
+#include "models/error.h"
 #include "runtime/backends/cuda/cuda_memory.h"
 #include "runtime/run_backends.h"
+#include "runtime/watchdog.h"
 
 namespace gradsync::runtime {
 
@@ -117,98 +123,173 @@ class NcclTransport final : public Transport {
   std::atomic<bool> aborted_{false};
 };
 
-// NCCL's ncclAllReduce on float sums with its own communicator, stream and buffers (what
-// nccl-tests' all_reduce_perf times).
+// NCCL's ncclAllReduce on float sums with a communicator, stream and buffers of its own,
+// called as nccl-tests' all_reduce_perf calls it: warm-up calls, a barrier, the timed calls
+// issued back to back on one stream, the clock stopped when the last has completed.
 class NcclAllReduce final : public NativeAllReduce {
  public:
   explicit NcclAllReduce(MPI_Comm comm) : mpi_(comm) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
     device_ = local_cuda_device(comm);
-    stream_ = make_cuda_stream(device_);
+    stream_ = make_cuda_stream(device_);  // also makes device_ current
+    check_cuda(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
+    refuse_shared_gpus();
+    for (auto& e : events_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     ncclUniqueId id{};
     if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, comm);
     check_nccl(ncclCommInitRank(&nccl_, size_, id, rank_), "ncclCommInitRank");
-    check_cuda(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
+    // NCCL connects its rings on the first call; with NCCL_DEBUG=INFO that prints to stdout,
+    // which should land above the table, not between its lines.
+    reserve(1);
+    run_calls(1, false, 1);
   }
   ~NcclAllReduce() override {
-    free_buffers();
-    ncclCommDestroy(nccl_);
+    // Left by an error, other ranks may be anywhere: abort rather than wait for them.
+    if (std::uncaught_exceptions() > 0) abort();
+    if (!aborted_.load() && nccl_) {
+      const ncclResult_t status = ncclCommDestroy(nccl_);
+      if (status != ncclSuccess) std::cerr << "gradsync: ncclCommDestroy: " << ncclGetErrorString(status) << "\n";
+    }
+    for (auto& e : events_) {
+      if (e) cudaEventDestroy(e);
+    }
+    if (send_) cudaFree(send_);
+    if (recv_) cudaFree(recv_);
   }
   NcclAllReduce(const NcclAllReduce&) = delete;
   NcclAllReduce& operator=(const NcclAllReduce&) = delete;
 
   double seconds_per_call(std::size_t count, bool in_place, int warmup, int iterations) override {
     reserve(count);
-    for (int i = 0; i < warmup; ++i) launch(count, in_place);
-    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    run_calls(count, in_place, warmup);
     MPI_Barrier(mpi_);
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < iterations; ++i) launch(count, in_place);
-    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    run_calls(count, in_place, iterations);
     return iterations > 0 ? (MPI_Wtime() - t0) / iterations : 0.0;
   }
 
   std::uint64_t wrong_elements(std::size_t count, bool in_place) override {
     reserve(count);
-    // Rank r holds (r + 1) x (i % 13 + 1): every sum is an integer below 2^24, exact in float.
+    // Rank r holds (r % 16 + 1) x (i % 13 + 1): every partial sum is an integer below 2^24
+    // (up to 80,000 ranks), so the result is exact in float whatever order NCCL adds in.
+    const auto pattern = [](std::size_t i) { return static_cast<std::int64_t>(i % 13 + 1); };
+    const std::size_t bytes = count * sizeof(float);
     std::vector<float> host(count);
-    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<float>((rank_ + 1) * static_cast<int>(i % 13 + 1));
-    check_cuda(cudaMemcpy(send_, host.data(), count * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy");
-    check_cuda(cudaMemset(recv_, 0, count * sizeof(float)), "cudaMemset");
-    launch(count, in_place);
+    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<float>((rank_ % 16 + 1) * pattern(i));
+    check_cuda(cudaMemcpyAsync(send_, host.data(), bytes, cudaMemcpyHostToDevice, stream_.get()), "cudaMemcpyAsync");
+    check_cuda(cudaMemsetAsync(recv_, 0, bytes, stream_.get()), "cudaMemsetAsync");  // a result not written shows
+    run_calls(count, in_place, 1);
+    check_cuda(cudaMemcpyAsync(host.data(), in_place ? send_ : recv_, bytes, cudaMemcpyDeviceToHost, stream_.get()),
+               "cudaMemcpyAsync");
     check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
-    check_cuda(cudaMemcpy(host.data(), in_place ? send_ : recv_, count * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
-    const long ranks_sum = static_cast<long>(size_) * (size_ + 1) / 2;
+    std::int64_t ranks_sum = 0;
+    for (int r = 0; r < size_; ++r) ranks_sum += r % 16 + 1;
     std::uint64_t wrong = 0;
-    for (std::size_t i = 0; i < count; ++i) wrong += host[i] != static_cast<float>(ranks_sum * static_cast<long>(i % 13 + 1));
+    for (std::size_t i = 0; i < count; ++i) wrong += host[i] != static_cast<float>(ranks_sum * pattern(i));
     return wrong;
   }
 
   int device() const override { return device_; }
   std::string bus_id() const override {
     char text[16];
-    std::snprintf(text, sizeof text, "0x%02x", props_.pciBusID);
+    std::snprintf(text, sizeof text, "0x%02x", props_.pciBusID);  // as nccl-tests prints it
     return text;
   }
   std::string device_name() const override { return props_.name; }
   std::string library() const override {
     int version = 0;
-    ncclGetVersion(&version);
-    return "NCCL " + std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
-           std::to_string(version % 100);
+    check_nccl(ncclGetVersion(&version), "ncclGetVersion");
+    // Since NCCL 2.9 the code is major x 10000 + minor x 100 + patch (before: x 1000, x 100).
+    const int major = version >= 10000 ? version / 10000 : version / 1000;
+    const int minor = version >= 10000 ? version / 100 % 100 : version / 100 % 10;
+    return "NCCL " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(version % 100);
+  }
+
+  void abort() override {
+    if (!aborted_.exchange(true)) ncclCommAbort(nccl_);
   }
 
  private:
-  void launch(std::size_t count, bool in_place) {
-    check_nccl(ncclAllReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, nccl_, stream_.get()),
-               "ncclAllReduce", nccl_);
+  // NCCL fails its init with a terse "invalid usage" when two ranks drive one GPU (more
+  // processes on a host than it has GPUs): say so, on every rank alike, before it starts.
+  void refuse_shared_gpus() const {
+    std::vector<char> uuids(static_cast<std::size_t>(size_) * sizeof props_.uuid.bytes);
+    MPI_Allgather(props_.uuid.bytes, static_cast<int>(sizeof props_.uuid.bytes), MPI_BYTE, uuids.data(),
+                  static_cast<int>(sizeof props_.uuid.bytes), MPI_BYTE, mpi_);
+    const auto uuid = [&](int r) {
+      return std::string(uuids.data() + static_cast<std::size_t>(r) * sizeof props_.uuid.bytes, sizeof props_.uuid.bytes);
+    };
+    for (int a = 0; a < size_; ++a) {
+      for (int b = a + 1; b < size_; ++b) {
+        if (uuid(a) != uuid(b)) continue;
+        throw models::InputError("--strategy nccl --backend nccl: ranks " + std::to_string(a) + " and " + std::to_string(b) +
+                                 " got the same GPU; NCCL's all-reduce needs one GPU per rank: start at most as many "
+                                 "processes per host as it has GPUs (mpirun -np N)");
+      }
+    }
   }
+
+  // `calls` all-reduces back to back on the stream, then a wait for the last. The host
+  // keeps at most kInFlight calls queued ahead of the one it waits for (plenty to keep the
+  // GPU busy), so that each completed call can count as progress for the watchdog.
+  void run_calls(std::size_t count, bool in_place, int calls) {
+    for (int i = 0; i < calls; ++i) {
+      cudaEvent_t done = events_[static_cast<std::size_t>(i) % kInFlight];
+      if (static_cast<std::size_t>(i) >= kInFlight) wait_for(done);
+      check_nccl(ncclAllReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, nccl_, stream_.get()),
+                 "ncclAllReduce", nccl_);
+      check_cuda(cudaEventRecord(done, stream_.get()), "cudaEventRecord");
+    }
+    if (calls > 0) wait_for(events_[static_cast<std::size_t>(calls - 1) % kInFlight]);
+  }
+
+  // Polls rather than blocking, so that an error NCCL reports asynchronously (a peer gone)
+  // or an abort from the watchdog ends the wait (NCCL's fault-handling pattern; nccl-tests
+  // polls so too).
+  void wait_for(cudaEvent_t event) {
+    while (true) {
+      const cudaError_t state = cudaEventQuery(event);
+      if (state == cudaSuccess) break;
+      if (state != cudaErrorNotReady) check_cuda(state, "cudaEventQuery");
+      if (aborted_.load()) throw std::runtime_error("NCCL communicator aborted");
+      ncclResult_t async = ncclSuccess;
+      check_nccl(ncclCommGetAsyncError(nccl_, &async), "ncclCommGetAsyncError", nccl_);
+      if (async != ncclSuccess && async != ncclInProgress) check_nccl(async, "NCCL (asynchronous error)", nccl_);
+      std::this_thread::yield();
+    }
+    watchdog_progress();
+  }
+
+  // Device buffers for `count` floats (at least one), kept for smaller sizes.
   void reserve(std::size_t count) {
-    if (count <= capacity_) return;
-    free_buffers();
-    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
-    check_cuda(cudaMalloc(&send_, std::max<std::size_t>(count, 1) * sizeof(float)), "cudaMalloc");
-    check_cuda(cudaMalloc(&recv_, std::max<std::size_t>(count, 1) * sizeof(float)), "cudaMalloc");
-    check_cuda(cudaMemset(send_, 0, std::max<std::size_t>(count, 1) * sizeof(float)), "cudaMemset");
-    capacity_ = count;
-  }
-  void free_buffers() {
-    if (send_) cudaFree(send_);
-    if (recv_) cudaFree(recv_);
+    const std::size_t floats = std::max<std::size_t>(count, 1);
+    if (floats <= capacity_) return;
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    if (send_) check_cuda(cudaFree(send_), "cudaFree");
+    if (recv_) check_cuda(cudaFree(recv_), "cudaFree");
     send_ = recv_ = nullptr;
     capacity_ = 0;
+    check_cuda(cudaMalloc(reinterpret_cast<void**>(&send_), floats * sizeof(float)), "cudaMalloc");
+    check_cuda(cudaMalloc(reinterpret_cast<void**>(&recv_), floats * sizeof(float)), "cudaMalloc");
+    check_cuda(cudaMemset(send_, 0, floats * sizeof(float)), "cudaMemset");
+    check_cuda(cudaMemset(recv_, 0, floats * sizeof(float)), "cudaMemset");
+    capacity_ = floats;
   }
+
+  static constexpr std::size_t kInFlight = 16;
 
   MPI_Comm mpi_;
   int rank_ = 0, size_ = 1, device_ = 0;
   std::shared_ptr<CUstream_st> stream_;
-  ncclComm_t nccl_ = nullptr;
   cudaDeviceProp props_{};
+  ncclComm_t nccl_ = nullptr;
+  std::array<cudaEvent_t, kInFlight> events_{};
   float* send_ = nullptr;
   float* recv_ = nullptr;
   std::size_t capacity_ = 0;
+  std::atomic<bool> aborted_{false};
 };
 
 }  // namespace
