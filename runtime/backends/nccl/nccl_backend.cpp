@@ -41,6 +41,23 @@ void check_nccl(ncclResult_t status, const char* call, ncclComm_t comm = nullptr
   throw std::runtime_error(message);
 }
 
+// Polls `query` (a stream's or an event's state) until the work is done, rather than
+// blocking in a synchronize: an error NCCL reports asynchronously (a peer gone) or an abort
+// from the watchdog then ends the wait (NCCL's documented fault-handling pattern).
+template <class Query>
+void poll_until_done(Query query, const char* what, ncclComm_t comm, const std::atomic<bool>& aborted) {
+  while (true) {
+    const cudaError_t state = query();
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) check_cuda(state, what);
+    if (aborted.load()) throw std::runtime_error("NCCL communicator aborted");
+    ncclResult_t async = ncclSuccess;
+    check_nccl(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError", comm);
+    if (async != ncclSuccess && async != ncclInProgress) check_nccl(async, "NCCL (asynchronous error)", comm);
+    std::this_thread::yield();
+  }
+}
+
 constexpr const char* kNoAsync =
     "the nccl backend runs every round in lockstep; asynchronous servers need --backend mpi_host or mpi_cuda";
 
@@ -90,16 +107,7 @@ class NcclTransport final : public Transport {
   // asynchronously (a peer gone) or an abort from the watchdog ends the wait (NCCL's
   // documented fault-handling pattern).
   void wait_all() override {
-    while (true) {
-      const cudaError_t state = cudaStreamQuery(stream_.get());
-      if (state == cudaSuccess) break;
-      if (state != cudaErrorNotReady) check_cuda(state, "cudaStreamQuery");
-      if (aborted_.load()) throw std::runtime_error("NCCL communicator aborted");
-      ncclResult_t async = ncclSuccess;
-      check_nccl(ncclCommGetAsyncError(nccl_, &async), "ncclCommGetAsyncError", nccl_);
-      if (async != ncclSuccess && async != ncclInProgress) check_nccl(async, "NCCL (asynchronous error)", nccl_);
-      std::this_thread::yield();
-    }
+    poll_until_done([&] { return cudaStreamQuery(stream_.get()); }, "cudaStreamQuery", nccl_, aborted_);
     posted_ = 0;
   }
 
@@ -249,16 +257,7 @@ class NcclAllReduce final : public NativeAllReduce {
   // or an abort from the watchdog ends the wait (NCCL's fault-handling pattern; nccl-tests
   // polls so too).
   void wait_for(cudaEvent_t event) {
-    while (true) {
-      const cudaError_t state = cudaEventQuery(event);
-      if (state == cudaSuccess) break;
-      if (state != cudaErrorNotReady) check_cuda(state, "cudaEventQuery");
-      if (aborted_.load()) throw std::runtime_error("NCCL communicator aborted");
-      ncclResult_t async = ncclSuccess;
-      check_nccl(ncclCommGetAsyncError(nccl_, &async), "ncclCommGetAsyncError", nccl_);
-      if (async != ncclSuccess && async != ncclInProgress) check_nccl(async, "NCCL (asynchronous error)", nccl_);
-      std::this_thread::yield();
-    }
+    poll_until_done([&] { return cudaEventQuery(event); }, "cudaEventQuery", nccl_, aborted_);
     watchdog_progress();
   }
 
