@@ -34,6 +34,20 @@ PairMatrix read_matrix(const JsonView& view, std::size_t n, double scale, bool p
   return m;
 }
 
+// A matrix of relative spreads (non-negative numbers or nulls; the diagonal dropped).
+PairMatrix read_spread_matrix(const JsonView& view, std::size_t n) {
+  PairMatrix m(n);
+  const auto rows = view.items(n, "rows (one per GPU)");
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto cells = rows[i].items(n, "values (one per GPU)");
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j || cells[j].is_null()) continue;
+      m.at(i, j) = cells[j].as_number_in(0, 1e6, "a relative spread (0.03 = 3 %)");
+    }
+  }
+  return m;
+}
+
 std::vector<double> read_vector(const JsonView& view, std::size_t n, double scale) {
   std::vector<double> out;
   for (const auto& item : view.items(n, "values (one per GPU)")) out.push_back(read_bandwidth_GBps(item) * scale);
@@ -81,8 +95,8 @@ std::optional<double> PairMatrix::symmetric(std::size_t i, std::size_t j) const 
 const std::vector<std::string>& matrix_form_keys() {
   static const std::vector<std::string> keys = {
       "name", "description", "source", "gpus", "bandwidth_GBps", "bidirectional_GBps", "latency_us", "cpu_latency_us",
-      "topo_classes", "p2p_supported", "host_to_device_GBps", "device_to_host_GBps", "device_local_GBps", "device_quantize_GBps",
-      "other_measurements", "concurrent_probes"};
+      "bandwidth_spread", "bidirectional_spread", "topo_classes", "p2p_supported", "host_to_device_GBps", "device_to_host_GBps", "device_local_GBps", "device_quantize_GBps",
+      "other_measurements", "concurrent_probes", "nominal"};
   return keys;
 }
 
@@ -121,6 +135,8 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
   if (auto v = doc.get("bidirectional_GBps")) form.bidirectional_Bps = read_matrix(*v, n, kGB, true, false);
   if (auto v = doc.get("latency_us")) form.latency_s = read_matrix(*v, n, kUs, false, false);
   if (auto v = doc.get("cpu_latency_us")) form.cpu_latency_s = read_matrix(*v, n, kUs, false, false);
+  if (auto v = doc.get("bandwidth_spread")) form.bandwidth_spread = read_spread_matrix(*v, n);
+  if (auto v = doc.get("bidirectional_spread")) form.bidirectional_spread = read_spread_matrix(*v, n);
   if (auto v = doc.get("topo_classes")) {
     std::vector<std::vector<std::string>> classes;
     const auto rows = v->items(n, "rows (one per GPU)");
@@ -180,6 +196,20 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
       form.concurrent_probes.push_back(std::move(probe));
     }
   }
+  if (auto v = doc.get("nominal")) {
+    v->expect_object({"pcie_GBps", "inter_socket_GBps", "nvlink_GBps_per_link", "basis"});
+    // The topology of a nominal form is built from its classes: without them there is none.
+    if (!form.topo_classes) {
+      v->fail_message("nominal figures without \"topo_classes\"; expected the nvidia-smi topo -m classes the nominal "
+                      "topology is built from");
+    }
+    NominalRates rates;
+    rates.pcie_Bps = read_bandwidth_GBps(v->at("pcie_GBps")) * kGB;
+    rates.inter_socket_Bps = read_bandwidth_GBps(v->at("inter_socket_GBps")) * kGB;
+    rates.nvlink_Bps_per_link = read_bandwidth_GBps(v->at("nvlink_GBps_per_link")) * kGB;
+    if (auto b = v->get("basis")) rates.basis = b->as_string();
+    form.nominal = std::move(rates);
+  }
   return form;
 }
 
@@ -193,6 +223,8 @@ ordered_json matrix_form_to_json(const MatrixForm& form) {
   out["bidirectional_GBps"] = form.bidirectional_Bps ? matrix_to_json(*form.bidirectional_Bps, kGB) : ordered_json(nullptr);
   out["latency_us"] = form.latency_s ? matrix_to_json(*form.latency_s, kUs) : ordered_json(nullptr);
   if (form.cpu_latency_s) out["cpu_latency_us"] = matrix_to_json(*form.cpu_latency_s, kUs);
+  if (form.bandwidth_spread) out["bandwidth_spread"] = matrix_to_json(*form.bandwidth_spread, 1.0);
+  if (form.bidirectional_spread) out["bidirectional_spread"] = matrix_to_json(*form.bidirectional_spread, 1.0);
   out["topo_classes"] = form.topo_classes ? ordered_json(*form.topo_classes) : ordered_json(nullptr);
   if (form.p2p_supported) out["p2p_supported"] = *form.p2p_supported;
   if (form.host_to_device_Bps) out["host_to_device_GBps"] = vector_to_json(*form.host_to_device_Bps, kGB);
@@ -221,6 +253,12 @@ ordered_json matrix_form_to_json(const MatrixForm& form) {
       probes.push_back({{"flows", flows}, {"bandwidth_GBps", bw}});
     }
     out["concurrent_probes"] = probes;
+  }
+  if (form.nominal) {
+    out["nominal"] = {{"pcie_GBps", form.nominal->pcie_Bps / kGB},
+                      {"inter_socket_GBps", form.nominal->inter_socket_Bps / kGB},
+                      {"nvlink_GBps_per_link", form.nominal->nvlink_Bps_per_link / kGB},
+                      {"basis", form.nominal->basis}};
   }
   return out;
 }

@@ -8,11 +8,17 @@
 //   { "name": "...", "gpus": ["gpu0", ...],
 //     "bandwidth_GBps": [[null, 5.96, ...], ...],
 //     "bidirectional_GBps": null, "latency_us": null, "cpu_latency_us": null,
+//     "bandwidth_spread": null, "bidirectional_spread": null,   (relative, 0.03 = 3 %)
 //     "topo_classes": null, "p2p_supported": null,
 //     "host_to_device_GBps": null, "device_to_host_GBps": null, "device_local_GBps": null,
 //     "other_measurements": { "p2p_disabled": { "bandwidth_GBps": ..., ... } },
 //     "concurrent_probes": [ {"flows": [["gpu0", "gpu2"], ["gpu1", "gpu3"]], "bandwidth_GBps": [2.3, 2.2]} ],
+//     "nominal": { "pcie_GBps": 24, "inter_socket_GBps": 16, "nvlink_GBps_per_link": 20.6, "basis": "..." },
 //     "description": "...", "source": "..." }
+//
+// "nominal" marks a form that measured nothing: built from `nvidia-smi topo -m` alone, its
+// bandwidth_GBps are the documented rates of the links each pair's class crosses
+// (models/hardware.h), and the topology is built from topo_classes with these rates.
 #pragma once
 
 #include <map>
@@ -53,6 +59,15 @@ struct ConcurrentProbe {
   std::vector<double> bandwidth_Bps;  // what each got
 };
 
+// The documented link rates a nominal form was built with (bytes/s), and where they come
+// from in words ("PCIe Gen4 x16 (RTX 4090's), ...").
+struct NominalRates {
+  double pcie_Bps = 0;             // each GPU's PCIe link, and a switch's uplink
+  double inter_socket_Bps = 0;     // the link between CPU sockets (SYS)
+  double nvlink_Bps_per_link = 0;  // one NVLink of an NV# pair
+  std::string basis;
+};
+
 struct MatrixForm {
   std::string name;
   std::string description;
@@ -62,6 +77,11 @@ struct MatrixForm {
   std::optional<PairMatrix> bidirectional_Bps;
   std::optional<PairMatrix> latency_s;
   std::optional<PairMatrix> cpu_latency_s;
+  // How much the repeated probes of bandwidth_Bps / bidirectional_Bps disagreed, relative
+  // to their median (gradsync-run measure: 1.4826 x the median absolute deviation / the
+  // median, a robust standard deviation); a difference smaller than this says nothing.
+  std::optional<PairMatrix> bandwidth_spread;
+  std::optional<PairMatrix> bidirectional_spread;
   // "X", "PIX", "PXB", "PHB", "NODE", "SYS", "NV1", "NV2", ...; diagonal "X".
   std::optional<std::vector<std::vector<std::string>>> topo_classes;
   std::optional<std::vector<std::vector<bool>>> p2p_supported;
@@ -71,6 +91,7 @@ struct MatrixForm {
   std::optional<std::vector<double>> device_quantize_Bps;  // 1-bit encode + decode rate (gradsync-run measure)
   std::map<std::string, MeasurementSet> other_measurements;
   std::vector<ConcurrentProbe> concurrent_probes;
+  std::optional<NominalRates> nominal;  // set: the figures are nominal, not measured
 
   std::size_t size() const { return gpus.size(); }
 };

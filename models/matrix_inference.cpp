@@ -22,6 +22,17 @@ struct Cluster {
   double depth_latency_s = 0;  // latency from a member GPU up to `root`
 };
 
+// nvidia-smi topo -m's non-NVLink classes, closest first (NCCL's PATH_PIX .. PATH_SYS).
+enum ClassLevel { kLevelPix, kLevelPxb, kLevelPhb, kLevelNode, kLevelSys };
+
+ClassLevel class_level(const std::string& c) {
+  if (c == "PIX") return kLevelPix;
+  if (c == "PXB") return kLevelPxb;
+  if (c == "PHB") return kLevelPhb;
+  if (c == "NODE") return kLevelNode;
+  return kLevelSys;  // SYS, and SOC (its old name)
+}
+
 std::string fmt(const char* format, double a, double b = 0, double c = 0) {
   char buf[256];
   std::snprintf(buf, sizeof buf, format, a, b, c);
@@ -42,8 +53,9 @@ double InferenceReport::max_abs_error() const {
 
 std::string InferenceReport::text() const {
   std::ostringstream out;
-  out << "measured pairs reproduced by the inferred topology:\n";
-  out << "  from      to        measured    modeled     error\n";
+  out << (nominal ? "nominal pair figures reproduced by the topology built from the classes:\n"
+                  : "measured pairs reproduced by the inferred topology:\n");
+  out << (nominal ? "  from      to         nominal    modeled     error\n" : "  from      to        measured    modeled     error\n");
   for (const auto& p : pairs) {
     char line[200];
     std::snprintf(line, sizeof line, "  %-9s %-9s %7.2f GB/s %7.2f GB/s %+6.2f %%%s\n", p.from.c_str(), p.to.c_str(),
@@ -116,6 +128,8 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
   std::vector<std::string> notes;
 
   for (const auto& id : form.gpus) nodes.push_back({id, NodeKind::gpu});
+  // Nominal (nvidia-smi topo -m alone): the classes shape the tree and give each link its rate.
+  const NominalRates* nominal = form.topo_classes && form.nominal ? &*form.nominal : nullptr;
 
   // Pairs joined by NVLink get a direct link and do not shape the switch tree.
   std::vector<std::vector<bool>> direct(n, std::vector<bool>(n, false));
@@ -128,7 +142,7 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         Link l;
         l.a = i;
         l.b = j;
-        l.bandwidth_Bps = *form.bandwidth_Bps.symmetric(i, j);
+        l.bandwidth_Bps = nominal ? nv * nominal->nvlink_Bps_per_link : *form.bandwidth_Bps.symmetric(i, j);
         l.latency_s = form.latency_s && form.latency_s->symmetric(i, j) ? *form.latency_s->symmetric(i, j)
                                                                           : options.default_link_latency_s;
         l.label = "nvlink x" + std::to_string(nv);
@@ -265,7 +279,7 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
     return sum / count;
   };
 
-  std::size_t switches = 0, roots = 0;
+  std::size_t switches = 0, roots = 0, cpus = 0;
   std::map<std::size_t, std::size_t> lowest_gpu;  // internal node -> lowest GPU index below it
   while (clusters.size() > 1) {
     const std::size_t c = clusters.size();
@@ -278,6 +292,33 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         link_bw[a][b] = link_bw[b][a] = linkage(clusters[a], clusters[b]);
         compatible[a][b] = compatible[b][a] = one_probe_group(clusters[a].gpus, clusters[b].gpus);
       }
+    }
+    // Nominal: only the closest class joins clusters now (two clusters are as far apart as
+    // their farthest pair); the bandwidths, all nominal, only order pairs of that class.
+    int level = kLevelPix;
+    if (nominal) {
+      std::vector<std::vector<int>> pair_level(c, std::vector<int>(c, kLevelSys));
+      int closest = kLevelSys;
+      for (std::size_t a = 0; a < c; ++a) {
+        for (std::size_t b = a + 1; b < c; ++b) {
+          int far = kLevelPix;
+          for (std::size_t i : clusters[a].gpus) {
+            for (std::size_t j : clusters[b].gpus) {
+              if (direct[i][j]) continue;
+              far = std::max({far, static_cast<int>(class_level((*form.topo_classes)[i][j])),
+                              static_cast<int>(class_level((*form.topo_classes)[j][i]))});
+            }
+          }
+          pair_level[a][b] = pair_level[b][a] = far;
+          if (link_bw[a][b]) closest = std::min(closest, far);
+        }
+      }
+      for (std::size_t a = 0; a < c; ++a) {
+        for (std::size_t b = 0; b < c; ++b) {
+          if (a != b && pair_level[a][b] != closest) link_bw[a][b].reset();
+        }
+      }
+      level = closest;
     }
     // Within probe groups first; across them once each group is one cluster.
     bool restricted = false;
@@ -313,7 +354,52 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
 
     const bool all_single = std::all_of(group.begin(), group.end(), [&](std::size_t g) { return clusters[g].gpus.size() == 1; });
     Node sw;
-    if (all_single) {
+    if (nominal) {
+      // The node the class names: a PCIe switch (PIX, PXB), a host bridge (PHB), a CPU (NODE).
+      if (level <= kLevelPxb) sw = {"switch" + std::to_string(switches++), NodeKind::pcie_switch};
+      if (level == kLevelPhb) sw = {"root" + std::to_string(roots++), NodeKind::root_complex};
+      if (level == kLevelNode) sw = {"cpu" + std::to_string(cpus++), NodeKind::cpu_socket};
+      if (level == kLevelSys) {
+        // Across sockets: each group hangs from its CPU (by its PCIe link when a GPU or a
+        // switch tops it), and the CPUs are joined by the inter-socket link, or for more than
+        // two by one such link each to a hub (a ring's hops then cross two, each at that rate).
+        for (std::size_t g : group) {
+          Cluster& member = clusters[g];
+          if (nodes[member.root].kind == NodeKind::cpu_socket) continue;
+          const std::size_t cpu = nodes.size();
+          nodes.push_back({"cpu" + std::to_string(cpus++), NodeKind::cpu_socket});
+          lowest_gpu[cpu] = *std::min_element(member.gpus.begin(), member.gpus.end());
+          Link l;
+          l.a = member.root;
+          l.b = cpu;
+          l.bandwidth_Bps = nominal->pcie_Bps;
+          l.latency_s = options.default_link_latency_s;
+          l.label = "pcie";
+          links.push_back(l);
+          member.depth_latency_s += l.latency_s;
+          member.root = cpu;
+        }
+        if (group.size() == 2) {
+          Link l;
+          l.a = clusters[group[0]].root;
+          l.b = clusters[group[1]].root;
+          l.bandwidth_Bps = nominal->inter_socket_Bps;
+          l.latency_s = options.default_link_latency_s;
+          l.label = "inter-socket";
+          links.push_back(l);
+          Cluster merged{clusters[group[0]].gpus, clusters[group[0]].root, clusters[group[0]].depth_latency_s};
+          merged.gpus.insert(merged.gpus.end(), clusters[group[1]].gpus.begin(), clusters[group[1]].gpus.end());
+          std::vector<Cluster> next;
+          for (std::size_t k = 0; k < c; ++k) {
+            if (!in_group[k]) next.push_back(std::move(clusters[k]));
+          }
+          next.push_back(std::move(merged));
+          clusters = std::move(next);
+          continue;
+        }
+        sw = {"smp", NodeKind::cpu_socket};
+      }
+    } else if (all_single) {
       sw = {"switch" + std::to_string(switches++), NodeKind::pcie_switch};
     } else {
       sw = {"root" + std::to_string(roots++), NodeKind::root_complex};
@@ -346,7 +432,7 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
     merged.root = sw_index;
     std::size_t lowest = n;
     for (std::size_t g : group) lowest = std::min(lowest, *std::min_element(clusters[g].gpus.begin(), clusters[g].gpus.end()));
-    lowest_gpu[sw_index] = lowest;
+    if (!nominal || level != kLevelSys) lowest_gpu[sw_index] = lowest;  // the hub of sockets keeps its name
     double depth_sum = 0;
     for (std::size_t g : group) {
       const Cluster& member = clusters[g];
@@ -366,6 +452,11 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       if (!restricted && member.gpus.size() > 1) l.bandwidth_Bps = std::max(l.bandwidth_Bps, probe_uplink(member.gpus));
       l.latency_s = level_latency ? std::max(0.0, *level_latency / 2 - member.depth_latency_s) : options.default_link_latency_s;
       l.label = "pcie";
+      if (nominal) {
+        // A switch's or host bridge's uplink is taken as wide as a GPU's link (topo -m does not say).
+        l.bandwidth_Bps = level == kLevelSys ? nominal->inter_socket_Bps : nominal->pcie_Bps;
+        if (level == kLevelSys) l.label = "inter-socket";
+      }
       links.push_back(l);
       depth_sum += member.depth_latency_s + l.latency_s;
       merged.gpus.insert(merged.gpus.end(), member.gpus.begin(), member.gpus.end());
@@ -393,31 +484,42 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       Link l;
       l.a = cl.root;
       l.b = root_index;
-      l.bandwidth_Bps = slowest;
+      l.bandwidth_Bps = nominal ? nominal->pcie_Bps : slowest;
       l.latency_s = options.default_link_latency_s;
       l.label = "pcie (assumed)";
       links.push_back(l);
     }
-    notes.push_back("no measured non-NVLink pair joins some GPU groups; they were joined under " + nodes[root_index].id +
-                    " by links assumed as fast as the slowest measured pair (" + format_GBps(slowest) + ")");
+    if (nominal) {
+      notes.push_back("only NVLink classes join some GPU groups; they were joined under " + nodes[root_index].id +
+                      " by PCIe links at the nominal PCIe rate (" + format_GBps(nominal->pcie_Bps) + ")");
+    } else {
+      notes.push_back("no measured non-NVLink pair joins some GPU groups; they were joined under " + nodes[root_index].id +
+                      " by links assumed as fast as the slowest measured pair (" + format_GBps(slowest) + ")");
+    }
     clusters = {Cluster{{}, root_index, 0}};
   }
   const std::size_t tree_root = clusters.front().root;
 
-  // Number switches and roots in the order of the GPUs below them (switch0 holds gpu0).
-  for (const NodeKind kind : {NodeKind::pcie_switch, NodeKind::root_complex}) {
+  // Number switches, roots and CPUs in the order of the GPUs below them (switch0 holds gpu0).
+  for (const NodeKind kind : {NodeKind::pcie_switch, NodeKind::root_complex, NodeKind::cpu_socket}) {
     std::vector<std::pair<std::size_t, std::size_t>> order;  // (lowest GPU, node)
     for (const auto& [node, gpu] : lowest_gpu) {
       if (nodes[node].kind == kind) order.emplace_back(gpu, node);
     }
     std::stable_sort(order.begin(), order.end());
     for (std::size_t k = 0; k < order.size(); ++k) {
-      nodes[order[k].second].id = (kind == NodeKind::pcie_switch ? "switch" : "root") + std::to_string(k);
+      nodes[order[k].second].id =
+          (kind == NodeKind::pcie_switch ? "switch" : kind == NodeKind::root_complex ? "root" : "cpu") + std::to_string(k);
     }
   }
 
+  if (nominal) {
+    notes.push_back("NOMINAL topology: built from the nvidia-smi topo -m classes (" + nominal->basis + ")");
+  }
   if (!form.latency_s) {
-    notes.push_back(fmt("no latency was measured: every link was given %.2f us", s_to_us(options.default_link_latency_s)));
+    notes.push_back(fmt(nominal ? "no latency is known (nominal): every link was given the default %.2f us"
+                                : "no latency was measured: every link was given %.2f us",
+                        s_to_us(options.default_link_latency_s)));
   }
 
   // Host memory at the root of the tree.
@@ -438,8 +540,8 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
     l.label = "host";
     links.push_back(l);
   } else {
-    notes.push_back("no host<->device bandwidth was measured: the topology has no host-memory node, so a parameter "
-                    "server must live on a GPU");
+    notes.push_back(std::string(nominal ? "no host<->device bandwidth is known (nominal)" : "no host<->device bandwidth was measured") +
+                    ": the topology has no host-memory node, so a parameter server must live on a GPU");
   }
 
   // Duplex from the bidirectional figures (both directions at once, summed): much less
@@ -465,7 +567,14 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
           }
           const double both = *form.bandwidth_Bps.at(i, j) + *form.bandwidth_Bps.at(j, i);
           double ratio = *bi / both;
-          if (ratio >= 1 - tol) ratio = 1;  // full duplex, as far as this pair can tell
+          // A shortfall within what the probes disagreed by (their spread, where measured) is noise.
+          double noise = tol;
+          auto spread = [](const std::optional<PairMatrix>& m, std::size_t a, std::size_t b) {
+            return m && m->at(a, b) ? *m->at(a, b) : 0.0;
+          };
+          noise = std::max(noise, spread(form.bidirectional_spread, i, j) +
+                                      std::max(spread(form.bandwidth_spread, i, j), spread(form.bandwidth_spread, j, i)));
+          if (ratio >= 1 - noise) ratio = 1;  // full duplex, as far as this pair can tell
           const double bottleneck = probe.route_bottleneck_Bps(i, j);
           for (const Hop& h : probe.route(i, j)) {
             if (links[h.link].bandwidth_Bps <= bottleneck * (1 + tol)) shares[h.link].push_back(ratio);
@@ -508,6 +617,7 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
 
   InferenceReport report;
   report.notes = std::move(notes);
+  report.nominal = nominal != nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;

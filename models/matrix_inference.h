@@ -14,6 +14,13 @@
 //
 // Every measured pair is then routed on the inferred graph and compared with its
 // measurement; the report lists each pair, its error and whether it is explained.
+//
+// A nominal form (MatrixForm::nominal: nvidia-smi topo -m alone, nothing measured) is
+// clustered by its classes instead, closest first as NCCL orders them (PIX, PXB, PHB, NODE,
+// SYS): GPUs of one PIX group hang from one PCIe switch and share its uplink, PXB groups from a
+// common switch, PHB from a root complex, NODE from a CPU; SYS joins the CPUs by the
+// inter-socket link (a hub of such links for more than two). Every link gets its nominal rate
+// (each GPU's PCIe link, uplinks at the same rate), NV# pairs # NVLinks.
 #pragma once
 
 #include <string>
@@ -49,6 +56,7 @@ struct InferenceReport {
   std::vector<PairCheck> pairs;  // every measured GPU pair, then host pairs
   std::vector<ProbeCheck> probes;
   std::vector<std::string> notes;  // assumptions and decisions, in plain words
+  bool nominal = false;  // the pairs' figures are nominal (MatrixForm::nominal), not measured
   std::size_t unexplained_count() const;
   double max_abs_error() const;
   std::string text() const;  // readable summary: tree, pairs, notes

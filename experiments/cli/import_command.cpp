@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "experiments/cli/commands.h"
 #include "experiments/cli/output.h"
@@ -25,6 +26,9 @@ struct ImportOptions {
   std::string p2p = "enabled";
   std::string measured;  // nccl-tests rows as records of the measured executor
   bool graph = false;
+  // Nominal figures for nvidia-smi topo -m alone (models::ImportOptions checks their values).
+  std::string gpu_model, pcie, cpu;
+  std::optional<int> pcie_width;
 };
 
 // A matrix-form topology JSON (e.g. from gradsync-run measure): show what gradsync infers from it.
@@ -48,6 +52,10 @@ int run_import(const ImportOptions& o) {
   models::ImportOptions options;
   options.name = o.name;
   options.p2p_enabled = o.p2p == "enabled";
+  options.gpu_model = o.gpu_model;
+  options.pcie = o.pcie;
+  options.pcie_width = o.pcie_width;
+  options.cpu = o.cpu;
   if (!o.measured.empty()) check_output_path(o.measured, "--measured");
   const models::ImportResult imported = models::import_tool_files(o.files, options);
   const models::InferredTopology inferred = models::infer_topology(imported.form);
@@ -93,13 +101,25 @@ Action add_import(CLI::App& app) {
       "  gradsync import nvbandwidth.txt --graph > mybox-graph.json\n"
       "nccl-tests output (*_perf) in the files is read too: not for the links, but as measured collective times\n"
       "(--measured FILE writes them as result records; gradsync compare checks predictions against them).\n"
-      "  gradsync import ../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt -o box.json --measured box-nccl.jsonl");
+      "  gradsync import ../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt -o box.json --measured box-nccl.jsonl\n"
+      "nvidia-smi topo -m alone gives a NOMINAL topology: the classes' structure (PIX: one PCIe switch, PXB: switches\n"
+      "under a switch, PHB: one host bridge, NODE: one CPU, SYS: across CPU sockets, NV#: # NVLinks) with NCCL's\n"
+      "documented rates: each GPU's PCIe link from --pcie/--pcie-width, else its model's (--gpu-model, else the\n"
+      "nccl-tests device lines), else Gen4 x16; the inter-socket link by --cpu (default AMD's). Its name ends in\n"
+      "-nominal and the report says which figures were assumed.\n"
+      "  gradsync import topo.txt --gpu-model \"RTX 4090\" --cpu intel -o mybox-nominal.json");
   cmd->add_option("files", o->files, "tool output files")->required()->check(CLI::ExistingFile);
   cmd->add_option("--output,-o", o->output, "write the topology JSON here (default: stdout)");
   cmd->add_option("--name", o->name, "topology name (default: the part the files' names share, e.g. 4gpu-2switch; else the first file's name)");
   cmd->add_option("--p2p", o->p2p, "p2pBandwidthLatencyTest: use the P2P=enabled or P2P=disabled matrices")
       ->check(CLI::IsMember({"enabled", "disabled"}))
       ->default_val("enabled");
+  cmd->add_option("--gpu-model", o->gpu_model,
+                  "the GPUs' model (\"RTX 4090\", \"A100\", ...; default: the device names in the files): its PCIe "
+                  "generation and width and NVLink rate set nominal figures, and models read it");
+  cmd->add_option("--pcie", o->pcie, "nominal figures: the GPUs' PCIe generation, gen3|gen4|gen5|gen6 (default: the GPU model's)");
+  cmd->add_option("--pcie-width", o->pcie_width, "nominal figures: lanes of each GPU's PCIe link (default: the GPU model's)");
+  cmd->add_option("--cpu", o->cpu, "nominal figures: amd|intel|arm, whose inter-socket link SYS pairs cross (default: AMD's)");
   cmd->add_flag("--graph", o->graph, "write the inferred graph form instead of the matrix form");
   cmd->add_option("--measured", o->measured,
                   "write the nccl-tests rows found in the files as records of the measured executor (.jsonl or .csv)");

@@ -6,8 +6,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "models/error.h"
+#include "models/hardware.h"
 #include "models/importers/parse_util.h"
+#include "models/units.h"
 
 namespace gradsync::models {
 namespace {
@@ -128,7 +132,100 @@ const ParsedText* single_holder(const std::vector<ParsedText>& texts, const std:
 
 std::string gpu_id(std::size_t i) { return "gpu" + std::to_string(i); }
 
+std::string gbps_text(double Bps) { return fmt::format("{:g} GB/s", Bps / kGB); }
+
+// nvidia-smi topo -m alone: each pair gets what NCCL's defaults credit the links its class
+// crosses (topo.h / topo.cc, through models/hardware.h), never a figure of this machine:
+// PIX, PXB, PHB and NODE cross PCIe links only (the GPUs' own, a switch's uplink, a host
+// bridge's), all at the GPUs' PCIe rate; SYS adds the link between CPU sockets; NV# is # NVLinks.
+// `gpu` is the GPU model (nullptr: unknown), `gpu_origin` where it was named.
+void make_nominal_form(MatrixForm& form, const hardware::GpuModel* gpu, const std::string& gpu_origin,
+                       const ImportOptions& options, std::vector<std::string>& notes) {
+  const auto& classes = *form.topo_classes;
+  const std::size_t n = form.size();
+  bool sys = false, nvlink = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      sys = sys || classes[i][j] == "SYS" || classes[i][j] == "SOC";
+      nvlink = nvlink || nvlink_count(classes[i][j]) > 0;
+    }
+  }
+
+  const std::string model = gpu ? std::string(gpu->name) + "'s" : "";
+  int gen = 4;
+  std::string gen_origin = "assumed";
+  if (!options.pcie.empty()) {
+    gen = options.pcie[3] - '0';
+    gen_origin = "--pcie";
+  } else if (gpu) {
+    gen = gpu->pcie_gen;
+    gen_origin = model;
+  }
+  int lanes = 16;
+  std::string lanes_origin = "assumed";
+  if (options.pcie_width) {
+    lanes = *options.pcie_width;
+    lanes_origin = "--pcie-width";
+  } else if (gpu) {
+    lanes = gpu->lanes;
+    lanes_origin = model;
+  }
+  const std::string cpu = options.cpu.empty() ? "amd" : options.cpu;
+  const int compute_capability = gpu ? gpu->compute_capability : 80;
+
+  NominalRates rates;
+  rates.pcie_Bps = hardware::pcie_GBps(gen, lanes) * kGB;
+  rates.inter_socket_Bps = hardware::inter_socket_GBps(cpu) * kGB;
+  rates.nvlink_Bps_per_link = hardware::nvlink_GBps_per_link(compute_capability) * kGB;
+
+  form.bandwidth_Bps = PairMatrix(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const std::string& c = classes[i][j];
+      const int links = nvlink_count(c);
+      double v = rates.pcie_Bps;
+      if (links > 0) v = links * rates.nvlink_Bps_per_link;
+      if (c == "SYS" || c == "SOC") v = std::min(rates.pcie_Bps, rates.inter_socket_Bps);
+      form.bandwidth_Bps.at(i, j) = v;
+    }
+  }
+
+  const std::string pcie_text = fmt::format("PCIe Gen{} x{} {}", gen, lanes, gbps_text(rates.pcie_Bps));
+  const std::string cpu_name = cpu == "amd" ? "AMD" : cpu == "intel" ? "Intel" : "Arm";
+  rates.basis = pcie_text + " per GPU link and switch uplink";
+  if (sys) rates.basis += ", inter-socket " + gbps_text(rates.inter_socket_Bps) + " (" + cpu_name + ")";
+  if (nvlink) {
+    rates.basis += fmt::format(", NVLink {} per link (compute capability {}.{})", gbps_text(rates.nvlink_Bps_per_link),
+                               compute_capability / 10, compute_capability % 10);
+  }
+  rates.basis += "; NCCL 2.30.7's figures (models/hardware.h), not measured";
+
+  notes.push_back("no bandwidth measured: every figure is NOMINAL, from the nvidia-smi topo -m classes (" + rates.basis + ")");
+  std::string pcie_note = "nominal PCIe link of each GPU: " + pcie_text;
+  if (gen_origin == lanes_origin) {
+    pcie_note += gen_origin == "assumed" ? " assumed (GPU model unknown; --gpu-model, --pcie and --pcie-width give it)"
+                                         : " (" + gen_origin + ", GPU model from " + gpu_origin + ")";
+  } else {
+    pcie_note += " (generation: " + gen_origin + ", width: " + lanes_origin + ")";
+  }
+  notes.push_back(pcie_note);
+  if (sys) {
+    notes.push_back("nominal link between CPU sockets (SYS pairs): " + gbps_text(rates.inter_socket_Bps) + ", " + cpu_name +
+                    "'s" + (options.cpu.empty() ? " (CPU not given: NCCL's default; --cpu intel|arm)" : " (--cpu)"));
+  }
+  if (nvlink) {
+    notes.push_back(fmt::format("nominal NVLink: {} per link, for compute capability {}.{}{}",
+                                gbps_text(rates.nvlink_Bps_per_link), compute_capability / 10, compute_capability % 10,
+                                gpu ? " (" + std::string(gpu->name) + ")" : " (GPU model unknown: assumed)"));
+  }
+  notes.push_back("nvidia-smi topo -m gives no latency: the links get the default latency (see the inference notes)");
+  form.nominal = std::move(rates);
+}
+
 ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& options) {
+  check_import_options(options);
   ImportResult result;
   for (const auto& t : texts) {
     for (const auto& tool : t.tools) {
@@ -187,7 +284,8 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
   ToolMeasurements nvbm = nvb ? nvbandwidth_measurements(*nvb) : ToolMeasurements{};
   const bool p2p_has = p2p && p2pm.main.bandwidth_Bps;
   const bool nvb_has = nvb && nvbm.main.bandwidth_Bps;
-  if (!p2p_has && !nvb_has) {
+  const bool nominal = !p2p_has && !nvb_has;
+  if (nominal) {
     if (p2p || nvb) {
       const ParsedText* t = p2p ? p2p : nvb;
       const auto& reason = p2p ? p2pm.no_bandwidth_reason : nvbm.no_bandwidth_reason;
@@ -196,70 +294,90 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
                        "; expected the bandwidth matrices of p2pBandwidthLatencyTest or nvbandwidth's "
                        "device_to_device_memcpy_* test cases");
     }
-    std::vector<std::string> holders;
-    for (const auto& t : texts) {
-      if (t.topo || !t.topo_p2p.empty()) holders.push_back(t.src.name);
+    if (!topo) {
+      std::vector<std::string> holders;
+      for (const auto& t : texts) {
+        if (!t.topo_p2p.empty()) holders.push_back(t.src.name);
+      }
+      throw InputError(join(holders) + ": holds \"nvidia-smi topo -p2p\" results but no bandwidth measurement nor "
+                       "nvidia-smi topo -m classes; " + kNoBandwidthHint);
     }
-    const std::string what = topo ? "\"nvidia-smi topo -m\" classes" : "\"nvidia-smi topo -p2p\" results";
-    throw InputError(join(holders) + ": holds " + what + " but no bandwidth measurement; " + kNoBandwidthHint);
   }
-  ToolMeasurements& main = p2p_has ? p2pm : nvbm;
-  ToolMeasurements* secondary = nullptr;
-  if (p2p_has && nvb) secondary = &nvbm;
-  if (!p2p_has && p2p) secondary = &p2pm;
-  if (main.missing_pair_error) throw InputError(*main.missing_pair_error);
 
   MatrixForm& form = result.form;
-  const std::size_t n = main.main.bandwidth_Bps->size();
-  for (std::size_t i = 0; i < n; ++i) form.gpus.push_back(gpu_id(i));
-  form.bandwidth_Bps = *main.main.bandwidth_Bps;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i != j && !form.bandwidth_Bps.at(i, j)) {
-        throw InputError((p2p_has ? p2p : nvb)->src.name + ": " + main.tool + " gives no bandwidth from " + gpu_id(i) +
-                         " to " + gpu_id(j) + "; expected every GPU pair measured");
+  std::vector<std::string> notes;
+  std::size_t n = 0;
+  if (nominal) {
+    // The bandwidth matrix comes once the GPU model is known (below, with the names).
+    n = topo->topo->gpu_count;
+    for (std::size_t i = 0; i < n; ++i) form.gpus.push_back(gpu_id(i));
+  } else {
+    ToolMeasurements& main = p2p_has ? p2pm : nvbm;
+    ToolMeasurements* secondary = nullptr;
+    if (p2p_has && nvb) secondary = &nvbm;
+    if (!p2p_has && p2p) secondary = &p2pm;
+    if (main.missing_pair_error) throw InputError(*main.missing_pair_error);
+
+    n = main.main.bandwidth_Bps->size();
+    for (std::size_t i = 0; i < n; ++i) form.gpus.push_back(gpu_id(i));
+    form.bandwidth_Bps = *main.main.bandwidth_Bps;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j && !form.bandwidth_Bps.at(i, j)) {
+          throw InputError((p2p_has ? p2p : nvb)->src.name + ": " + main.tool + " gives no bandwidth from " + gpu_id(i) +
+                           " to " + gpu_id(j) + "; expected every GPU pair measured");
+        }
       }
     }
-  }
-  std::vector<std::string> notes = main.notes;
-  if (secondary) notes.insert(notes.end(), secondary->notes.begin(), secondary->notes.end());
-  notes.push_back("bandwidth_GBps (the matrix the topology is inferred from) comes from " + main.tool);
+    notes = main.notes;
+    if (secondary) notes.insert(notes.end(), secondary->notes.begin(), secondary->notes.end());
+    notes.push_back("bandwidth_GBps (the matrix the topology is inferred from) comes from " + main.tool);
 
-  // Fill what the main tool lacks from the other one.
-  auto pick_matrix = [&](std::optional<PairMatrix> MeasurementSet::*field, const char* name) {
-    if (main.main.*field) return main.main.*field;
-    if (secondary && secondary->main.*field) {
-      notes.push_back(std::string(name) + " comes from " + secondary->tool + " (" + main.tool + " has none)");
-      return secondary->main.*field;
+    // Fill what the main tool lacks from the other one.
+    auto pick_matrix = [&](std::optional<PairMatrix> MeasurementSet::*field, const char* name) {
+      if (main.main.*field) return main.main.*field;
+      if (secondary && secondary->main.*field) {
+        notes.push_back(std::string(name) + " comes from " + secondary->tool + " (" + main.tool + " has none)");
+        return secondary->main.*field;
+      }
+      return std::optional<PairMatrix>{};
+    };
+    form.bidirectional_Bps = pick_matrix(&MeasurementSet::bidirectional_Bps, "bidirectional_GBps");
+    form.latency_s = pick_matrix(&MeasurementSet::latency_s, "latency_us");
+    form.cpu_latency_s = pick_matrix(&MeasurementSet::cpu_latency_s, "cpu_latency_us");
+    auto pick_vector = [&](std::optional<std::vector<double>> ToolMeasurements::*field, const char* name) {
+      if (main.*field) return main.*field;
+      if (secondary && secondary->*field) {
+        notes.push_back(std::string(name) + " comes from " + secondary->tool);
+        return secondary->*field;
+      }
+      return std::optional<std::vector<double>>{};
+    };
+    form.host_to_device_Bps = pick_vector(&ToolMeasurements::host_to_device_Bps, "host_to_device_GBps");
+    form.device_to_host_Bps = pick_vector(&ToolMeasurements::device_to_host_Bps, "device_to_host_GBps");
+    form.device_local_Bps = pick_vector(&ToolMeasurements::device_local_Bps, "device_local_GBps");
+    form.other_measurements = main.others;
+    if (secondary) {
+      for (const auto& [key, set] : secondary->others) form.other_measurements[key] = set;
+      const MeasurementSet& s = secondary->main;
+      if (s.bandwidth_Bps || s.bidirectional_Bps || s.latency_s || s.cpu_latency_s) {
+        form.other_measurements[secondary->tool] = s;
+        notes.push_back("the " + secondary->tool + " matrices are kept in other_measurements." + secondary->tool);
+      }
     }
-    return std::optional<PairMatrix>{};
-  };
-  form.bidirectional_Bps = pick_matrix(&MeasurementSet::bidirectional_Bps, "bidirectional_GBps");
-  form.latency_s = pick_matrix(&MeasurementSet::latency_s, "latency_us");
-  form.cpu_latency_s = pick_matrix(&MeasurementSet::cpu_latency_s, "cpu_latency_us");
-  auto pick_vector = [&](std::optional<std::vector<double>> ToolMeasurements::*field, const char* name) {
-    if (main.*field) return main.*field;
-    if (secondary && secondary->*field) {
-      notes.push_back(std::string(name) + " comes from " + secondary->tool);
-      return secondary->*field;
+    if (!form.host_to_device_Bps && !form.device_to_host_Bps) {
+      notes.push_back("no host<->device bandwidth in the input (nvbandwidth's host_to_device_memcpy_ce and "
+                      "device_to_host_memcpy_ce give it)");
     }
-    return std::optional<std::vector<double>>{};
-  };
-  form.host_to_device_Bps = pick_vector(&ToolMeasurements::host_to_device_Bps, "host_to_device_GBps");
-  form.device_to_host_Bps = pick_vector(&ToolMeasurements::device_to_host_Bps, "device_to_host_GBps");
-  form.device_local_Bps = pick_vector(&ToolMeasurements::device_local_Bps, "device_local_GBps");
-  form.other_measurements = main.others;
-  if (secondary) {
-    for (const auto& [key, set] : secondary->others) form.other_measurements[key] = set;
-    const MeasurementSet& s = secondary->main;
-    if (s.bandwidth_Bps || s.bidirectional_Bps || s.latency_s || s.cpu_latency_s) {
-      form.other_measurements[secondary->tool] = s;
-      notes.push_back("the " + secondary->tool + " matrices are kept in other_measurements." + secondary->tool);
+
+    std::vector<std::string> unused;
+    if (!options.pcie.empty()) unused.push_back("--pcie");
+    if (options.pcie_width) unused.push_back("--pcie-width");
+    if (!options.cpu.empty()) unused.push_back("--cpu");
+    if (!unused.empty()) {
+      notes.push_back(join(unused) + " not used: the links come from measurements (nominal figures are for nvidia-smi "
+                      "topo -m alone)");
     }
-  }
-  if (!form.host_to_device_Bps && !form.device_to_host_Bps) {
-    notes.push_back("no host<->device bandwidth in the input (nvbandwidth's host_to_device_memcpy_ce and "
-                    "device_to_host_memcpy_ce give it)");
   }
 
   if (topo) {
@@ -306,11 +424,13 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
     parts.push_back(join(t.tools, " + ") + " from " + t.src.name);
   }
   form.source = join(parts, " + ");
+  std::string gpu_origin;
   if (p2p && !p2p->p2p->device_names.empty()) {
     const auto& names = p2p->p2p->device_names;
     bool same = true;
     for (const auto& d : names) same = same && d == names.front();
     form.description = same ? std::to_string(names.size()) + " x " + names.front() : join(names);
+    gpu_origin = "p2pBandwidthLatencyTest's device names";
   } else {
     // nccl-tests' "Using devices" lines name the GPUs when no other tool did.
     std::vector<std::string> names;
@@ -325,7 +445,32 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
       return d == names.front();
     });
     form.description = same ? std::to_string(n) + " x " + names.front() : std::to_string(n) + " GPUs";
-    if (same) notes.push_back("GPU model from nccl-tests' device lines: " + names.front());
+    if (same) {
+      notes.push_back("GPU model from nccl-tests' device lines: " + names.front());
+      gpu_origin = "nccl-tests' device lines";
+    }
+  }
+  if (!options.gpu_model.empty()) {
+    // The user's word wins over the files' (the description is what the models read the GPU from).
+    const hardware::GpuModel* named = hardware::gpu_model_of(form.description);
+    const hardware::GpuModel* given = hardware::gpu_model_of(options.gpu_model);
+    notes.push_back("GPU model from --gpu-model: " + options.gpu_model +
+                    (named && named != given ? std::string(" (the files name ") + named->name + ")" : ""));
+    form.description = std::to_string(n) + " x " + options.gpu_model;
+    gpu_origin = "--gpu-model";
+  }
+
+  if (nominal) {
+    make_nominal_form(form, hardware::gpu_model_of(form.description), gpu_origin, options, notes);
+    // Every place a topology is named says it: the name (predict's and compare's headers,
+    // the records), the description and the source.
+    if (options.name.empty()) form.name += "-nominal";
+    form.description += " (nominal: nvidia-smi topo -m classes at NCCL's documented link rates)";
+    form.source += " (nominal figures: " + form.nominal->basis + ")";
+    if (!form.p2p_supported) {
+      notes.push_back("peer access unknown (no P2P Connectivity Matrix of p2pBandwidthLatencyTest, no nvidia-smi topo "
+                      "-p2p p): p2p_supported left out, the models assume the driver allows it");
+    }
   }
 
   for (const auto& t : texts) {
@@ -338,6 +483,29 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
 }
 
 }  // namespace
+
+void check_import_options(const ImportOptions& o) {
+  if (!o.pcie.empty() && !(o.pcie.size() == 4 && o.pcie.rfind("gen", 0) == 0 && o.pcie[3] >= '3' && o.pcie[3] <= '6')) {
+    throw InputError("--pcie " + quote_token(o.pcie) + ": not a PCIe generation gradsync knows; expected gen3, gen4, gen5 "
+                     "or gen6 (the generation of the GPUs' PCIe links)");
+  }
+  if (o.pcie_width) {
+    const int w = *o.pcie_width;
+    if (w != 1 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32) {
+      throw InputError("--pcie-width " + std::to_string(w) + ": not a PCIe link width; expected 1, 2, 4, 8, 16 or 32 "
+                       "(lanes of each GPU's link)");
+    }
+  }
+  if (!o.cpu.empty() && o.cpu != "amd" && o.cpu != "intel" && o.cpu != "arm") {
+    throw InputError("--cpu " + quote_token(o.cpu) + ": not a CPU maker gradsync knows; expected amd, intel or arm (whose "
+                     "inter-socket link the SYS pairs cross)");
+  }
+  if (!o.gpu_model.empty() && !hardware::gpu_model_of(o.gpu_model)) {
+    throw InputError("--gpu-model " + quote_token(o.gpu_model) + ": not a GPU model gradsync knows (models/hardware.cpp); "
+                     "expected a name such as \"RTX 4090\", \"A100\" or \"H100\" (for a GPU not listed, leave "
+                     "--gpu-model out and give --pcie and --pcie-width)");
+  }
+}
 
 const std::vector<std::string>& supported_tools() {
   static const std::vector<std::string> tools = {"p2pBandwidthLatencyTest (CUDA samples)", "nvbandwidth",

@@ -16,8 +16,15 @@
 // main matrices are kept in MatrixForm::other_measurements. Every decision is listed in
 // ImportResult::notes. Bad input throws InputError naming the file, the line, the bad token
 // and what was expected.
+//
+// nvidia-smi topo -m alone (no bandwidth measured) gives a nominal form (MatrixForm::nominal):
+// each pair's figure is what the links its class crosses are documented to carry, at NCCL's
+// rates (models/hardware.h): a GPU's PCIe link from its generation and width (the options,
+// else the GPU model's, else Gen4 x16), an NVLink by the GPU's compute capability, the link
+// between CPU sockets by the CPU's maker. Its name, description, source and notes say so.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +37,18 @@ namespace gradsync::models {
 struct ImportOptions {
   std::string name;          // topology name; default: derived from the file name
   bool p2p_enabled = true;   // p2pBandwidthLatencyTest: use the P2P=Enabled matrices as the main ones (else Disabled)
+  // The GPUs' model, as hardware::gpu_model_of reads it ("RTX 4090", "NVIDIA A100-SXM4-80GB");
+  // default: the device names in the files. Names the GPUs in the description.
+  std::string gpu_model;
+  // For nominal forms (nvidia-smi topo -m alone); ignored, with a note, when bandwidth was measured.
+  std::string pcie;      // "gen3" .. "gen6"; default: the GPU model's generation
+  std::optional<int> pcie_width;  // lanes (1, 2, 4, 8, 16, 32); default: the GPU model's width
+  std::string cpu;       // "amd", "intel", "arm": the inter-socket link; default: AMD's (NCCL's default)
 };
+
+// Throws InputError when an option is out of its domain (a PCIe generation, width, CPU maker
+// or GPU model gradsync does not know), naming the option, the value and what is expected.
+void check_import_options(const ImportOptions& options);
 
 struct ImportResult {
   MatrixForm form;

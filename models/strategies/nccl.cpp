@@ -211,6 +211,10 @@ double pcie_Bps_of(const StrategyContext& ctx, std::size_t node, std::string& no
     note = "PCIe rate: " + given + " x16 as given (nominal, NCCL's width x speed / 80)";
     return hardware::pcie_GBps(gen, 16) * 1e9;
   }
+  if (m && m->nominal && m->nominal->pcie_Bps > 0) {
+    note = "PCIe rate: the nominal topology's (" + m->nominal->basis + ")";
+    return m->nominal->pcie_Bps;
+  }
   if (const hardware::GpuModel* g = gpu_model_of(t)) {
     note = std::string("PCIe rate: ") + g->name + " is Gen" + std::to_string(g->pcie_gen) + " x" + std::to_string(g->lanes) +
            " (nominal, NCCL's width x speed / 80)";

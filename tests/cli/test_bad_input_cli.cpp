@@ -228,8 +228,12 @@ TEST_F(BadInputCli, GradsyncFlagsAndFiles) {
       {"tool output with a bandwidth beyond reason", g, "import " + p2p_huge + " -o " + o + "/k.json",
        {"gradsync: error: " + p2p_huge + ":36: \"1e300\" is out of range; expected a bandwidth in GB/s between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)"},
        {o + "/k.json"}},
-      {"classes without bandwidths", g, "import " + topo_only + " -o " + o + "/l.json",
-       {"gradsync: error: " + topo_only + ": holds \"nvidia-smi topo -m\" classes but no bandwidth measurement"}, {o + "/l.json"}},
+      {"nominal figures for an unknown CPU", g, "import " + topo_only + " --cpu ibm -o " + o + "/l.json",
+       {"gradsync: error: --cpu \"ibm\": not a CPU maker gradsync knows; expected amd, intel or arm"}, {o + "/l.json"}},
+      {"nominal figures for an unknown GPU", g, "import " + topo_only + " --gpu-model Foo -o " + o + "/m.json",
+       {"gradsync: error: --gpu-model \"Foo\": not a GPU model gradsync knows"}, {o + "/m.json"}},
+      {"a PCIe width out of its domain", g, "import " + topo_only + " --pcie-width 0 -o " + o + "/n.json",
+       {"gradsync: error: --pcie-width 0: not a PCIe link width; expected 1, 2, 4, 8, 16 or 32"}, {o + "/n.json"}},
   };
   check_rows(rows);
 }
