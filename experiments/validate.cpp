@@ -48,6 +48,9 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// Probes that disagree by more than this (median over pairs) measured the load, not the links.
+constexpr double kBusySpread = 0.10;
+
 std::string percent(double predicted, double measured) {
   if (predicted < 0 || !(measured > 0)) return "-";
   return format_fixed(100 * (predicted - measured) / measured, 1) + "%";
@@ -190,6 +193,31 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (o.here) {
     for (std::size_t g : t.gpus()) gpus.push_back(t.node(g).id);
   }
+  // How much the measurement's repeated probes disagreed: on a busy machine the links'
+  // figures (and every prediction made from them) are less sure, and validate says so.
+  std::string spread_line;
+  bool too_busy = false;
+  if (t.measured() && t.measured()->bandwidth_spread) {
+    std::vector<double> spreads;
+    const auto& m = *t.measured()->bandwidth_spread;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      for (std::size_t j = 0; j < m.size(); ++j) {
+        if (m.at(i, j)) spreads.push_back(*m.at(i, j));
+      }
+    }
+    if (!spreads.empty()) {
+      const double med = median(spreads), most = *std::max_element(spreads.begin(), spreads.end());
+      too_busy = med > kBusySpread;
+      spread_line = "measurement: the repeated probes of a pair disagreed by " + format_fixed(100 * med, 1) +
+                    " % (median over pairs, robust), " + format_fixed(100 * most, 1) + " % at most";
+      if (too_busy) {
+        spread_line += "; above " + format_fixed(100 * kBusySpread, 0) +
+                       " %: the machine was too busy to measure, so the errors below say more about the load than "
+                       "about the models";
+      }
+      std::cerr << "validate: " << spread_line << "\n";
+    }
+  }
 
   // 3. Every point: every predicting executor, then the real run (the measuring one).
   std::vector<const models::Executor*> predictors;
@@ -254,6 +282,62 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   }
   progress.finish();
 
+  // The platform's own collective at every GPU count and size (--here): MPI_Allreduce on host
+  // ranks and mpi_cuda, NCCL's ncclAllReduce on the nccl backend (predicted by the nccl
+  // strategy). A reference row: no error summary or ranking counts it.
+  std::vector<ValidationPoint> references;
+  if (o.here) {
+    const bool nccl = backend == "nccl";
+    for (int n : o.gpus) {
+      for (double bytes : o.sizes) {
+        const std::string file = o.output_dir + "/reference.jsonl";
+        auto command = local_mpirun(n, o.hostfile);
+        const std::string size = std::to_string(static_cast<long long>(bytes));
+        for (const std::string& a : {run, std::string("--backend"), backend, std::string("-b"), size, std::string("-n"),
+                                     std::to_string(o.iterations), std::string("-w"), std::string("1"), std::string("-o"), file}) {
+          command.push_back(a);
+        }
+        for (const std::string& a : nccl ? std::vector<std::string>{"--strategy", "nccl"}
+                                         : std::vector<std::string>{"--strategy", models::default_strategy().name,
+                                                                    "--vs-mpi-allreduce"}) {
+          command.push_back(a);
+        }
+        const auto r = models::run_process(command, process);
+        std::ifstream in(file);
+        std::optional<models::ResultRecord> found;
+        for (std::string line; std::getline(in, line) && !found;) {
+          models::ResultRecord rec = models::record_from_json(models::ordered_json::parse(line));
+          if (nccl || rec.strategy == "MPI_Allreduce") found = std::move(rec);
+        }
+        std::error_code ignored;
+        fs::remove(file, ignored);
+        if (r.status != 0 || !found) {
+          throw models::InputError("validate: the reference run failed (`" + models::join(command, " ") + "`):\n" + r.out);
+        }
+        ValidationPoint p;
+        p.strategy = nccl ? "ncclAllReduce" : "MPI_Allreduce";
+        p.ranks = n;
+        p.bytes = bytes;
+        p.measured_s = found->time_per_sync_s;
+        if (nccl) {
+          models::PredictRequest q;
+          q.topology = &t;
+          q.bytes = bytes;
+          q.strategy = &models::find_strategy("nccl");
+          q.placement = models::first_gpus(t, n);
+          for (const models::Executor* x : predictors) {
+            auto pr = x->evaluate(q, models::ExecutorSettings{});
+            p.predicted_s[x->name()] = pr.time_per_sync_s;
+            records.push_back(std::move(pr));
+          }
+        }
+        found->notes.push_back("reference: the platform's own collective, measured on " + where);
+        records.push_back(std::move(*found));
+        references.push_back(p);
+      }
+    }
+  }
+
   // 4. The table and the summary: a time and an error column per predicting executor.
   std::vector<std::string> headers = {"strategy", ">GPUs", ">size", ">measured"};
   for (const models::Executor* x : predictors) {
@@ -275,7 +359,21 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     row.push_back(std::to_string(p.wrong));
     table.add_row(row);
   }
-  std::cout << "gradsync validate: " << where << ", measured topology " << measured << "\n\n" << table.render() << "\n";
+  for (const auto& p : references) {
+    std::vector<std::string> row = {p.strategy + " (reference)", std::to_string(p.ranks), format_bytes(p.bytes),
+                                    format_seconds(p.measured_s)};
+    for (const models::Executor* x : predictors) {
+      const auto it = p.predicted_s.find(x->name());
+      const double predicted = it == p.predicted_s.end() ? -1 : it->second;
+      row.push_back(predicted < 0 ? std::string("-") : format_seconds(predicted));
+      row.push_back(percent(predicted, p.measured_s));
+    }
+    row.push_back("-");
+    table.add_row(row);
+  }
+  std::cout << "gradsync validate: " << where << ", measured topology " << measured << "\n";
+  if (!spread_line.empty()) std::cout << spread_line << "\n";
+  std::cout << "\n" << table.render() << "\n";
   if (backend.empty() || backend == "mpi_host") {
     std::cout << "note: the " << (o.here ? "host ranks" : "emulated GPUs") << " are " << max_gpus << " processes sharing "
               << std::thread::hardware_concurrency()

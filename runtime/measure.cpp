@@ -1,6 +1,8 @@
 #include "runtime/measure.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -49,6 +51,30 @@ void quiet_barrier(MPI_Comm comm) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// How much samples disagree, relative to their median: 1.4826 x the median absolute
+// deviation / the median (a standard deviation that one outlier does not move).
+double relative_spread(const std::vector<double>& v) {
+  const double m = median(v);
+  if (v.size() < 2 || !(m > 0)) return 0;
+  std::vector<double> deviation;
+  for (double x : v) deviation.push_back(std::fabs(x - m));
+  return 1.4826 * median(deviation) / m;
+}
+
+// The spread below which a probe has been repeated enough.
+constexpr double kSteadySpread = 0.03;
+
+// `probe` (the same value on every rank, so that every rank decides alike) `minimum` times,
+// then again until the samples' spread is at most kSteadySpread or `maximum` were taken.
+std::vector<double> repeat_until_steady(const std::function<double()>& probe, int minimum, int maximum) {
+  std::vector<double> samples;
+  while (static_cast<int>(samples.size()) < minimum ||
+         (static_cast<int>(samples.size()) < maximum && relative_spread(samples) > kSteadySpread)) {
+    samples.push_back(probe());
+  }
+  return samples;
 }
 
 // One timed transfer of `bytes` from `a` to `b` (both directions when `both`), with the
@@ -144,6 +170,10 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
   form.bandwidth_Bps = models::PairMatrix(n);
   form.bidirectional_Bps = models::PairMatrix(n);
   form.latency_s = models::PairMatrix(n);
+  form.bandwidth_spread = models::PairMatrix(n);
+  form.bidirectional_spread = models::PairMatrix(n);
+  int pair_probes = 0, unsteady = 0;  // pair probes, and those still spread after the most repetitions
+  constexpr int kMaxRepeats = 4;
 
   // Rank 0 shows progress over every probe: the pairs, then the shifts.
   std::optional<models::Progress> shown;
@@ -161,16 +191,22 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
     for (int b = 0; b < size; ++b) {
       if (a == b) continue;
       progress("pairs", ++step, pairs);
-      std::vector<double> uni, bi;
-      for (int k = 0; k < iterations; ++k) {
-        uni.push_back(bytes / probe_pair(comm, rank, a, b, out, in, false));
-        if (a < b) bi.push_back(2 * bytes / probe_pair(comm, rank, a, b, out, in, true));
-      }
+      const auto uni = repeat_until_steady([&] { return bytes / probe_pair(comm, rank, a, b, out, in, false); },
+                                           iterations, kMaxRepeats * iterations);
       const auto i = static_cast<std::size_t>(a), j = static_cast<std::size_t>(b);
       form.bandwidth_Bps.at(i, j) = median(uni);
+      form.bandwidth_spread->at(i, j) = relative_spread(uni);
+      unsteady += relative_spread(uni) > kSteadySpread;
+      ++pair_probes;
       if (a < b) {
+        const auto bi = repeat_until_steady([&] { return 2 * bytes / probe_pair(comm, rank, a, b, out, in, true); },
+                                            iterations, kMaxRepeats * iterations);
         form.bidirectional_Bps->at(i, j) = median(bi);
         form.bidirectional_Bps->at(j, i) = median(bi);
+        form.bidirectional_spread->at(i, j) = relative_spread(bi);
+        form.bidirectional_spread->at(j, i) = relative_spread(bi);
+        unsteady += relative_spread(bi) > kSteadySpread;
+        ++pair_probes;
         const double lat = ping_pong(comm, rank, a, b, 200);
         form.latency_s->at(i, j) = lat;
         form.latency_s->at(j, i) = lat;
@@ -232,11 +268,23 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
   if (shown) shown->finish();
   form.description = "Measured by gradsync-run measure over " + backend + " on " + std::to_string(size) + " ranks (" +
                      std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(static_cast<long long>(bytes)) +
-                     "-byte probes (median of " + std::to_string(iterations) + "), latency from 8-byte ping-pongs.";
+                     "-byte probes (median of " + std::to_string(iterations) + " to " + std::to_string(kMaxRepeats * iterations) +
+                     ", repeated until their spread is at most 3 %), latency from 8-byte ping-pongs.";
   form.source = "gradsync-run measure";
   if (rank == 0) {
     models::write_file_atomically(output, models::pretty_json(models::matrix_form_to_json(form)));
     const auto inferred = models::infer_topology(form);
+    std::vector<double> spreads;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j) spreads.push_back(*form.bandwidth_spread->at(i, j));
+      }
+    }
+    std::sort(spreads.begin(), spreads.end());
+    std::printf("probe spread (robust, relative): median %.1f %%, max %.1f %%; %d of %d pair probes still above %.0f %% "
+                "after %d repetitions%s\n",
+                100 * spreads[spreads.size() / 2], 100 * spreads.back(), unsteady, pair_probes, 100 * kSteadySpread,
+                kMaxRepeats * iterations, unsteady * 4 > pair_probes ? " (a busy machine: figures less sure)" : "");
     std::printf("measured %d ranks; wrote %s\n\ninferred topology:\n%s\n%s", size, output.c_str(),
                 models::describe_links(inferred.topology).c_str(), inferred.report.text().c_str());
   }

@@ -443,6 +443,18 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
       r.wrong_elements = wrong;
     }
     records.push_back(r);
+    if (o.vs_mpi) {
+      // The platform's own collective at the same size, as a record of its own (validate
+      // --here shows it as the reference row).
+      models::ResultRecord m = r;
+      m.strategy = "MPI_Allreduce";
+      m.params.clear();
+      m.phases.clear();
+      m.time_per_sync_s = mpi_time;
+      m.wrong_elements.reset();
+      m.notes = {"backend " + backend.name, "MPI_Allreduce (sum of floats, in place) of this MPI"};
+      records.push_back(m);
+    }
     last_stats = stats;
     last_processes_hosting = static_cast<int>(executor.hosted().size());
   }

@@ -1,6 +1,7 @@
 // gradsync validate --here on this machine's host ranks, end to end: measured with
-// gradsync-run measure under a local mpirun, predicted, simulated, run for real with every
-// element checked at 2 and 4 ranks, the table and the records written; and bad input.
+// gradsync-run measure under a local mpirun (its probe spread shown), predicted, simulated,
+// run for real with every element checked at 2 and 4 ranks, MPI_Allreduce as the reference
+// row, the table and the records written; and bad input.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -37,15 +38,23 @@ TEST(ValidateHere, HostRanksAtTwoAndFourRanks) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex(row))) << row << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("sim: median |error|"), std::string::npos) << r.out;
+  // The platform's own collective as the reference row, at each rank count.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("MPI_Allreduce \\(reference\\) +2 +1\\.0 MB"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("MPI_Allreduce \\(reference\\) +4 +1\\.0 MB"))) << r.out;
+  EXPECT_NE(r.out.find("measurement: the repeated probes of a pair disagreed by"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(dir + "/measured.json"));
   // Records: per point, each predicting executor and the real run, which names where it ran.
   std::ifstream in(dir + "/validation.jsonl");
-  int runs = 0, predictions = 0;
+  int runs = 0, predictions = 0, references = 0;
   for (std::string line; std::getline(in, line);) {
     const auto rec = nlohmann::json::parse(line);
     if (rec.at("executor") == "run") {
       ++runs;
-      EXPECT_EQ(rec.at("wrong_elements"), 0) << line;
+      if (rec.at("strategy") == "MPI_Allreduce") {
+        ++references;
+      } else {
+        EXPECT_EQ(rec.at("wrong_elements"), 0) << line;
+      }
       const std::string notes = rec.at("notes").dump();
       EXPECT_NE(notes.find("measured on this machine"), std::string::npos) << notes;
       EXPECT_NE(notes.find("backend mpi_host"), std::string::npos) << notes;
@@ -53,8 +62,9 @@ TEST(ValidateHere, HostRanksAtTwoAndFourRanks) {
       ++predictions;
     }
   }
-  EXPECT_EQ(runs, 4);
-  EXPECT_EQ(predictions, 12);  // formula, analytic, sim
+  EXPECT_EQ(runs, 6);  // 4 strategy runs, and MPI_Allreduce at 2 and 4 ranks
+  EXPECT_EQ(references, 2);
+  EXPECT_EQ(predictions, 12);  // formula, analytic, sim of each strategy run
   fs::remove_all(dir);
 }
 
