@@ -17,6 +17,7 @@
 #include "experiments/table.h"
 #include "models/error.h"
 #include "models/executor.h"
+#include "models/predict.h"
 #include "models/topology_io.h"
 #include "models/process.h"
 #include "models/progress.h"
@@ -80,11 +81,17 @@ std::vector<std::string> local_mpirun(int n, const std::string& hostfile) {
   return command;
 }
 
-// --here's backend when none is given: NCCL when nvidia-smi lists a GPU, else host ranks.
-std::string detect_backend() {
+// --here's backend when none is given: NCCL when nvidia-smi lists a GPU for each of the
+// most ranks asked for, mpi_cuda when fewer (ranks then share GPUs, which NCCL refuses),
+// else host ranks.
+std::string detect_backend(int ranks) {
   try {
     const auto r = models::run_process({"nvidia-smi", "-L"});
-    if (r.status == 0 && r.out.find("GPU 0") != std::string::npos) return "nccl";
+    int listed = 0;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) listed += line.rfind("GPU ", 0) == 0;
+    if (r.status == 0 && listed >= ranks) return "nccl";
+    if (r.status == 0 && listed > 0) return "mpi_cuda";
   } catch (const std::exception&) {
     // no nvidia-smi: no GPU to use
   }
@@ -132,11 +139,11 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (!o.here && !o.hostfile.empty()) throw models::InputError("validate --hostfile: only with --here");
   const std::string bin = self_dir();
   const std::string run = o.run_binary.empty() ? bin + "/gradsync-run" : o.run_binary;
-  const std::string backend = o.here ? (o.backend.empty() ? detect_backend() : o.backend) : "";
+  const int max_gpus = *std::max_element(o.gpus.begin(), o.gpus.end());
+  const std::string backend = o.here ? (o.backend.empty() ? detect_backend(max_gpus) : o.backend) : "";
   std::error_code ec;
   fs::create_directories(o.output_dir, ec);
   if (ec) throw models::InputError("validate -o " + o.output_dir + ": cannot create the folder: " + ec.message());
-  const int max_gpus = *std::max_element(o.gpus.begin(), o.gpus.end());
 
   // 1. The testbed (not --here), and the endpoints to measure.
   std::string where;
@@ -233,6 +240,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   const std::vector<std::string> items = o.strategies.empty() ? default_strategy_items() : o.strategies;
   std::vector<ValidationPoint> points;
   std::vector<models::ResultRecord> records;
+  std::vector<std::string> skipped;
   const std::size_t total = o.gpus.size() * items.size() * o.sizes.size();
   models::Progress progress = models::Progress::for_stderr(total);
   for (int n : o.gpus) {
@@ -251,6 +259,13 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         q.strategy = &models::find_strategy(item.name);
         q.params = models::SyncParams::parse(params_for(item));
         q.placement = models::first_gpus(t, n);
+        // NCCL runs every round in lockstep: an asynchronous server cannot run on it.
+        if (backend == "nccl" && models::build_schedule(q).schedule.asynchronous) {
+          const std::string why = strategy + " on " + std::to_string(n) + " GPUs: asynchronous, which the nccl backend "
+                                  "cannot run (--backend mpi_cuda can)";
+          if (std::find(skipped.begin(), skipped.end(), why) == skipped.end()) skipped.push_back(why);
+          continue;
+        }
         double longest = 0;
         for (const models::Executor* x : predictors) {
           if (!x->covers(*q.strategy)) continue;
@@ -377,8 +392,10 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (backend.empty() || backend == "mpi_host") {
     std::cout << "note: the " << (o.here ? "host ranks" : "emulated GPUs") << " are " << max_gpus << " processes sharing "
               << std::thread::hardware_concurrency()
-              << " cores; the models give each its own device (local work at the rate measured for one rank alone)\n";
+              << " cores; the models give each its own links, and local work the rate measured with as many ranks "
+                 "at work at once\n";
   }
+  for (const auto& line : skipped) std::cout << "not run: " << line << "\n";
   for (const models::Executor* x : predictors) {
     const auto& e = errors[x->name()];
     if (e.empty()) continue;
@@ -420,7 +437,9 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   std::string csv = models::csv_header();
   for (const auto& r : records) csv += models::to_csv_row(r);
   models::write_file_atomically(o.output_dir + "/validation.csv", csv);
-  std::cout << "wrote " << o.output_dir << "/validation.jsonl and .csv (" << records.size() << " records)\n";
+  std::cout << "wrote " << o.output_dir << "/validation.jsonl and .csv (" << records.size() << " records); plot: "
+            << "/usr/bin/python3 plots/predicted_vs_measured.py " << o.output_dir << "/validation.jsonl -o " << o.output_dir
+            << "/predicted-vs-measured.png\n";
   return points;
 }
 

@@ -96,7 +96,7 @@ const std::vector<std::string>& matrix_form_keys() {
   static const std::vector<std::string> keys = {
       "name", "description", "source", "gpus", "bandwidth_GBps", "bidirectional_GBps", "latency_us", "cpu_latency_us",
       "bandwidth_spread", "bidirectional_spread", "topo_classes", "p2p_supported", "host_to_device_GBps", "device_to_host_GBps", "device_local_GBps", "device_quantize_GBps",
-      "other_measurements", "concurrent_probes", "nominal"};
+      "ranks_at_once", "other_measurements", "concurrent_probes", "nominal"};
   return keys;
 }
 
@@ -169,6 +169,17 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
   if (auto v = doc.get("device_to_host_GBps")) form.device_to_host_Bps = read_vector(*v, n, kGB);
   if (auto v = doc.get("device_local_GBps")) form.device_local_Bps = read_vector(*v, n, kGB);
   if (auto v = doc.get("device_quantize_GBps")) form.device_quantize_Bps = read_vector(*v, n, kGB);
+  if (auto v = doc.get("ranks_at_once")) {
+    v->expect_object({"copy_GBps", "quantize_GBps"});
+    MatrixForm::AtOnce at_once;
+    const auto copy = v->at("copy_GBps").items();
+    if (copy.empty() || copy.size() > n) v->at("copy_GBps").fail("1 to " + std::to_string(n) + " rates (one per number of ranks at once)");
+    for (const auto& x : copy) at_once.copy_Bps.push_back(read_bandwidth_GBps(x) * kGB);
+    for (const auto& x : v->at("quantize_GBps").items(copy.size(), "rates, as many as copy_GBps")) {
+      at_once.quantize_Bps.push_back(read_bandwidth_GBps(x) * kGB);
+    }
+    form.ranks_at_once = std::move(at_once);
+  }
   if (auto v = doc.get("other_measurements")) {
     if (!v->value().is_object()) v->fail("an object of named measurement sets");
     for (const auto& [key, member] : v->value().items()) {
@@ -177,7 +188,7 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
   }
   if (auto v = doc.get("concurrent_probes")) {
     for (const auto& pv : v->items()) {
-      pv.expect_object({"flows", "bandwidth_GBps"});
+      pv.expect_object({"flows", "bandwidth_GBps", "spread"});
       ConcurrentProbe probe;
       const auto flows = pv.at("flows").items();
       if (flows.size() < 2) pv.at("flows").fail("at least two flows [from, to] measured at once");
@@ -192,6 +203,11 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
       }
       for (const auto& bv : pv.at("bandwidth_GBps").items(flows.size(), "bandwidths, one per flow")) {
         probe.bandwidth_Bps.push_back(read_bandwidth_GBps(bv) * kGB);
+      }
+      if (auto sv = pv.get("spread")) {
+        for (const auto& x : sv->items(flows.size(), "relative spreads, one per flow")) {
+          probe.spread.push_back(x.as_number_in(0, 1e6, "a relative spread (0.03 = 3 %)"));
+        }
       }
       form.concurrent_probes.push_back(std::move(probe));
     }
@@ -231,6 +247,10 @@ ordered_json matrix_form_to_json(const MatrixForm& form) {
   if (form.device_to_host_Bps) out["device_to_host_GBps"] = vector_to_json(*form.device_to_host_Bps, kGB);
   if (form.device_local_Bps) out["device_local_GBps"] = vector_to_json(*form.device_local_Bps, kGB);
   if (form.device_quantize_Bps) out["device_quantize_GBps"] = vector_to_json(*form.device_quantize_Bps, kGB);
+  if (form.ranks_at_once) {
+    out["ranks_at_once"] = {{"copy_GBps", vector_to_json(form.ranks_at_once->copy_Bps, kGB)},
+                            {"quantize_GBps", vector_to_json(form.ranks_at_once->quantize_Bps, kGB)}};
+  }
   if (!form.other_measurements.empty()) {
     ordered_json others = ordered_json::object();
     for (const auto& [name, set] : form.other_measurements) {
@@ -250,7 +270,9 @@ ordered_json matrix_form_to_json(const MatrixForm& form) {
       for (const auto& [a, b] : p.flows) flows.push_back({a, b});
       ordered_json bw = ordered_json::array();
       for (double x : p.bandwidth_Bps) bw.push_back(x / kGB);
-      probes.push_back({{"flows", flows}, {"bandwidth_GBps", bw}});
+      ordered_json probe = {{"flows", flows}, {"bandwidth_GBps", bw}};
+      if (!p.spread.empty()) probe["spread"] = p.spread;
+      probes.push_back(probe);
     }
     out["concurrent_probes"] = probes;
   }

@@ -11,8 +11,10 @@
 //     "bandwidth_spread": null, "bidirectional_spread": null,   (relative, 0.03 = 3 %)
 //     "topo_classes": null, "p2p_supported": null,
 //     "host_to_device_GBps": null, "device_to_host_GBps": null, "device_local_GBps": null,
+//     "ranks_at_once": { "copy_GBps": [r1, r2, ...], "quantize_GBps": [q1, q2, ...] },
 //     "other_measurements": { "p2p_disabled": { "bandwidth_GBps": ..., ... } },
-//     "concurrent_probes": [ {"flows": [["gpu0", "gpu2"], ["gpu1", "gpu3"]], "bandwidth_GBps": [2.3, 2.2]} ],
+//     "concurrent_probes": [ {"flows": [["gpu0", "gpu2"], ["gpu1", "gpu3"]], "bandwidth_GBps": [2.3, 2.2],
+//                             "spread": [0.01, 0.02]} ],   (spread optional)
 //     "nominal": { "pcie_GBps": 24, "inter_socket_GBps": 16, "nvlink_GBps_per_link": 20.6, "basis": "..." },
 //     "description": "...", "source": "..." }
 //
@@ -57,6 +59,9 @@ struct MeasurementSet {
 struct ConcurrentProbe {
   std::vector<std::pair<std::string, std::string>> flows;  // (from, to) GPU ids, two or more
   std::vector<double> bandwidth_Bps;  // what each got
+  // How much each flow's repeated measurements disagreed, relative (gradsync-run measure);
+  // empty when not measured. A slowdown within it says nothing about shared links.
+  std::vector<double> spread;
 };
 
 // The documented link rates a nominal form was built with (bytes/s), and where they come
@@ -89,6 +94,15 @@ struct MatrixForm {
   std::optional<std::vector<double>> device_to_host_Bps;
   std::optional<std::vector<double>> device_local_Bps;
   std::optional<std::vector<double>> device_quantize_Bps;  // 1-bit encode + decode rate (gradsync-run measure)
+  // Local work under co-location (gradsync-run measure): entry k-1 is a rank's copy (or
+  // 1-bit) rate while the first k ranks all work at once — ranks sharing cores or one GPU
+  // slow each other down, ranks on GPUs of their own do not. A run of k ranks does its
+  // local work at device_local_Bps x copy_Bps[k-1] / copy_Bps[0].
+  struct AtOnce {
+    std::vector<double> copy_Bps;
+    std::vector<double> quantize_Bps;
+  };
+  std::optional<AtOnce> ranks_at_once;
   std::map<std::string, MeasurementSet> other_measurements;
   std::vector<ConcurrentProbe> concurrent_probes;
   std::optional<NominalRates> nominal;  // set: the figures are nominal, not measured

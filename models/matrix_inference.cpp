@@ -110,7 +110,17 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
   if (form.concurrent_probes.empty()) return plain;
   // Switches found from the probes are kept only if the probes agree with them better.
   InferredTopology grouped = infer(form, options, true);
-  if (agreeing(grouped.report) > agreeing(plain.report)) return grouped;
+  // ... and only if the tree with them still explains the pairs, measured alone and steadier
+  // than flows measured all at once (a busy host slows some of those for its own reasons).
+  const bool probes_better = agreeing(grouped.report) > agreeing(plain.report);
+  if (probes_better && grouped.report.unexplained_count() <= plain.report.unexplained_count()) return grouped;
+  if (probes_better) {
+    plain.report.notes.push_back("the concurrent-flow probes suggested switch groups, but a tree with them leaves " +
+                                 std::to_string(grouped.report.unexplained_count()) + " measured pairs unexplained (" +
+                                 std::to_string(plain.report.unexplained_count()) +
+                                 " without them): the pairs measured alone win, the groups are not used");
+    return plain;
+  }
   if (grouped.report.notes != plain.report.notes) {
     plain.report.notes.push_back("the concurrent-flow probes suggested switch groups, but a tree with them explains the "
                                  "probes no better (" + std::to_string(agreeing(grouped.report)) + " vs " +
@@ -162,7 +172,7 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
   // In a probe where every GPU sends and receives at most one flow, no GPU link is shared,
   // so a slowed flow crosses a shared uplink: its two ends sit behind different switches.
   // (slowed: below 70 % of the pair's bandwidth alone, well under the few percent two
-  // directions of one link may cost). GPUs whose sets of such partners look alike
+  // directions of one link may cost, by more than twice the flow's measured spread). GPUs whose sets of such partners look alike
   // (Jaccard >= 0.5) and that never slowed
   // each other form one group; groups are clustered first.
   std::vector<int> probe_group(n, -1);
@@ -181,7 +191,9 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       if (*std::max_element(sends.begin(), sends.end()) > 1 || *std::max_element(receives.begin(), receives.end()) > 1) continue;
       for (std::size_t f = 0; f < probe.flows.size(); ++f) {
         const std::size_t i = index_of.at(probe.flows[f].first), j = index_of.at(probe.flows[f].second);
-        if (probe.bandwidth_Bps[f] < 0.7 * *form.bandwidth_Bps.at(i, j)) {
+        // Slowed beyond what the flow's own repetitions disagreed by (twice its spread).
+        const double noise = f < probe.spread.size() ? 2 * probe.spread[f] : 0.0;
+        if (probe.bandwidth_Bps[f] * (1 + noise) < 0.7 * *form.bandwidth_Bps.at(i, j)) {
           slowed[i][j] = slowed[j][i] = true;
           slowed_partners[i].insert(j);
           slowed_partners[j].insert(i);
@@ -587,11 +599,14 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
     notes.push_back("bidirectional figures of GPU pairs without peer access (copies staged through host memory) say "
                     "nothing of the links' duplex: not used");
   }
-  // Each link: the mean of what its pairs suggest (one noisy pair must not decide).
+  // Each link: the mean of what its pairs suggest (one noisy pair must not decide). Half
+  // duplex where both directions together got about what one gets alone (within 10 %);
+  // between that and full duplex the share itself, so that a ratio a little lower or higher
+  // moves the prediction a little, not from one kind of link to the other.
   for (const auto& [l, ratios] : shares) {
     double sum = 0;
     for (double r : ratios) sum += r;
-    if (sum / static_cast<double>(ratios.size()) < 0.75) half_links.insert(l);
+    if (sum / static_cast<double>(ratios.size()) <= 0.55) half_links.insert(l);
   }
   for (std::size_t l : half_links) {
     links[l].full_duplex = false;

@@ -82,10 +82,18 @@ double StrategyContext::gpu_reduce_s_per_byte() const {
         if (m->gpus[i] == id) local = std::min(local, (*m->device_local_Bps)[i]);
       }
     }
-    if (std::isfinite(local)) Bps = local * 2.0 / 3.0;
+    if (std::isfinite(local)) Bps = local * 2.0 / 3.0 / colocation_slowdown(false);
   }
   resolved_as("reduce_GBps", number_text(Bps_to_GBps(Bps), 4));
   return 1.0 / Bps;
+}
+
+double StrategyContext::colocation_slowdown(bool quantize) const {
+  const auto& m = topology.measured();
+  if (!m || !m->ranks_at_once || placement.ranks.empty()) return 1.0;
+  const auto& rates = quantize ? m->ranks_at_once->quantize_Bps : m->ranks_at_once->copy_Bps;
+  const std::size_t k = std::min(placement.ranks.size(), rates.size());
+  return rates.front() / rates[k - 1];
 }
 
 double StrategyContext::reduce_s_per_byte_at(std::size_t node) const {

@@ -45,6 +45,10 @@ struct StrategyContext {
   double server_Bps() const;
   double server_latency_s() const;
   double gpu_reduce_s_per_byte() const;
+  // How many times slower a rank's measured local work (copies and reductions, or 1-bit
+  // coding when `quantize`) runs while this run's ranks all work at once: the measurement's
+  // ranks_at_once rate alone over the rate with as many ranks; 1 where it was not measured.
+  double colocation_slowdown(bool quantize) const;
   double server_reduce_s_per_byte() const;
   // Seconds to reduce one byte on a participant placed on `node` (host memory: the CPU's rate).
   double reduce_s_per_byte_at(std::size_t node) const;

@@ -20,6 +20,9 @@ class Memory {
   virtual std::string kind() const = 0;  // "host" or "cuda"
   // Zero-filled float buffer of `bytes` (a multiple of 4); owned by the Memory.
   virtual float* allocate(std::size_t bytes) = 0;
+  // Host memory that uploads and downloads move fastest (page-locked on a GPU, as the
+  // bandwidth tools measure with); owned by the Memory.
+  virtual float* allocate_host(std::size_t bytes) = 0;
   virtual void upload(float* dst, const float* host, std::size_t count) = 0;
   virtual void download(float* host, const float* src, std::size_t count) = 0;
   virtual void copy(float* dst, const float* src, std::size_t count) = 0;
@@ -47,6 +50,9 @@ class Transport {
   virtual void wait_all() = 0;  // every posted operation
   // Waits until one of `handles` completes; returns its position in `handles`.
   virtual std::size_t wait_any(const std::vector<int>& handles) = 0;
+  // Whether wait_any tells one transfer's completion from the others' (NCCL completes a
+  // round's operations together, on its stream).
+  virtual bool completes_separately() const { return true; }
   virtual void begin_round() {}  // NCCL groups a round's operations
   virtual void end_round() {}
   // Called from the watchdog's thread when the job is being aborted, before MPI_Abort:

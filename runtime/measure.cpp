@@ -14,7 +14,8 @@
 #include "models/matrix_form.h"
 #include "models/matrix_inference.h"
 #include "models/progress.h"
-#include "runtime/kernels/kernels.h"
+#include "models/kernels.h"
+#include "runtime/backend.h"
 #include "runtime/run_backends.h"
 #include "runtime/watchdog.h"
 
@@ -66,100 +67,154 @@ double relative_spread(const std::vector<double>& v) {
 // The spread below which a probe has been repeated enough.
 constexpr double kSteadySpread = 0.03;
 
-// `probe` (the same value on every rank, so that every rank decides alike) `minimum` times,
-// then again until the samples' spread is at most kSteadySpread or `maximum` were taken.
-std::vector<double> repeat_until_steady(const std::function<double()>& probe, int minimum, int maximum) {
-  std::vector<double> samples;
-  while (static_cast<int>(samples.size()) < minimum ||
-         (static_cast<int>(samples.size()) < maximum && relative_spread(samples) > kSteadySpread)) {
-    samples.push_back(probe());
-  }
-  return samples;
-}
+// The buffers and the backend the probes move bytes with: device buffers and NCCL or
+// MPI on GPUs, host buffers and MPI on host ranks. Acknowledgements and the results go
+// over MPI on host bytes whatever the backend.
+struct Probes {
+  MPI_Comm comm;
+  int rank = 0, size = 0;
+  Backend& backend;
+  float* out = nullptr;
+  float* in = nullptr;
+  std::size_t bytes = 0;
+  float* ping_out = nullptr;  // 8 bytes each
+  float* ping_in = nullptr;
 
-// One timed transfer of `bytes` from `a` to `b` (both directions when `both`), with the
-// other ranks idle. Returns the seconds `a` measured (send start to the receiver's ack).
-double probe_pair(MPI_Comm comm, int rank, int a, int b, std::vector<char>& out, std::vector<char>& in, bool both) {
-  quiet_barrier(comm);
-  double seconds = 0;
-  const int n = static_cast<int>(out.size());
-  char ack = 0;
-  if (rank == a || rank == b) {
-    const int peer = rank == a ? b : a;
-    const double t0 = MPI_Wtime();
-    MPI_Request r[2];
-    int count = 0;
-    if (rank == a || both) MPI_Isend(out.data(), n, MPI_BYTE, peer, kTagData, comm, &r[count++]);
-    if (rank == b || both) MPI_Irecv(in.data(), n, MPI_BYTE, peer, kTagData, comm, &r[count++]);
-    MPI_Waitall(count, r, MPI_STATUSES_IGNORE);
-    // The receiver's completion ends the transfer: b acknowledges to a.
-    if (rank == b) MPI_Send(&ack, 1, MPI_BYTE, a, kTagAck, comm);
-    if (rank == a) MPI_Recv(&ack, 1, MPI_BYTE, b, kTagAck, comm, MPI_STATUS_IGNORE);
-    seconds = MPI_Wtime() - t0;
-  }
-  share_from(comm, seconds, a);
-  return seconds;
-}
+  Transport& transport() { return *backend.transport; }
 
-double ping_pong(MPI_Comm comm, int rank, int a, int b, int rounds) {
-  quiet_barrier(comm);
-  double one_way = 0;
-  char byte[8] = {};
-  if (rank == a || rank == b) {
-    const double t0 = MPI_Wtime();
-    for (int i = 0; i < rounds; ++i) {
-      if (rank == a) {
-        MPI_Send(byte, 8, MPI_BYTE, b, kTagPing, comm);
-        MPI_Recv(byte, 8, MPI_BYTE, b, kTagPing, comm, MPI_STATUS_IGNORE);
-      } else {
-        MPI_Recv(byte, 8, MPI_BYTE, a, kTagPing, comm, MPI_STATUS_IGNORE);
-        MPI_Send(byte, 8, MPI_BYTE, a, kTagPing, comm);
-      }
+  // One timed transfer of `bytes` from `a` to `b` (both directions when `both`), with the
+  // other ranks idle. Returns the seconds `a` measured (send start to the receiver's ack).
+  double pair(int a, int b, bool both) {
+    quiet_barrier(comm);
+    double seconds = 0;
+    char ack = 0;
+    if (rank == a || rank == b) {
+      const int peer = rank == a ? b : a;
+      const double t0 = MPI_Wtime();
+      // Sends posted first, as the runs' schedules post them: OpenMPI's TCP transport
+      // serialises the two directions of a pair whose receives were posted first.
+      transport().begin_round();
+      if (rank == a || both) transport().post_send(out, bytes, peer, kTagData);
+      if (rank == b || both) transport().post_recv(in, bytes, peer, kTagData);
+      transport().end_round();
+      transport().wait_all();
+      // The receiver's completion ends the transfer: b acknowledges to a.
+      if (rank == b) MPI_Send(&ack, 1, MPI_BYTE, a, kTagAck, comm);
+      if (rank == a) MPI_Recv(&ack, 1, MPI_BYTE, b, kTagAck, comm, MPI_STATUS_IGNORE);
+      seconds = MPI_Wtime() - t0;
     }
-    one_way = (MPI_Wtime() - t0) / (2.0 * rounds);
+    share_from(comm, seconds, a);
+    return seconds;
   }
-  share_from(comm, one_way, a);
-  return one_way;
-}
 
-// Every rank sends to rank + shift and receives from rank - shift, all at once (the shift
-// pattern of bisection tests): each GPU link carries one flow per direction, so a flow
-// that slows down crosses a link it shares with another. Returns each sender's bandwidth.
-std::vector<double> probe_shift(MPI_Comm comm, int rank, int size, int shift, std::vector<char>& out, std::vector<char>& in) {
-  MPI_Barrier(comm);
-  const int n = static_cast<int>(out.size());
-  const int to = (rank + shift) % size, from = (rank - shift + size) % size;
-  char ack_out = 0, ack_in = 0;
-  const double t0 = MPI_Wtime();
-  MPI_Request data_in, data_out, got_ack, sent_ack;
-  MPI_Irecv(in.data(), n, MPI_BYTE, from, kTagData, comm, &data_in);
-  MPI_Irecv(&ack_in, 1, MPI_BYTE, to, kTagAck, comm, &got_ack);
-  MPI_Isend(out.data(), n, MPI_BYTE, to, kTagData, comm, &data_out);
-  // My flow ends when its receiver has it all: the receiver acknowledges as soon as its
-  // receive completes (not when its own flow ends, which would chain the flows together).
-  MPI_Wait(&data_in, MPI_STATUS_IGNORE);
-  MPI_Isend(&ack_out, 1, MPI_BYTE, from, kTagAck, comm, &sent_ack);
-  MPI_Wait(&got_ack, MPI_STATUS_IGNORE);
-  const double mine = static_cast<double>(n) / (MPI_Wtime() - t0);
-  MPI_Wait(&data_out, MPI_STATUS_IGNORE);
-  MPI_Wait(&sent_ack, MPI_STATUS_IGNORE);
-  std::vector<double> all(static_cast<std::size_t>(size));
-  MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm);
-  return all;
+  // Half the median round trip of an 8-byte message, over `rounds` round trips.
+  double ping_pong(int a, int b, int rounds) {
+    quiet_barrier(comm);
+    double one_way = 0;
+    if (rank == a || rank == b) {
+      const int peer = rank == a ? b : a;
+      const auto move = [&](bool send) {
+        transport().begin_round();
+        if (send) {
+          transport().post_send(ping_out, 8, peer, kTagPing);
+        } else {
+          transport().post_recv(ping_in, 8, peer, kTagPing);
+        }
+        transport().end_round();
+        transport().wait_all();
+      };
+      // The median round trip: a rank descheduled for a moment on a busy host delays a few
+      // round trips by milliseconds, which a mean would spread over all of them.
+      std::vector<double> trips;
+      for (int i = 0; i < rounds; ++i) {
+        const double t0 = MPI_Wtime();
+        move(rank == a);
+        move(rank != a);
+        trips.push_back(MPI_Wtime() - t0);
+      }
+      one_way = median(trips) / 2;
+    }
+    share_from(comm, one_way, a);
+    return one_way;
+  }
+
+  // Every rank sends to rank + shift and receives from rank - shift, all at once (the shift
+  // pattern of bisection tests): each GPU link carries one flow per direction, so a flow
+  // that slows down crosses a link it shares with another. Returns each sender's bandwidth.
+  std::vector<double> shift(int by) {
+    MPI_Barrier(comm);
+    const int to = (rank + by) % size, from = (rank - by + size) % size;
+    char ack_out = 0, ack_in = 0;
+    MPI_Request got_ack, sent_ack;
+    MPI_Irecv(&ack_in, 1, MPI_BYTE, to, kTagAck, comm, &got_ack);
+    const double t0 = MPI_Wtime();
+    transport().begin_round();
+    transport().post_send(out, bytes, to, kTagData);
+    const int received = transport().post_recv(in, bytes, from, kTagData);
+    transport().end_round();
+    // My flow ends when its receiver has it all: the receiver acknowledges as soon as its
+    // receive completes (not when its own flow ends, which would chain the flows together).
+    // NCCL completes a round's send and receive together: there the ack waits for both.
+    if (transport().completes_separately()) {
+      transport().wait_any({received});
+    } else {
+      transport().wait_all();
+    }
+    MPI_Isend(&ack_out, 1, MPI_BYTE, from, kTagAck, comm, &sent_ack);
+    MPI_Wait(&got_ack, MPI_STATUS_IGNORE);
+    const double mine = static_cast<double>(bytes) / (MPI_Wtime() - t0);
+    transport().wait_all();
+    MPI_Wait(&sent_ack, MPI_STATUS_IGNORE);
+    std::vector<double> all(static_cast<std::size_t>(size));
+    MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm);
+    return all;
+  }
+};
+
+// Bytes per second of `work` (moving `bytes` each call) on this rank's device, after one
+// untimed call (pages touched, caches and kernels warm): at least `iterations` calls and at
+// least kLocalSeconds, in batches that double (one wait for the device per batch).
+constexpr double kLocalSeconds = 0.05;
+double rate_of(Memory& memory, double bytes, int iterations, const std::function<void()>& work) {
+  work();
+  memory.synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  long long calls = 0;
+  for (long long batch = 1; calls < iterations || elapsed() < kLocalSeconds; batch *= 2) {
+    for (long long k = 0; k < batch; ++k) work();
+    memory.synchronize();
+    calls += batch;
+  }
+  return static_cast<double>(calls) * bytes / elapsed();
 }
 
 }  // namespace
 
-int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, double bytes, int iterations,
+int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_name, double bytes, int iterations,
                 const std::string& output) {
-  if (backend != "mpi_host") {
-    // The probes move host buffers; GPU backends would need device probes.
-    make_backend(backend, comm, rank);  // the clear "no GPU" / "not built" error first
-    throw models::InputError("measure --backend " + backend + ": only mpi_host probes are implemented");
-  }
   if (size < 2) throw models::InputError("measure: needs at least 2 ranks (mpirun -np 2 or more)");
-  if (bytes < 1 || bytes > 1.0e9) throw models::InputError("measure --size: expected between 1 byte and 1 GB");
-  std::vector<char> out(static_cast<std::size_t>(bytes), 1), in(static_cast<std::size_t>(bytes), 0);
+  if (bytes < 4 || bytes > 1.0e9) throw models::InputError("measure --size: expected between 4 bytes and 1 GB");
+  if (iterations < 1) throw models::InputError("measure -n: expected at least 1 repetition");
+  Backend backend = make_backend(backend_name, comm, rank);  // the clear "no GPU" / "not built" error first
+  Memory& memory = *backend.memory;
+  const bool gpu = memory.kind() != "host";
+  // Whole floats: the backends' buffers hold floats.
+  const std::size_t probe_bytes = static_cast<std::size_t>(bytes) / 4 * 4;
+  bytes = static_cast<double>(probe_bytes);
+  Probes probe{comm, rank, size, backend};
+  probe.bytes = probe_bytes;
+  probe.out = memory.allocate(probe_bytes);
+  probe.in = memory.allocate(probe_bytes);
+  probe.ping_out = memory.allocate(8);
+  probe.ping_in = memory.allocate(8);
+  const std::size_t count = probe_bytes / 4;
+  {
+    // Values like a gradient's (the 1-bit rate does not depend on them; the copies' bytes do not matter).
+    std::vector<float> values(count);
+    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(static_cast<int>(i % 1000) - 500) / 256.0f;
+    memory.upload(probe.out, values.data(), count);
+  }
   const std::size_t n = static_cast<std::size_t>(size);
   models::MatrixForm form;
   char hostname[MPI_MAX_PROCESSOR_NAME] = {};
@@ -175,118 +230,185 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, d
   int pair_probes = 0, unsteady = 0;  // pair probes, and those still spread after the most repetitions
   constexpr int kMaxRepeats = 4;
 
-  // Rank 0 shows progress over every probe: the pairs, then the shifts.
+  // Rank 0 shows progress over every probe: the pairs, the local rates, then the shifts.
   std::optional<models::Progress> shown;
-  if (rank == 0) shown.emplace(models::Progress::for_stderr(static_cast<std::size_t>(size * (size - 1) + size - 1)));
-  const auto progress = [&](const char* what, int i, int total) {
-    if (shown) shown->step(std::string("measure: ") + what + " " + std::to_string(i) + "/" + std::to_string(total));
-    watchdog_context(std::string("measure: ") + what + " " + std::to_string(i) + "/" + std::to_string(total));
+  if (rank == 0) shown.emplace(models::Progress::for_stderr(static_cast<std::size_t>(iterations + 2 * size + size - 1)));
+  const auto progress = [&](const std::string& what, int i, int total) {
+    const std::string text = "measure: " + what + " " + std::to_string(i) + "/" + std::to_string(total);
+    if (shown) shown->step(text);
+    watchdog_context(text);
   };
   // Each ordered pair alone: a transfer of the probe size (its median rate is the pair's
   // bandwidth, per-message overheads of large messages included), both directions at
-  // once, and an 8-byte ping-pong (the latency a message pays).
-  int step = 0;
-  const int pairs = size * (size - 1);
-  for (int a = 0; a < size; ++a) {
-    for (int b = 0; b < size; ++b) {
-      if (a == b) continue;
-      progress("pairs", ++step, pairs);
-      const auto uni = repeat_until_steady([&] { return bytes / probe_pair(comm, rank, a, b, out, in, false); },
-                                           iterations, kMaxRepeats * iterations);
-      const auto i = static_cast<std::size_t>(a), j = static_cast<std::size_t>(b);
-      form.bandwidth_Bps.at(i, j) = median(uni);
-      form.bandwidth_spread->at(i, j) = relative_spread(uni);
-      unsteady += relative_spread(uni) > kSteadySpread;
+  // once, and an 8-byte ping-pong (the latency a message pays). The repetitions come in
+  // passes over every pair, not back to back: a load that comes and goes on a busy host
+  // then slows one sample of a pair, not all of them, and shows in its spread. After
+  // `iterations` passes, pairs whose spread is still above kSteadySpread are probed again,
+  // up to kMaxRepeats x `iterations` samples. One untimed transfer both ways first: NCCL
+  // (and some MPI transports) connect a pair on its first message.
+  const std::size_t cells = n * n;
+  std::vector<std::vector<double>> uni(cells), bi(cells);  // samples per ordered pair (bi: a < b)
+  const auto unsteady_pair = [&](std::size_t i, std::size_t j) {
+    return relative_spread(uni[i * n + j]) > kSteadySpread || (i < j && relative_spread(bi[i * n + j]) > kSteadySpread);
+  };
+  for (int pass = 0; pass < kMaxRepeats * iterations; ++pass) {
+    if (pass < iterations) progress("pairs, pass", pass + 1, iterations);
+    bool any = false;
+    for (int a = 0; a < size; ++a) {
+      for (int b = 0; b < size; ++b) {
+        if (a == b) continue;
+        const auto i = static_cast<std::size_t>(a), j = static_cast<std::size_t>(b);
+        if (pass >= iterations && !unsteady_pair(i, j)) continue;  // every rank decides alike
+        any = true;
+        if (pass == 0 && a < b) probe.pair(a, b, true);
+        uni[i * n + j].push_back(bytes / probe.pair(a, b, false));
+        if (a < b) bi[i * n + j].push_back(2 * bytes / probe.pair(a, b, true));
+        if (pass == 0 && a < b) {
+          const double lat = probe.ping_pong(a, b, 200);
+          form.latency_s->at(i, j) = lat;
+          form.latency_s->at(j, i) = lat;
+        }
+      }
+    }
+    if (!any) break;
+    if (pass >= iterations) watchdog_context("measure: pass " + std::to_string(pass + 1) + " over the pairs still spread");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      form.bandwidth_Bps.at(i, j) = median(uni[i * n + j]);
+      form.bandwidth_spread->at(i, j) = relative_spread(uni[i * n + j]);
+      unsteady += relative_spread(uni[i * n + j]) > kSteadySpread;
       ++pair_probes;
-      if (a < b) {
-        const auto bi = repeat_until_steady([&] { return 2 * bytes / probe_pair(comm, rank, a, b, out, in, true); },
-                                            iterations, kMaxRepeats * iterations);
-        form.bidirectional_Bps->at(i, j) = median(bi);
-        form.bidirectional_Bps->at(j, i) = median(bi);
-        form.bidirectional_spread->at(i, j) = relative_spread(bi);
-        form.bidirectional_spread->at(j, i) = relative_spread(bi);
-        unsteady += relative_spread(bi) > kSteadySpread;
+      if (i < j) {
+        const auto& v = bi[i * n + j];
+        form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = median(v);
+        form.bidirectional_spread->at(i, j) = form.bidirectional_spread->at(j, i) = relative_spread(v);
+        unsteady += relative_spread(v) > kSteadySpread;
         ++pair_probes;
-        const double lat = ping_pong(comm, rank, a, b, 200);
-        form.latency_s->at(i, j) = lat;
-        form.latency_s->at(j, i) = lat;
       }
     }
   }
-  // Local work rates of each rank, one rank at a time (what one device does alone): the
-  // copy rate (reductions use 2/3 of it) and the 1-bit quantisation rate.
-  std::vector<double> local(n, 0), quantize(n, 0);
-  {
-    const std::size_t count = static_cast<std::size_t>(bytes) / 4;
-    std::vector<char> copy(static_cast<std::size_t>(bytes));
-    std::vector<float> values(count), residual(count, 0.0f), decoded(count);
-    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(static_cast<int>(i % 1000) - 500);
-    std::vector<std::uint8_t> payload(onebit_bytes(count, 1024));
-    for (int r = 0; r < size; ++r) {
-      watchdog_context("measure: local rates of rank " + std::to_string(r));
-      quiet_barrier(comm);
-      if (rank != r) continue;
-      // One untimed pass first: the buffers' pages are touched, caches warm.
-      std::memcpy(copy.data(), out.data(), copy.size());
-      onebit_encode_cpu(values.data(), residual.data(), count, 1024, payload.data());
-      onebit_decode_cpu(payload.data(), count, 1024, decoded.data());
-      auto t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < iterations; ++k) std::memcpy(copy.data(), out.data(), copy.size());
-      local[static_cast<std::size_t>(r)] =
-          iterations * bytes / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < iterations; ++k) {
-        onebit_encode_cpu(values.data(), residual.data(), count, 1024, payload.data());
-        onebit_decode_cpu(payload.data(), count, 1024, decoded.data());
-      }
-      quantize[static_cast<std::size_t>(r)] = 2.0 * iterations * 4.0 * static_cast<double>(count) /
-                                              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Local work on each rank's device: the copy rate (reductions use 2/3 of it), the 1-bit
+  // quantisation rate (encode + decode), and on GPUs the host<->device rates.
+  const auto& codec = models::one_bit_codec();
+  constexpr std::uint64_t kGroup = 1024;
+  float* copy = memory.allocate(probe_bytes);
+  float* residual = memory.allocate(probe_bytes);
+  float* decoded = memory.allocate(probe_bytes);
+  auto* payload = reinterpret_cast<std::uint8_t*>(memory.allocate(codec.wire_bytes(count, kGroup)));
+  float* host = gpu ? memory.allocate_host(probe_bytes) : nullptr;
+  const auto copy_rate = [&] { return rate_of(memory, bytes, iterations, [&] { memory.copy(copy, probe.out, count); }); };
+  const auto quantize_rate = [&] {
+    return rate_of(memory, 2.0 * bytes, iterations, [&] {
+      memory.encode(codec, kGroup, probe.out, residual, count, payload);
+      memory.decode(codec, kGroup, payload, count, decoded, false);
+    });
+  };
+  // First each rank alone (what its device does), then the first k ranks at once for k = 1
+  // .. N: ranks that share cores (host ranks) or a GPU slow each other down, as they do in
+  // the runs, where every rank works at once.
+  std::vector<double> local(n, 0), quantize(n, 0), h2d(n, 0), d2h(n, 0);
+  models::MatrixForm::AtOnce at_once;
+  for (int r = 0; r < size; ++r) {
+    progress("local rates of rank", r + 1, size);
+    quiet_barrier(comm);
+    if (rank != r) continue;
+    const auto me = static_cast<std::size_t>(r);
+    local[me] = copy_rate();
+    quantize[me] = quantize_rate();
+    if (host) {
+      h2d[me] = rate_of(memory, bytes, iterations, [&] { memory.upload(copy, host, count); });
+      d2h[me] = rate_of(memory, bytes, iterations, [&] { memory.download(host, copy, count); });
     }
-    MPI_Allreduce(MPI_IN_PLACE, local.data(), size, MPI_DOUBLE, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, quantize.data(), size, MPI_DOUBLE, MPI_SUM, comm);
   }
+  for (int k = 1; k <= size; ++k) {
+    progress("local rates, ranks at once", k, size);
+    quiet_barrier(comm);
+    double rates[2] = {0, 0};  // this rank's copy and 1-bit rates, while the first k work
+    if (rank < k) {
+      rates[0] = copy_rate();
+      rates[1] = quantize_rate();
+    }
+    std::vector<double> all(2 * n);
+    MPI_Allgather(rates, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, comm);
+    std::vector<double> copies, codings;
+    for (int r = 0; r < k; ++r) {
+      copies.push_back(all[2 * static_cast<std::size_t>(r)]);
+      codings.push_back(all[2 * static_cast<std::size_t>(r) + 1]);
+    }
+    at_once.copy_Bps.push_back(median(copies));
+    at_once.quantize_Bps.push_back(median(codings));
+  }
+  for (auto* v : {&local, &quantize, &h2d, &d2h}) MPI_Allreduce(MPI_IN_PLACE, v->data(), size, MPI_DOUBLE, MPI_SUM, comm);
   form.device_local_Bps = local;
   form.device_quantize_Bps = quantize;
+  form.ranks_at_once = at_once;
+  if (gpu) {
+    form.host_to_device_Bps = h2d;
+    form.device_to_host_Bps = d2h;
+  }
 
   // Shift probes: reveal links that pairs measured one at a time cannot (a switch uplink as
   // fast as a GPU link, shared by the GPUs behind it).
   std::vector<models::ConcurrentProbe> probes;
   for (int shift = 1; shift < size; ++shift) {
     progress("concurrent flows, shift", shift, size - 1);
-    std::vector<std::vector<double>> runs;
-    for (int k = 0; k < iterations; ++k) runs.push_back(probe_shift(comm, rank, size, shift, out, in));
+    probe.shift(shift);  // untimed: the pairs of this shift connected
+    // Repeated like the pairs, until every flow's spread is small (every rank has every
+    // flow's figures, so all decide alike) or the most repetitions were taken.
+    std::vector<std::vector<double>> flows(n);  // per flow, its samples
+    const auto widest = [&] {
+      double most = 0;
+      for (const auto& v : flows) most = std::max(most, relative_spread(v));
+      return most;
+    };
+    for (int k = 0; k < iterations || (k < kMaxRepeats * iterations && widest() > kSteadySpread); ++k) {
+      const auto run = probe.shift(shift);
+      for (std::size_t r = 0; r < n; ++r) flows[r].push_back(run[r]);
+    }
     models::ConcurrentProbe p;
     for (int r = 0; r < size; ++r) {
       p.flows.push_back({form.gpus[static_cast<std::size_t>(r)], form.gpus[static_cast<std::size_t>((r + shift) % size)]});
-      std::vector<double> values;
-      for (const auto& run : runs) values.push_back(run[static_cast<std::size_t>(r)]);
-      p.bandwidth_Bps.push_back(median(values));
+      p.bandwidth_Bps.push_back(median(flows[static_cast<std::size_t>(r)]));
+      p.spread.push_back(relative_spread(flows[static_cast<std::size_t>(r)]));
     }
     probes.push_back(p);
   }
   form.concurrent_probes = probes;
   if (shown) shown->finish();
-  form.description = "Measured by gradsync-run measure over " + backend + " on " + std::to_string(size) + " ranks (" +
-                     std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(static_cast<long long>(bytes)) +
+  form.description = "Measured by gradsync-run measure over " + backend.name + " on " + std::to_string(size) + " ranks (" +
+                     std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(probe_bytes) +
                      "-byte probes (median of " + std::to_string(iterations) + " to " + std::to_string(kMaxRepeats * iterations) +
-                     ", repeated until their spread is at most 3 %), latency from 8-byte ping-pongs.";
+                     " taken in passes over the pairs, repeated until their spread is at most 3 %), latency from 8-byte ping-pongs; local rates of " +
+                     (gpu ? "each GPU" : "each rank") + " alone and of the first k ranks at once" +
+                     (gpu ? ", host<->device rates from page-locked host memory." : ".");
   form.source = "gradsync-run measure";
   if (rank == 0) {
     models::write_file_atomically(output, models::pretty_json(models::matrix_form_to_json(form)));
     const auto inferred = models::infer_topology(form);
-    std::vector<double> spreads;
+    std::vector<double> one_way, both_ways;
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
-        if (i != j) spreads.push_back(*form.bandwidth_spread->at(i, j));
+        if (i != j) one_way.push_back(*form.bandwidth_spread->at(i, j));
+        if (i < j) both_ways.push_back(*form.bidirectional_spread->at(i, j));
       }
     }
-    std::sort(spreads.begin(), spreads.end());
-    std::printf("probe spread (robust, relative): median %.1f %%, max %.1f %%; %d of %d pair probes still above %.0f %% "
-                "after %d repetitions%s\n",
-                100 * spreads[spreads.size() / 2], 100 * spreads.back(), unsteady, pair_probes, 100 * kSteadySpread,
-                kMaxRepeats * iterations, unsteady * 4 > pair_probes ? " (a busy machine: figures less sure)" : "");
-    std::printf("measured %d ranks; wrote %s\n\ninferred topology:\n%s\n%s", size, output.c_str(),
-                models::describe_links(inferred.topology).c_str(), inferred.report.text().c_str());
+    std::sort(one_way.begin(), one_way.end());
+    std::sort(both_ways.begin(), both_ways.end());
+    std::printf("probe spread (robust, relative): one way median %.1f %%, max %.1f %%; both ways median %.1f %%, max %.1f %%; "
+                "%d of %d pair probes still above %.0f %% after %d repetitions%s\n",
+                100 * one_way[one_way.size() / 2], 100 * one_way.back(), 100 * both_ways[both_ways.size() / 2],
+                100 * both_ways.back(), unsteady, pair_probes, 100 * kSteadySpread, kMaxRepeats * iterations,
+                unsteady * 4 > pair_probes ? " (a busy machine: figures less sure)" : "");
+    std::printf("local rates: copy %.2f GB/s, 1-bit %.2f GB/s (rank 0 alone); with all %d ranks at once %.2f and %.2f "
+                "GB/s a rank%s\n",
+                local[0] / 1e9, quantize[0] / 1e9, size, at_once.copy_Bps.back() / 1e9, at_once.quantize_Bps.back() / 1e9,
+                at_once.copy_Bps.back() < 0.8 * at_once.copy_Bps.front() ? " (the ranks share cores or a device)" : "");
+    if (gpu) std::printf("host<->device (rank 0): %.2f GB/s up, %.2f GB/s down\n", h2d[0] / 1e9, d2h[0] / 1e9);
+    std::printf("measured %d ranks over %s; wrote %s\n\ninferred topology:\n%s\n%s", size, backend.name.c_str(),
+                output.c_str(), models::describe_links(inferred.topology).c_str(), inferred.report.text().c_str());
   }
   return 0;
 }

@@ -32,13 +32,14 @@ std::uint64_t column_length(const StrategyContext& ctx) {
 }
 
 // Seconds to 1-bit quantise (or dequantise) one byte on `node`: the quantize_GBps
-// parameter, else the measured rate of that GPU (device_quantize_GBps), else its reduction rate.
+// parameter, else the measured rate of that GPU (device_quantize_GBps, slowed as the
+// measurement saw it slow down with the run's ranks at work at once), else its reduction rate.
 double quantize_s_per_byte_at(const StrategyContext& ctx, std::size_t node) {
   if (!ctx.params.is_auto("quantize_GBps")) return 1.0 / GBps_to_Bps(ctx.params.number("quantize_GBps"));
   const auto& m = ctx.topology.measured();
   if (m && m->device_quantize_Bps && ctx.topology.node(node).kind == NodeKind::gpu) {
     for (std::size_t i = 0; i < m->gpus.size(); ++i) {
-      if (m->gpus[i] == ctx.topology.node(node).id) return 1.0 / (*m->device_quantize_Bps)[i];
+      if (m->gpus[i] == ctx.topology.node(node).id) return ctx.colocation_slowdown(true) / (*m->device_quantize_Bps)[i];
     }
   }
   return ctx.reduce_s_per_byte_at(node);

@@ -144,7 +144,8 @@ TEST(Inference, BadMatrixFormNamesThePlace) {
             "m.json: /bandwith_GBps: unknown key 'bandwith_GBps' (did you mean 'bandwidth_GBps'?); valid keys here: "
             "name, description, source, gpus, bandwidth_GBps, bidirectional_GBps, latency_us, cpu_latency_us, "
             "bandwidth_spread, bidirectional_spread, "
-            "topo_classes, p2p_supported, host_to_device_GBps, device_to_host_GBps, device_local_GBps, device_quantize_GBps, other_measurements, "
+            "topo_classes, p2p_supported, host_to_device_GBps, device_to_host_GBps, device_local_GBps, device_quantize_GBps, ranks_at_once, "
+            "other_measurements, "
             "concurrent_probes, nominal");
   EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "nodes": []})"),
             "m.json: mixes the graph form (\"nodes\", \"links\") and the matrix form (\"gpus\", \"bandwidth_GBps\"); "

@@ -1,6 +1,6 @@
 // gradsync-run under mpirun, as a user runs it: every synchronous strategy on 1..4 host
 // ranks with every element checked, asynchronous servers on a process of their own,
-// measurement, GPU backends refused cleanly without a GPU, and bad input.
+// measurement, GPU backends run checked on a GPU or refused cleanly without one, and bad input.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -145,18 +145,73 @@ TEST(Runtime, RecordsTimelineAndMeasurement) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("pairs explained"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("concurrent flows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with all 4 ranks at once"), std::string::npos) << r.out;
+  {
+    // Host ranks: local rates alone and at once (1 to 4 ranks), no host<->device rates.
+    const auto form = gradsync::models::load_topology_file(measured).topology.measured();
+    ASSERT_TRUE(form && form->ranks_at_once && form->device_local_Bps && form->device_quantize_Bps);
+    EXPECT_EQ(form->ranks_at_once->copy_Bps.size(), 4u);
+    EXPECT_EQ(form->ranks_at_once->quantize_Bps.size(), 4u);
+    for (double x : form->ranks_at_once->copy_Bps) EXPECT_GT(x, 0);
+    for (double x : *form->device_local_Bps) EXPECT_GT(x, 0);
+    EXPECT_FALSE(form->host_to_device_Bps);
+  }
   EXPECT_EQ(run_command({GRADSYNC_BIN, "predict", "--topology", measured, "--size", "1MiB", "--strategy", "ring"}).status, 0);
   fs::remove_all(dir);
 }
 
-TEST(Runtime, GpuBackendsAreRefusedCleanlyWithoutAGpu) {
-  for (const char* backend : {"nccl", "mpi_cuda"}) {
-    const auto r = mpirun(2, std::string("--backend ") + backend + " -b 1KiB -n 1");
-    EXPECT_EQ(r.status, 2) << r.out;
-    const bool refused = r.out.find("no usable GPU") != std::string::npos || r.out.find("built without it") != std::string::npos ||
-                         r.out.find("no GPU found") != std::string::npos;
-    EXPECT_TRUE(refused) << r.out;
+namespace {
+
+bool refused_for_want_of_a_gpu(const Result& r) {
+  return r.status == 2 && (r.out.find("no usable GPU") != std::string::npos ||
+                           r.out.find("built without it") != std::string::npos ||
+                           r.out.find("no GPU found") != std::string::npos);
+}
+
+}  // namespace
+
+TEST(Runtime, GpuBackendsRunCheckedOrAreRefusedCleanly) {
+  // With a GPU: every strategy's default schedule on 2 ranks (mpi_cuda: both on one GPU if
+  // that is all there is), every element checked. Without one: one clear message, exit 2.
+  std::string skipped;
+  for (const char* backend : {"mpi_cuda", "nccl"}) {
+    for (const gradsync::models::Strategy* s : synchronous_strategies()) {
+      const auto r = mpirun(2, std::string("--backend ") + backend + " --strategy " + s->name + " -b 4KiB -e 1MiB -f 16 -n 2 --check");
+      if (refused_for_want_of_a_gpu(r)) {
+        skipped += std::string(skipped.empty() ? "" : "; ") + backend + ": refused without a GPU";
+        break;
+      }
+      if (r.status == 2 && r.out.find("got the same GPU") != std::string::npos) {
+        skipped += std::string(skipped.empty() ? "" : "; ") + backend + ": one GPU, and NCCL takes one rank per GPU";
+        break;
+      }
+      EXPECT_EQ(r.status, 0) << backend << " " << s->name << "\n" << r.out;
+    }
   }
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+}
+
+TEST(Runtime, MeasureOnAGpuBackendOrRefusedCleanly) {
+  // gradsync-run measure on device buffers: the pair matrix, the local rates and the
+  // host<->device rates of each GPU. mpi_cuda lets two ranks share one GPU.
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-measure-gpu-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string measured = (dir / "measured.json").string();
+  const auto r = mpirun(2, "measure --backend mpi_cuda -o " + measured + " --size 1MiB -n 2");
+  if (refused_for_want_of_a_gpu(r)) {
+    EXPECT_FALSE(fs::exists(measured));
+    fs::remove_all(dir);
+    GTEST_SKIP() << "no GPU here (or no CUDA in this build): measure --backend mpi_cuda was refused cleanly";
+  }
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("host<->device"), std::string::npos) << r.out;
+  const auto form = gradsync::models::load_topology_file(measured).topology.measured();
+  ASSERT_TRUE(form && form->host_to_device_Bps && form->device_to_host_Bps && form->ranks_at_once);
+  for (double x : *form->host_to_device_Bps) EXPECT_GT(x, 0);
+  for (double x : *form->device_to_host_Bps) EXPECT_GT(x, 0);
+  ASSERT_TRUE(form->bandwidth_Bps.at(0, 1) && form->latency_s);
+  EXPECT_GT(*form->bandwidth_Bps.at(0, 1), 0);
+  fs::remove_all(dir);
 }
 
 TEST(Runtime, NcclsOwnAllReduceAsNcclTestsPrintsIt) {

@@ -2,6 +2,7 @@
 #include "runtime/backends/cuda/cuda_memory.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,6 +47,7 @@ class CudaMemory final : public Memory {
   ~CudaMemory() override {
     // cudaFree waits for the device; errors cannot be reported from a destructor.
     for (void* p : buffers_) cudaFree(p);
+    for (void* p : host_buffers_) cudaFreeHost(p);
   }
   CudaMemory(const CudaMemory&) = delete;
   CudaMemory& operator=(const CudaMemory&) = delete;
@@ -60,6 +62,15 @@ class CudaMemory final : public Memory {
     // Zero it before anyone else (an MPI receive, say) can write into it.
     check_cuda(cudaMemsetAsync(p, 0, size, stream_), "cudaMemsetAsync");
     synchronize();
+    return static_cast<float*>(p);
+  }
+
+  float* allocate_host(std::size_t bytes) override {
+    const std::size_t size = std::max<std::size_t>(4, (bytes + 3) / 4 * 4);
+    void* p = nullptr;
+    check_cuda(cudaMallocHost(&p, size), "cudaMallocHost");
+    host_buffers_.push_back(p);
+    std::memset(p, 0, size);
     return static_cast<float*>(p);
   }
 
@@ -105,6 +116,7 @@ class CudaMemory final : public Memory {
   cudaStream_t stream_;
   std::shared_ptr<void> keep_alive_;  // owner of stream_, if the caller passed one
   std::vector<void*> buffers_;
+  std::vector<void*> host_buffers_;  // page-locked
 };
 
 }  // namespace

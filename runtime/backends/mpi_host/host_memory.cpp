@@ -18,6 +18,7 @@ class HostMemory final : public Memory {
     buffers_.emplace_back((bytes + 3) / 4, 0.0f);
     return buffers_.back().data();
   }
+  float* allocate_host(std::size_t bytes) override { return allocate(bytes); }
   void upload(float* dst, const float* host, std::size_t count) override { copy(dst, host, count); }
   void download(float* host, const float* src, std::size_t count) override { copy(host, src, count); }
   void copy(float* dst, const float* src, std::size_t count) override {

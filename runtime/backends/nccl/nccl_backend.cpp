@@ -58,12 +58,34 @@ void poll_until_done(Query query, const char* what, ncclComm_t comm, const std::
   }
 }
 
+// NCCL fails its init with a terse "invalid usage" when two ranks drive one GPU (more
+// processes on a host than it has GPUs): say so, on every rank alike, before it starts.
+void refuse_shared_gpus(MPI_Comm comm, int device, const std::string& option, const std::string& what) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  cudaDeviceProp props{};
+  check_cuda(cudaGetDeviceProperties(&props, device), "cudaGetDeviceProperties");
+  constexpr std::size_t kUuid = sizeof props.uuid.bytes;
+  std::vector<char> uuids(static_cast<std::size_t>(size) * kUuid);
+  MPI_Allgather(props.uuid.bytes, static_cast<int>(kUuid), MPI_BYTE, uuids.data(), static_cast<int>(kUuid), MPI_BYTE, comm);
+  const auto uuid = [&](int r) { return std::string(uuids.data() + static_cast<std::size_t>(r) * kUuid, kUuid); };
+  for (int a = 0; a < size; ++a) {
+    for (int b = a + 1; b < size; ++b) {
+      if (uuid(a) != uuid(b)) continue;
+      throw models::InputError(option + ": ranks " + std::to_string(a) + " and " + std::to_string(b) + " got the same GPU; " +
+                               what + " needs one GPU per rank: start at most as many processes per host as it has GPUs "
+                               "(mpirun -np N), or --backend mpi_cuda, whose ranks may share a GPU");
+    }
+  }
+}
+
 constexpr const char* kNoAsync =
     "the nccl backend runs every round in lockstep; asynchronous servers need --backend mpi_host or mpi_cuda";
 
 class NcclTransport final : public Transport {
  public:
   NcclTransport(MPI_Comm comm, int device, std::shared_ptr<CUstream_st> stream) : stream_(std::move(stream)) {
+    refuse_shared_gpus(comm, device, "--backend nccl", "NCCL");
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -93,6 +115,8 @@ class NcclTransport final : public Transport {
     check_nccl(ncclRecv(data, bytes, ncclChar, from, nccl_, stream_.get()), "ncclRecv", nccl_);
     return posted_++;
   }
+
+  bool completes_separately() const override { return false; }
 
   void begin_round() override {
     check_nccl(ncclGroupStart(), "ncclGroupStart", nccl_);
@@ -142,7 +166,7 @@ class NcclAllReduce final : public NativeAllReduce {
     device_ = local_cuda_device(comm);
     stream_ = make_cuda_stream(device_);  // also makes device_ current
     check_cuda(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
-    refuse_shared_gpus();
+    refuse_shared_gpus(comm, device_, "--strategy nccl --backend nccl", "NCCL's all-reduce");
     for (auto& e : events_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     ncclUniqueId id{};
     if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -220,25 +244,6 @@ class NcclAllReduce final : public NativeAllReduce {
   }
 
  private:
-  // NCCL fails its init with a terse "invalid usage" when two ranks drive one GPU (more
-  // processes on a host than it has GPUs): say so, on every rank alike, before it starts.
-  void refuse_shared_gpus() const {
-    std::vector<char> uuids(static_cast<std::size_t>(size_) * sizeof props_.uuid.bytes);
-    MPI_Allgather(props_.uuid.bytes, static_cast<int>(sizeof props_.uuid.bytes), MPI_BYTE, uuids.data(),
-                  static_cast<int>(sizeof props_.uuid.bytes), MPI_BYTE, mpi_);
-    const auto uuid = [&](int r) {
-      return std::string(uuids.data() + static_cast<std::size_t>(r) * sizeof props_.uuid.bytes, sizeof props_.uuid.bytes);
-    };
-    for (int a = 0; a < size_; ++a) {
-      for (int b = a + 1; b < size_; ++b) {
-        if (uuid(a) != uuid(b)) continue;
-        throw models::InputError("--strategy nccl --backend nccl: ranks " + std::to_string(a) + " and " + std::to_string(b) +
-                                 " got the same GPU; NCCL's all-reduce needs one GPU per rank: start at most as many "
-                                 "processes per host as it has GPUs (mpirun -np N)");
-      }
-    }
-  }
-
   // `calls` all-reduces back to back on the stream, then a wait for the last. The host
   // keeps at most kInFlight calls queued ahead of the one it waits for (plenty to keep the
   // GPU busy), so that each completed call can count as progress for the watchdog.
