@@ -247,7 +247,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
   // up to kMaxRepeats x `iterations` samples. One untimed transfer both ways first: NCCL
   // (and some MPI transports) connect a pair on its first message.
   const std::size_t cells = n * n;
-  std::vector<std::vector<double>> uni(cells), bi(cells);  // samples per ordered pair (bi: a < b)
+  std::vector<std::vector<double>> uni(cells), bi(cells), lat(cells);  // samples per ordered pair (bi, lat: a < b)
   const auto unsteady_pair = [&](std::size_t i, std::size_t j) {
     return relative_spread(uni[i * n + j]) > kSteadySpread || (i < j && relative_spread(bi[i * n + j]) > kSteadySpread);
   };
@@ -263,11 +263,10 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
         if (pass == 0 && a < b) probe.pair(a, b, true);
         uni[i * n + j].push_back(bytes / probe.pair(a, b, false));
         if (a < b) bi[i * n + j].push_back(2 * bytes / probe.pair(a, b, true));
-        if (pass == 0 && a < b) {
-          const double lat = probe.ping_pong(a, b, 200);
-          form.latency_s->at(i, j) = lat;
-          form.latency_s->at(j, i) = lat;
-        }
+        // Latency in every pass too: a pair whose two ranks share a core with a busy
+        // process for a few seconds (the scheduler's placement holds that long) pays
+        // milliseconds per round trip then, not in every pass.
+        if (a < b) lat[i * n + j].push_back(probe.ping_pong(a, b, pass < iterations ? 100 : 20));
       }
     }
     if (!any) break;
@@ -284,6 +283,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
         const auto& v = bi[i * n + j];
         form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = median(v);
         form.bidirectional_spread->at(i, j) = form.bidirectional_spread->at(j, i) = relative_spread(v);
+        form.latency_s->at(i, j) = form.latency_s->at(j, i) = median(lat[i * n + j]);
         unsteady += relative_spread(v) > kSteadySpread;
         ++pair_probes;
       }
@@ -381,7 +381,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
   form.description = "Measured by gradsync-run measure over " + backend.name + " on " + std::to_string(size) + " ranks (" +
                      std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(probe_bytes) +
                      "-byte probes (median of " + std::to_string(iterations) + " to " + std::to_string(kMaxRepeats * iterations) +
-                     " taken in passes over the pairs, repeated until their spread is at most 3 %), latency from 8-byte ping-pongs; local rates of " +
+                     " taken in passes over the pairs, repeated until their spread is at most 3 %), latency the median of 8-byte ping-pongs in every pass; local rates of " +
                      (gpu ? "each GPU" : "each rank") + " alone and of the first k ranks at once" +
                      (gpu ? ", host<->device rates from page-locked host memory." : ".");
   form.source = "gradsync-run measure";
