@@ -16,8 +16,8 @@ namespace {
 
 class Walker {
  public:
-  Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce)
-      : t_(t), s_(s), reduce_(reduce), contention_(t), last_(static_cast<std::size_t>(s.participant_count())),
+  Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce, bool each_round)
+      : t_(t), s_(s), reduce_(reduce), each_round_(each_round), contention_(t), last_(static_cast<std::size_t>(s.participant_count())),
         local_(static_cast<std::size_t>(s.participant_count())) {}
 
   // Sums the rounds; with focus >= 0 only what involves that worker counts (its own ops,
@@ -36,7 +36,20 @@ class Walker {
     double total = 0;
     previous_routes_.clear();
     bound_.clear();
-    for (const Round& round : s_.rounds) {
+    costs_.assign(s_.rounds.size(), RoundCost{});
+    for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
+      const Round& round = s_.rounds[r];
+      // A round declared equal in cost to an earlier one costs what that one did: a ring of
+      // N ranks evaluates 2 of its 2(N-1) steps.
+      if (!each_round_ && round.same_as >= 0) {
+        const RoundCost& like = costs_[static_cast<std::size_t>(round.same_as)];
+        costs_[r] = like;
+        add(round.phase, like.comm);
+        if (like.local > 0) add(round.local_phase(), like.local);
+        if (like.bounded) bound_[like.bound] += like.comm;
+        total += like.comm + like.local;
+        continue;
+      }
       routes_.clear();
       bytes_.clear();
       cap_.clear();
@@ -80,13 +93,18 @@ class Walker {
           slowest = i;
         }
       }
+      RoundCost& cost = costs_[r];
       // A transfer its engine limits (max_Bps) is bounded by no link.
       if (slowest < routes_.size() && limiting_[slowest] >= 0 &&
           !(cap_[slowest] > 0 && cap_[slowest] < bandwidth_[slowest])) {
         const Hop& h = (*routes_[slowest])[static_cast<std::size_t>(limiting_[slowest])];
-        bound_[{h.link, h.forward}] += comm;
+        cost.bounded = true;
+        cost.bound = {h.link, h.forward};
+        bound_[cost.bound] += comm;
       }
       const double local = local_.empty() ? 0.0 : *std::max_element(local_.begin(), local_.end());
+      cost.comm = comm;
+      cost.local = local;
       add(round.phase, comm);
       if (local > 0) add(round.local_phase(), local);
       total += comm + local;
@@ -117,9 +135,19 @@ class Walker {
     return it->second;
   }
 
+  // What a round cost: its transfers, its busiest participant's local work, and the link
+  // that bounded it (when one did).
+  struct RoundCost {
+    double comm = 0, local = 0;
+    bool bounded = false;
+    std::pair<std::size_t, bool> bound{};
+  };
+
   const Topology& t_;
   const Schedule& s_;
   const std::vector<LocalCosts>& reduce_;
+  const bool each_round_;
+  std::vector<RoundCost> costs_;
   ContentionModel contention_;
   std::unordered_map<std::uint64_t, PairInfo> pairs_;
   std::vector<Op> ops_;
@@ -137,8 +165,8 @@ class Walker {
 }  // namespace
 
 AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
-                            const std::vector<LocalCosts>& costs, double compute_s_per_step) {
-  Walker walker(topology, schedule, costs);
+                            const std::vector<LocalCosts>& costs, double compute_s_per_step, bool each_round) {
+  Walker walker(topology, schedule, costs, each_round);
   AnalyticResult r;
   const double period = static_cast<double>(std::max(1, schedule.period_steps));
   if (!schedule.asynchronous) {

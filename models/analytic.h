@@ -41,8 +41,10 @@ struct AnalyticResult {
 std::string describe_link(const Topology& topology, const BoundingLink& link);
 
 // `costs[p]`: participant p's local work costs; `compute_s_per_step`: the
-// workload's compute per minibatch (0 without a workload).
+// workload's compute per minibatch (0 without a workload). A round declared equal in cost
+// to an earlier one (Round::same_as) is not walked again: it costs what that one did.
+// `each_round`: walk every round anyway (the reference the shortcut is tested against).
 AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
-                            const std::vector<LocalCosts>& costs, double compute_s_per_step);
+                            const std::vector<LocalCosts>& costs, double compute_s_per_step, bool each_round = false);
 
 }  // namespace gradsync::models

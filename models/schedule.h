@@ -140,6 +140,12 @@ struct Round {
   // server on their own): a simulator or runtime may run them without a barrier; the
   // analytic model and the symbolic checker take them in lockstep.
   bool asynchronous = false;
+  // An earlier round (its index in Schedule::rounds) this one equals in cost: each
+  // participant has the same transfers with the same peers (same wire bytes, encoding and
+  // engine) and the same local work; only which slices move differs (a ring's steps when
+  // its blocks are equal). Executors that model time may evaluate it once. -1: none
+  // declared. The symbolic checker verifies every declaration.
+  int same_as = -1;
   const std::string& local_phase() const { return compute_phase.empty() ? phase : compute_phase; }
 };
 

@@ -279,6 +279,7 @@ class Checker {
       }
     }
     ops_.resize(static_cast<std::size_t>(P_));
+    check_same_as();
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) run_round(r);
     if (pending_ > 0) fail_unreceived(std::numeric_limits<std::size_t>::max());
     check_final();
@@ -294,6 +295,41 @@ class Checker {
 
   std::uint64_t key(int from, int to) const {
     return static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(P_) + static_cast<std::uint64_t>(to);
+  }
+
+  // A round declared equal in cost to an earlier one (Round::same_as) must give every
+  // participant the same transfers and local work as that round, op by op.
+  void check_same_as() {
+    std::vector<Op> mine, theirs;
+    for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
+      const int like = s_.rounds[r].same_as;
+      if (like < 0) continue;
+      if (static_cast<std::size_t>(like) >= r) {
+        fail(label(r) + ": declared equal in cost to round " + std::to_string(like) + "; expected an earlier round");
+      }
+      for (int p = 0; p < P_; ++p) {
+        mine.clear();
+        theirs.clear();
+        s_.rounds[r].ops(p, mine);
+        s_.rounds[static_cast<std::size_t>(like)].ops(p, theirs);
+        const std::string who = label(r) + ", declared equal in cost to " + label(static_cast<std::size_t>(like)) +
+                                ", participant " + std::to_string(p);
+        if (mine.size() != theirs.size()) {
+          fail(who + ": " + std::to_string(mine.size()) + " ops against " + std::to_string(theirs.size()));
+        }
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+          const Op& a = mine[i];
+          const Op& b = theirs[i];
+          const bool same = a.kind == b.kind && a.peer == b.peer && a.slice.bytes == b.slice.bytes &&
+                            a.source.bytes == b.source.bytes && a.wire() == b.wire() && a.seconds == b.seconds &&
+                            a.payload_share == b.payload_share && a.max_Bps == b.max_Bps &&
+                            (a.encoding == nullptr) == (b.encoding == nullptr) &&
+                            (a.encoding == nullptr || (a.encoding->codec == b.encoding->codec && a.encoding->group == b.encoding->group)) &&
+                            (a.call == nullptr) == (b.call == nullptr) && (a.call == nullptr || a.call->kernel == b.call->kernel);
+          if (!same) fail(who + ": " + op_str(a) + " where that round has " + op_str(b));
+        }
+      }
+    }
   }
 
   void check_structure() {

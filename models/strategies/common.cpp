@@ -184,6 +184,9 @@ void add_ring_pass(Schedule& s, const Rings& rings, Region region, bool reduce, 
   auto members = std::make_shared<const Rings>(rings);
   const int m = idx->m;
   const int shift = reduce ? 0 : 1;
+  // With equal blocks every step moves the same bytes between the same neighbours.
+  const int first = static_cast<int>(s.rounds.size());
+  const bool equal_blocks = m > 0 && region.elements % static_cast<std::uint64_t>(m) == 0;
   for (int i = m; i >= 2; --i) {  // Algorithm 1: for i = N ... 2
     s.rounds.push_back(Round{phase, compute_phase, [idx, members, region, m, i, shift, reduce](int p, std::vector<Op>& out) {
                                // Participants added after these rounds (a server) take no part.
@@ -199,6 +202,7 @@ void add_ring_pass(Schedule& s, const Rings& rings, Region region, bool reduce, 
                                out.push_back(Op::send(next, sent));
                                out.push_back(reduce ? Op::recv_reduce(prev, got) : Op::recv(prev, got));
                              }});
+    if (equal_blocks && i < m) s.rounds.back().same_as = first;
   }
 }
 }  // namespace
