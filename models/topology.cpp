@@ -73,6 +73,21 @@ using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undire
 struct Topology::Graph {
   BoostGraph g;
   std::vector<bool> forwards;  // per vertex
+  // Dijkstra's maps for one route at a time, kept between routes: only the vertices a
+  // search touched are reset after it (a 65,536-GPU ring asks 65,536 routes of a few hops
+  // each on a graph of some 70,000 vertices: initialising every map for each would be N^2).
+  std::vector<double> distance;
+  std::vector<BoostGraph::vertex_descriptor> predecessor;
+  std::vector<boost::default_color_type> color;
+  std::vector<std::size_t> touched;
+  std::vector<std::size_t> via;  // the link by which the search reached each vertex
+  // When the links between forwarding nodes form a forest (trees of switches: PCIe trees, a
+  // fat-tree drawn with one core), each forwarding node's link towards its tree's root and
+  // its depth: between two endpoints of one link each, the route is then the one path
+  // through the tree, found by climbing (no search).
+  bool forest = false;
+  std::vector<std::size_t> up_link;
+  std::vector<std::size_t> depth;
 };
 
 namespace {
@@ -152,9 +167,14 @@ Topology::Topology(std::string name, std::vector<Node> nodes, std::vector<Link> 
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
+  bool forest = true;
   for (const Link& l : links_) {
-    if (graph_->forwards[l.a] && graph_->forwards[l.b]) parent[find_root(l.a)] = find_root(l.b);
+    if (!(graph_->forwards[l.a] && graph_->forwards[l.b])) continue;
+    const std::size_t ra = find_root(l.a), rb = find_root(l.b);
+    if (ra == rb) forest = false;  // a cycle among forwarding nodes
+    parent[ra] = rb;
   }
+  if (forest) index_forest();
   std::vector<std::size_t> endpoints;
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (!graph_->forwards[i]) endpoints.push_back(i);
@@ -248,35 +268,141 @@ std::vector<std::size_t> Topology::host_memories() const { return nodes_of_kind(
 
 namespace {
 struct ReachedTarget {};  // thrown to stop Dijkstra once the destination is settled
+}  // namespace
 
-struct StopAt : boost::default_dijkstra_visitor {
+namespace {
+// Records the vertices a search reached (to reset their maps after it) and stops it once the
+// destination is settled.
+struct TouchAndStop : boost::default_dijkstra_visitor {
   std::size_t target;
-  explicit StopAt(std::size_t t) : target(t) {}
-  template <class Vertex, class Graph>
-  void examine_vertex(Vertex u, const Graph&) const {
+  std::vector<std::size_t>* touched;
+  std::vector<std::size_t>* via;
+  template <class Vertex, class G>
+  void discover_vertex(Vertex u, const G&) const {
+    touched->push_back(u);
+  }
+  template <class Edge, class G>
+  void edge_relaxed(Edge e, const G& g) const {
+    (*via)[boost::target(e, g)] = g[e].link;
+  }
+  template <class Vertex, class G>
+  void examine_vertex(Vertex u, const G&) const {
     if (u == target) throw ReachedTarget{};
   }
 };
 }  // namespace
 
-std::vector<std::size_t> Topology::shortest_paths(std::size_t source, std::optional<std::size_t> stop_at) const {
+void Topology::index_forest() {
+  Graph& graph = *graph_;
+  const std::size_t n = nodes_.size(), none = std::numeric_limits<std::size_t>::max();
+  graph.up_link.assign(n, none);
+  graph.depth.assign(n, none);
+  std::vector<std::size_t> queue;
+  for (std::size_t root = 0; root < n; ++root) {
+    if (!graph.forwards[root] || graph.depth[root] != none) continue;
+    graph.depth[root] = 0;
+    queue.assign(1, root);
+    for (std::size_t k = 0; k < queue.size(); ++k) {
+      const std::size_t u = queue[k];
+      for (auto [e, end] = boost::out_edges(u, graph.g); e != end; ++e) {
+        const std::size_t v = boost::target(*e, graph.g);
+        if (!graph.forwards[v] || graph.depth[v] != none) continue;
+        graph.depth[v] = graph.depth[u] + 1;
+        graph.up_link[v] = graph.g[*e].link;
+        queue.push_back(v);
+      }
+    }
+  }
+  graph.forest = true;
+}
+
+std::optional<Route> Topology::forest_route(std::size_t a, std::size_t b) const {
+  const Graph& graph = *graph_;
+  if (!graph.forest || graph.forwards[a] || graph.forwards[b]) return std::nullopt;
+  if (boost::out_degree(a, graph.g) != 1 || boost::out_degree(b, graph.g) != 1) return std::nullopt;
+  const auto only_link = [&](std::size_t x) { return graph.g[*boost::out_edges(x, graph.g).first].link; };
+  const std::size_t la = only_link(a), lb = only_link(b);
+  const std::size_t u = links_[la].a == a ? links_[la].b : links_[la].a;
+  const std::size_t v = links_[lb].a == b ? links_[lb].b : links_[lb].a;
+  if (!graph.forwards[u] || !graph.forwards[v]) return std::nullopt;
+  // Climb from the deeper side until both meet: u's hops go up, v's are walked back down.
+  const auto other = [&](std::size_t link, std::size_t x) { return links_[link].a == x ? links_[link].b : links_[link].a; };
+  Route up{Hop{la, links_[la].a == a}}, down{Hop{lb, links_[lb].a != b}};
+  std::size_t x = u, y = v;
+  while (x != y) {
+    if (graph.depth[x] >= graph.depth[y]) {
+      const std::size_t link = graph.up_link[x];
+      if (link == std::numeric_limits<std::size_t>::max()) return std::nullopt;  // different trees
+      up.push_back(Hop{link, links_[link].a == x});
+      x = other(link, x);
+    } else {
+      const std::size_t link = graph.up_link[y];
+      if (link == std::numeric_limits<std::size_t>::max()) return std::nullopt;
+      down.push_back(Hop{link, links_[link].a != y});
+      y = other(link, y);
+    }
+  }
+  up.insert(up.end(), down.rbegin(), down.rend());
+  return up;
+}
+
+Route Topology::single_route(std::size_t a, std::size_t b) const {
+  Graph& graph = *graph_;
+  const BoostGraph& g = graph.g;
+  const std::size_t n = boost::num_vertices(g);
+  if (graph.distance.size() != n) {
+    graph.distance.assign(n, std::numeric_limits<double>::infinity());
+    graph.predecessor.resize(n);
+    for (std::size_t v = 0; v < n; ++v) graph.predecessor[v] = v;
+    graph.color.assign(n, boost::white_color);
+    graph.via.assign(n, std::numeric_limits<std::size_t>::max());
+  }
+  OutOfForwarding filter{&g, &graph.forwards, a};
+  boost::filtered_graph<BoostGraph, OutOfForwarding> fg(g, filter);
+  const auto index = boost::get(boost::vertex_index, g);
+  graph.touched.clear();
+  graph.touched.push_back(a);
+  graph.distance[a] = 0;
+  try {
+    boost::dijkstra_shortest_paths_no_init(
+        fg, a, boost::make_iterator_property_map(graph.predecessor.begin(), index),
+        boost::make_iterator_property_map(graph.distance.begin(), index), boost::get(&EdgeData::cost, g), index,
+        std::less<double>(), boost::closed_plus<double>(), 0.0, TouchAndStop{{}, b, &graph.touched, &graph.via},
+        boost::make_iterator_property_map(graph.color.begin(), index));
+  } catch (const ReachedTarget&) {
+  }
+  Route r;
+  const bool reached = std::isfinite(graph.distance[b]) && (b == a || graph.predecessor[b] != b);
+  for (std::size_t v = b; reached && v != a;) {
+    const std::size_t prev = graph.predecessor[v];
+    const std::size_t link = graph.via[v];
+    const Link& l = links_[link];
+    r.push_back(Hop{link, l.a == prev});
+    v = prev;
+  }
+  for (std::size_t v : graph.touched) {
+    graph.distance[v] = std::numeric_limits<double>::infinity();
+    graph.predecessor[v] = v;
+    graph.color[v] = boost::white_color;
+  }
+  if (!reached) {
+    throw InputError("topology \"" + name_ + "\": no route from \"" + nodes_[a].id + "\" to \"" + nodes_[b].id + "\"");
+  }
+  std::reverse(r.begin(), r.end());
+  return r;
+}
+
+std::vector<std::size_t> Topology::shortest_paths(std::size_t source) const {
   const BoostGraph& g = graph_->g;
   OutOfForwarding filter{&g, &graph_->forwards, source};
   boost::filtered_graph<BoostGraph, OutOfForwarding> fg(g, filter);
   const std::size_t n = boost::num_vertices(g);
   std::vector<BoostGraph::vertex_descriptor> pred(n);
   std::vector<double> dist(n, std::numeric_limits<double>::infinity());
-  try {
-    auto params = boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
-                      .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
-                      .weight_map(boost::get(&EdgeData::cost, g));
-    if (stop_at) {
-      boost::dijkstra_shortest_paths(fg, source, params.visitor(StopAt(*stop_at)));
-    } else {
-      boost::dijkstra_shortest_paths(fg, source, params);
-    }
-  } catch (const ReachedTarget&) {
-  }
+  boost::dijkstra_shortest_paths(fg, source,
+                                 boost::predecessor_map(boost::make_iterator_property_map(pred.begin(), boost::get(boost::vertex_index, g)))
+                                     .distance_map(boost::make_iterator_property_map(dist.begin(), boost::get(boost::vertex_index, g)))
+                                     .weight_map(boost::get(&EdgeData::cost, g)));
   // The link used to arrive at each vertex (npos: none, or not settled).
   std::vector<std::size_t> via(n, std::numeric_limits<std::size_t>::max());
   for (std::size_t v = 0; v < n; ++v) {
@@ -298,16 +424,15 @@ const Route& Topology::route(std::size_t a, std::size_t b) const {
   if (a != b) {
     // A source asked for many destinations keeps its whole shortest-path tree; otherwise
     // Dijkstra stops as soon as the destination is settled (a ring asks one per source).
-    std::vector<std::size_t> single;
     const std::vector<std::size_t>* tree = nullptr;
     auto cached = predecessor_cache_.find(a);
     if (cached != predecessor_cache_.end()) {
       tree = &cached->second;
     } else if (++requests_from_[a] > kRoutesBeforeTree) {
-      tree = &predecessor_cache_.emplace(a, shortest_paths(a, std::nullopt)).first->second;
+      tree = &predecessor_cache_.emplace(a, shortest_paths(a)).first->second;
     } else {
-      single = shortest_paths(a, b);
-      tree = &single;
+      if (auto r = forest_route(a, b)) return route_cache_.emplace(key, std::move(*r)).first->second;
+    return route_cache_.emplace(key, single_route(a, b)).first->second;
     }
     const auto& via = *tree;
     std::size_t v = b;

@@ -102,8 +102,14 @@ class Topology {
   struct Graph;
   std::optional<double> measured_pair(std::size_t a, std::size_t b, bool latency) const;
   // For every vertex, the link by which the least-cost route from `source` arrives
-  // (npos where unreached); with `stop_at`, only settled up to that vertex.
-  std::vector<std::size_t> shortest_paths(std::size_t source, std::optional<std::size_t> stop_at) const;
+  // (npos where unreached).
+  std::vector<std::size_t> shortest_paths(std::size_t source) const;
+  // The least-cost route from a to b, searching only as far as b (callers hold cache_mutex_).
+  Route single_route(std::size_t a, std::size_t b) const;
+  // Between two endpoints of one link each to a forest of forwarding nodes: the one path
+  // (nullopt where that does not apply).
+  std::optional<Route> forest_route(std::size_t a, std::size_t b) const;
+  void index_forest();
   static constexpr std::size_t kRoutesBeforeTree = 4;
 
   std::string name_, description_, source_;

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <limits>
+
 #include "models/error.h"
 #include "models/json_input.h"
 #include "models/topology_io.h"
@@ -95,4 +98,69 @@ TEST(Topology, BadInputNamesFileAndPlace) {
             "NICs (GPUs and host memory do not forward traffic); expected a path between them");
   EXPECT_EQ(error_of("{\"name\": \"x\",\n \"nodes\": [}"),
             "test.json:2:12: not valid JSON (syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal)");
+}
+
+namespace {
+
+// The least routing cost between two endpoints by trying every simple path whose inner
+// nodes forward traffic (small topologies only): the oracle for route(), whichever way it
+// found its route (the one path through a tree of switches, a search stopped at the
+// destination, or a cached shortest-path tree).
+double cheapest_by_enumeration(const Topology& t, std::size_t a, std::size_t b) {
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> adjacent(t.node_count());  // (neighbour, link)
+  for (std::size_t l = 0; l < t.links().size(); ++l) {
+    adjacent[t.links()[l].a].push_back({t.links()[l].b, l});
+    adjacent[t.links()[l].b].push_back({t.links()[l].a, l});
+  }
+  const auto cost = [&](std::size_t l) { return t.links()[l].latency_s + kMiB / t.links()[l].bandwidth_Bps; };
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<bool> on_path(t.node_count(), false);
+  std::function<void(std::size_t, double)> walk = [&](std::size_t u, double so_far) {
+    if (u == b) {
+      best = std::min(best, so_far);
+      return;
+    }
+    if (u != a && !forwards_traffic(t.node(u).kind)) return;
+    on_path[u] = true;
+    for (const auto& [v, l] : adjacent[u]) {
+      if (!on_path[v]) walk(v, so_far + cost(l));
+    }
+    on_path[u] = false;
+  };
+  walk(a, 0);
+  return best;
+}
+
+double cost_of(const Topology& t, const Route& r) {
+  double c = 0;
+  for (const Hop& h : r) c += t.links()[h.link].latency_s + kMiB / t.links()[h.link].bandwidth_Bps;
+  return c;
+}
+
+}  // namespace
+
+TEST(Topology, EveryRouteIsTheCheapestPathAndConnected) {
+  for (const std::string name : {"source-a-titanx-4gpu", "pcie-8gpu-2switch", "dgx1-v100-hybrid-cube-mesh",
+                                 "cluster-2x4gpu-ib-10GBps", "cluster-2x4gpu-eth-1GBps"}) {
+    const LoadedTopology loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/" + name + ".json");
+    const Topology& t = loaded.topology;
+    std::vector<std::size_t> endpoints = t.gpus();
+    for (std::size_t h : t.host_memories()) endpoints.push_back(h);
+    for (std::size_t a : endpoints) {
+      for (std::size_t b : endpoints) {
+        if (a == b) continue;
+        const Route& r = t.route(a, b);
+        ASSERT_FALSE(r.empty()) << name;
+        // Hops chain from a to b.
+        std::size_t at = a;
+        for (const Hop& h : r) {
+          const Link& l = t.links()[h.link];
+          ASSERT_EQ(h.forward ? l.a : l.b, at) << name << " " << t.node(a).id << "->" << t.node(b).id;
+          at = h.forward ? l.b : l.a;
+        }
+        EXPECT_EQ(at, b) << name;
+        EXPECT_NEAR(cost_of(t, r), cheapest_by_enumeration(t, a, b), 1e-15) << name << " " << t.node(a).id << "->" << t.node(b).id;
+      }
+    }
+  }
 }
