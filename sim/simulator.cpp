@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include <simgrid/s4u.hpp>
+#include <sys/resource.h>
 
 #include "models/error.h"
 #include "models/process.h"
@@ -38,7 +39,11 @@ models::json SimResult::to_json() const {
                       {"compute_busy_s", compute_busy_s},
                       {"updates", updates},
                       {"staleness_histogram", staleness_histogram},
-                      {"wall_s", wall_s}};
+                      {"wall_s", wall_s},
+                      {"rounds_fast_forwarded", rounds_fast_forwarded},
+                      {"fast_forward_exact", fast_forward_exact},
+                      {"fast_forward_after", fast_forward_after},
+                      {"peak_rss_MB", peak_rss_MB}};
   if (trace) out["trace"] = models::json::parse(trace->to_json().dump());
   return out;
 }
@@ -53,6 +58,10 @@ SimResult SimResult::from_json(const models::json& doc) {
   r.updates = doc.at("updates").get<std::uint64_t>();
   r.staleness_histogram = doc.at("staleness_histogram").get<std::vector<std::uint64_t>>();
   r.wall_s = doc.at("wall_s").get<double>();
+  r.rounds_fast_forwarded = doc.at("rounds_fast_forwarded").get<std::uint64_t>();
+  r.fast_forward_exact = doc.at("fast_forward_exact").get<bool>();
+  r.fast_forward_after = doc.at("fast_forward_after").get<int>();
+  r.peak_rss_MB = doc.at("peak_rss_MB").get<double>();
   if (doc.contains("trace")) r.trace = models::Trace::from_json(doc.at("trace"));
   return r;
 }
@@ -87,11 +96,20 @@ struct Message {
 };
 Message kSynchronous;  // the payload of every synchronous transfer (only servers' pulls carry a version)
 
-// Per-participant vectors reused round after round.
+// Per-participant vectors reused round after round, and when its last rounds started.
 struct Scratch {
   std::vector<s4u::CommPtr> comms;
   std::vector<bool> is_send;
   std::vector<Message*> received;
+  double started[2] = {-1, -1};  // the round before last, the last
+  RoundTiming last;  // the last round's timing (start, ends, local work)
+};
+
+// One participant's jump over a run of rounds: the period it jumped by, and the one before.
+struct Jump {
+  std::size_t round = 0;
+  int sync = 0;
+  double period = 0, before = 0;
 };
 
 class Simulation {
@@ -103,6 +121,18 @@ class Simulation {
     version_.assign(n, 0);
     last_pulled_.assign(n, std::vector<std::uint64_t>(n, 0));
     for (const Round& r : s.rounds) any_async_round_ = any_async_round_ || r.asynchronous || s.asynchronous;
+    // Runs of rounds declared equal in cost to the run's first: after `after` of them, jump
+    // to the run's end.
+    const std::size_t after = static_cast<std::size_t>(std::max(0, o.fast_forward_after));
+    if (after >= 3 && !o.trace && !s.asynchronous) {
+      jump_to_.assign(s.rounds.size(), 0);
+      for (std::size_t a = 0; a < s.rounds.size();) {
+        std::size_t b = a + 1;
+        while (b < s.rounds.size() && s.rounds[b].same_as == static_cast<int>(a) && !is_async(b)) ++b;
+        if (!is_async(a) && b - a >= after + 2) jump_to_[a + after] = b;
+        a = b;
+      }
+    }
   }
 
   using Round = models::Round;
@@ -206,14 +236,10 @@ class Simulation {
       record_update(server, peer);
     }
     const double end = s4u::Engine::get_clock();
-
-    if (sync_index == 0) {  // the first synchronisation, aggregated over participants
-      auto& timing = first_sync_[round];
-      timing.start = timing.start < 0 ? start : std::min(timing.start, start);
-      timing.comm_end = std::max(timing.comm_end, comm_end);
-      timing.local_end = std::max(timing.local_end, end);
-      timing.local_s = std::max(timing.local_s, local_s);
-    }
+    w.started[0] = w.started[1];
+    w.started[1] = start;
+    w.last = RoundTiming{start, comm_end, end, local_s};
+    if (sync_index == 0) record_first_sync(round, w.last);
     if (o_.trace) {
       const int track_owner = p;
       const std::string& phase = s_.rounds[round].phase;
@@ -231,6 +257,52 @@ class Simulation {
                     end, {{"round", std::to_string(round)}}});
       }
     }
+  }
+
+  // The first synchronisation, aggregated over participants.
+  void record_first_sync(std::size_t round, const RoundTiming& t) {
+    auto& timing = first_sync_[round];
+    timing.start = timing.start < 0 ? t.start : std::min(timing.start, t.start);
+    timing.comm_end = std::max(timing.comm_end, t.comm_end);
+    timing.local_end = std::max(timing.local_end, t.local_end);
+    timing.local_s = std::max(timing.local_s, t.local_s);
+  }
+
+  // Participant p, about to start round `from`, jumps to round `to`: each round between
+  // takes what its last one took (the time since it started), as it does once every
+  // participant's rounds follow one period (checked after the run: jumps_).
+  void jump(int p, std::size_t from, std::size_t to, int sync_index) {
+    Scratch& w = scratch_[static_cast<std::size_t>(p)];
+    const double now = s4u::Engine::get_clock();
+    const double period = now - w.started[1];
+    jumps_.push_back({from, sync_index, period, w.started[0] >= 0 ? w.started[1] - w.started[0] : -1});
+    if (sync_index == 0) {
+      for (std::size_t r = from; r < to; ++r) {
+        const double shift = static_cast<double>(r - from + 1) * period;
+        record_first_sync(r, RoundTiming{w.last.start + shift, w.last.comm_end + shift, w.last.local_end + shift,
+                                         w.last.local_s});
+      }
+    }
+    jumped_ += to - from;
+    s4u::this_actor::sleep_for(static_cast<double>(to - from) * period);
+    // As if the rounds had run: the last one started a period before now.
+    w.started[1] = s4u::Engine::get_clock() - period;
+    w.started[0] = w.started[1] - period;
+    w.last.start = w.started[1];
+  }
+
+  // Whether every jump was exact: each participant's period equal to its period before,
+  // and all participants of a run jumping by one period.
+  bool jumps_exact() const {
+    constexpr double kTolerance = 1e-6;  // relative (SimGrid's own precision is finer)
+    std::map<std::pair<std::size_t, int>, double> common;
+    for (const Jump& j : jumps_) {
+      const double scale = std::max(std::fabs(j.period), 1e-12);
+      if (j.before < 0 || std::fabs(j.period - j.before) > kTolerance * scale) return false;
+      auto [it, fresh] = common.emplace(std::make_pair(j.round, j.sync), j.period);
+      if (!fresh && std::fabs(it->second - j.period) > kTolerance * scale) return false;
+    }
+    return true;
   }
 
   void record_update(int server, int peer) {
@@ -257,6 +329,11 @@ class Simulation {
       ops.clear();
       s_.rounds[r].ops(p, ops);
       if (ops.empty()) continue;
+      if (!jump_to_.empty() && jump_to_[r] > r) {
+        jump(p, r, jump_to_[r], sync_index);
+        r = jump_to_[r] - 1;
+        continue;
+      }
       run_round(scratch_[static_cast<std::size_t>(p)], p, r, ops, sync_index);
     }
   }
@@ -361,6 +438,9 @@ class Simulation {
     result.updates = updates_;
     result.staleness_histogram = staleness_;
     result.compute_busy_s = s_.workers > 0 ? compute_busy_ / s_.workers : 0;
+    result.rounds_fast_forwarded = s_.participant_count() > 0 ? jumped_ / static_cast<std::uint64_t>(s_.participant_count()) : 0;
+    result.fast_forward_exact = jumps_exact();
+    result.fast_forward_after = jump_to_.empty() ? 0 : o_.fast_forward_after;
     // The first synchronisation, round by round: a round ends when its last participant
     // finishes; its span beyond the previous round's end splits into transfer time and the
     // busiest participant's local work.
@@ -388,6 +468,9 @@ class Simulation {
     result.first_sync_s = first_start < 0 ? 0.0 : previous_end - first_start;
     if (o_.trace) result.trace = trace_;
     result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    result.peak_rss_MB = static_cast<double>(usage.ru_maxrss) / 1024.0;
     return result;
   }
 
@@ -399,6 +482,9 @@ class Simulation {
   std::vector<Scratch> scratch_;
   std::map<int, s4u::MutexPtr> mutexes_;
   std::vector<RoundTiming> first_sync_;  // per round of the first synchronisation
+  std::vector<std::size_t> jump_to_;  // [r] > r: a participant about to start round r jumps to that round
+  std::vector<Jump> jumps_;
+  std::uint64_t jumped_ = 0;  // rounds jumped over, summed over participants
   std::vector<std::uint64_t> version_;
   std::vector<std::vector<std::uint64_t>> last_pulled_;
   std::vector<std::uint64_t> staleness_;
@@ -435,9 +521,20 @@ SimResult simulate_here(const models::Topology& topology, const Schedule& schedu
 }
 
 SimResult simulate(const models::Topology& topology, const Schedule& schedule, const SimOptions& options) {
-  const std::string text =
-      models::run_in_child([&] { return simulate_here(topology, schedule, options).to_json().dump(); }, "simulate");
-  return SimResult::from_json(models::json::parse(text));
+  SimOptions o = options;
+  double wall = 0;
+  for (;;) {
+    const std::string text = models::run_in_child([&] { return simulate_here(topology, schedule, o).to_json().dump(); }, "simulate");
+    SimResult r = SimResult::from_json(models::json::parse(text));
+    wall += r.wall_s;
+    // A jump taken before the rounds settled into one period: again, settling longer.
+    if (r.fast_forward_exact || o.fast_forward_after <= 0) {
+      r.wall_s = wall;
+      return r;
+    }
+    const auto longer = static_cast<std::size_t>(o.fast_forward_after) * 8;
+    o.fast_forward_after = longer >= schedule.rounds.size() ? 0 : static_cast<int>(longer);
+  }
 }
 
 }  // namespace gradsync::sim

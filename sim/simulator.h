@@ -55,6 +55,13 @@ struct SimOptions {
   std::uint64_t seed = 1;
   std::vector<models::LocalCosts> costs;  // per participant
   bool trace = false;
+  // Rounds declared equal in cost (Round::same_as) that follow each other: after this many
+  // of them, when every participant has started its last two rounds exactly a common period
+  // apart, the rest of the run repeats that period, and each participant jumps over them
+  // (the pattern is a time shift of the last round's). simulate() checks the period held
+  // and, where it did not, simulates again with 8 x as many rounds before the jump, up to
+  // all of them. 0: simulate every round. Not with a trace (its timeline shows every round).
+  int fast_forward_after = 4;
 };
 
 struct SimResult {
@@ -67,6 +74,12 @@ struct SimResult {
   std::vector<std::uint64_t> staleness_histogram;  // [s] = pushes applied with staleness s
   std::optional<models::Trace> trace;
   double wall_s = 0;  // real time the simulation took
+  // Rounds each participant jumped over (summed over syncs), and whether every jump was
+  // exact: each participant's last rounds before it were a common period apart.
+  std::uint64_t rounds_fast_forwarded = 0;
+  bool fast_forward_exact = true;
+  int fast_forward_after = 0;  // the setting the result was simulated with
+  double peak_rss_MB = 0;  // the simulating process's peak resident memory
 
   models::json to_json() const;
   static SimResult from_json(const models::json& doc);
