@@ -119,7 +119,12 @@ class Simulation {
     first_sync_.assign(s.rounds.size(), RoundTiming{});
     scratch_.resize(n);
     version_.assign(n, 0);
-    last_pulled_.assign(n, std::vector<std::uint64_t>(n, 0));
+    // Which version each worker last pulled from each server (servers only: N x N for every
+    // participant would be 134 MB at 4096 ranks).
+    last_pulled_.resize(n);
+    for (std::size_t p = 0; p < n; ++p) {
+      if (s.participants[p].role == Role::server) last_pulled_[p].assign(n, 0);
+    }
     for (const Round& r : s.rounds) any_async_round_ = any_async_round_ || r.asynchronous || s.asynchronous;
     // Runs of rounds declared equal in cost to the run's first: after `after` of them, jump
     // to the run's end.
@@ -397,6 +402,7 @@ class Simulation {
     std::vector<std::set<int>> async_peers(static_cast<std::size_t>(s_.participant_count()));
     std::vector<Op> ops;
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
+      if (s_.rounds[r].same_as >= 0) continue;  // the same peers as that earlier round
       for (int p = 0; p < s_.participant_count(); ++p) {
         ops.clear();
         s_.rounds[r].ops(p, ops);
