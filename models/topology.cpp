@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <queue>
 #include <set>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -81,6 +82,12 @@ struct Topology::Graph {
   std::vector<boost::default_color_type> color;
   std::vector<std::size_t> touched;
   std::vector<std::size_t> via;  // the link by which the search reached each vertex
+  // The same for a search from both ends (large graphs): from the source, from the destination.
+  struct Side {
+    std::vector<double> distance;
+    std::vector<std::size_t> via;
+    std::vector<bool> settled;
+  } sides[2];
   // When the links between forwarding nodes form a forest (trees of switches: PCIe trees, a
   // fat-tree drawn with one core), each forwarding node's link towards its tree's root and
   // its depth: between two endpoints of one link each, the route is then the one path
@@ -346,10 +353,89 @@ std::optional<Route> Topology::forest_route(std::size_t a, std::size_t b) const 
   return up;
 }
 
+Route Topology::meet_in_the_middle(std::size_t a, std::size_t b) const {
+  Graph& graph = *graph_;
+  const BoostGraph& g = graph.g;
+  const std::size_t n = boost::num_vertices(g), none = std::numeric_limits<std::size_t>::max();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto& side = graph.sides;
+  if (side[0].distance.size() != n) {
+    for (auto& s : side) {
+      s.distance.assign(n, inf);
+      s.via.assign(n, none);
+      s.settled.assign(n, false);
+    }
+  }
+  using Entry = std::pair<double, std::size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue[2];
+  const std::size_t source[2] = {a, b};
+  graph.touched.clear();
+  for (int k = 0; k < 2; ++k) {
+    side[k].distance[source[k]] = 0;
+    queue[k].push({0.0, source[k]});
+    graph.touched.push_back(source[k]);
+  }
+  double best = inf;
+  std::size_t meet = none;
+  while (!queue[0].empty() && !queue[1].empty() && queue[0].top().first + queue[1].top().first < best) {
+    const int k = queue[0].top().first <= queue[1].top().first ? 0 : 1;
+    const auto [d, u] = queue[k].top();
+    queue[k].pop();
+    if (side[k].settled[u] || d > side[k].distance[u]) continue;
+    side[k].settled[u] = true;
+    if (u != source[k] && !graph.forwards[u]) continue;  // endpoints do not forward
+    for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
+      const std::size_t v = boost::target(*e, g);
+      const double nd = d + g[*e].cost;
+      if (nd < side[k].distance[v]) {
+        if (side[0].distance[v] == inf && side[1].distance[v] == inf) graph.touched.push_back(v);
+        side[k].distance[v] = nd;
+        side[k].via[v] = g[*e].link;
+        queue[k].push({nd, v});
+      }
+      // A path through v: v forwards, or v is where the other search started.
+      if ((graph.forwards[v] || v == source[1 - k]) && side[1 - k].distance[v] < inf &&
+          side[k].distance[v] + side[1 - k].distance[v] < best) {
+        best = side[k].distance[v] + side[1 - k].distance[v];
+        meet = v;
+      }
+    }
+  }
+  Route r;
+  if (meet != none) {
+    const auto other = [&](std::size_t link, std::size_t x) { return links_[link].a == x ? links_[link].b : links_[link].a; };
+    for (std::size_t v = meet; v != a;) {  // back to a, reversed below
+      const std::size_t link = side[0].via[v];
+      const std::size_t prev = other(link, v);
+      r.push_back(Hop{link, links_[link].a == prev});
+      v = prev;
+    }
+    std::reverse(r.begin(), r.end());
+    for (std::size_t v = meet; v != b;) {  // on to b
+      const std::size_t link = side[1].via[v];
+      const std::size_t next = other(link, v);
+      r.push_back(Hop{link, links_[link].a == v});
+      v = next;
+    }
+  }
+  for (std::size_t v : graph.touched) {
+    for (auto& s : side) {
+      s.distance[v] = inf;
+      s.via[v] = none;
+      s.settled[v] = false;
+    }
+  }
+  if (meet == none) {
+    throw InputError("topology \"" + name_ + "\": no route from \"" + nodes_[a].id + "\" to \"" + nodes_[b].id + "\"");
+  }
+  return r;
+}
+
 Route Topology::single_route(std::size_t a, std::size_t b) const {
   Graph& graph = *graph_;
   const BoostGraph& g = graph.g;
   const std::size_t n = boost::num_vertices(g);
+  if (n > kSearchBothEndsAbove) return meet_in_the_middle(a, b);
   if (graph.distance.size() != n) {
     graph.distance.assign(n, std::numeric_limits<double>::infinity());
     graph.predecessor.resize(n);
@@ -428,7 +514,7 @@ const Route& Topology::route(std::size_t a, std::size_t b) const {
     auto cached = predecessor_cache_.find(a);
     if (cached != predecessor_cache_.end()) {
       tree = &cached->second;
-    } else if (++requests_from_[a] > kRoutesBeforeTree) {
+    } else if (++requests_from_[a] > std::max(kRoutesBeforeTree, nodes_.size() / kNodesPerTreeRoute)) {
       tree = &predecessor_cache_.emplace(a, shortest_paths(a)).first->second;
     } else {
       if (auto r = forest_route(a, b)) return route_cache_.emplace(key, std::move(*r)).first->second;

@@ -106,11 +106,21 @@ class Topology {
   std::vector<std::size_t> shortest_paths(std::size_t source) const;
   // The least-cost route from a to b, searching only as far as b (callers hold cache_mutex_).
   Route single_route(std::size_t a, std::size_t b) const;
+  // The same, searching from both ends at once until the searches meet (graphs of more than
+  // kSearchBothEndsAbove nodes: on an 8,192-GPU cluster a search from one end reaches every
+  // NIC before a GPU in the next node; from both ends, a few leaves).
+  Route meet_in_the_middle(std::size_t a, std::size_t b) const;
+  static constexpr std::size_t kSearchBothEndsAbove = 2048;
   // Between two endpoints of one link each to a forest of forwarding nodes: the one path
   // (nullopt where that does not apply).
   std::optional<Route> forest_route(std::size_t a, std::size_t b) const;
   void index_forest();
+  // A source keeps its whole shortest-path tree (a search over every node, and a vector of
+  // them) once asked for more routes than this many, or one per kNodesPerTreeRoute nodes on
+  // large graphs: 8,192 GPUs each asked 7 routes in their node must not build 8,192 trees
+  // of 24,000 nodes (1.5 GB).
   static constexpr std::size_t kRoutesBeforeTree = 4;
+  static constexpr std::size_t kNodesPerTreeRoute = 256;
 
   std::string name_, description_, source_;
   std::vector<Node> nodes_;
