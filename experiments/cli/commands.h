@@ -24,5 +24,6 @@ Action add_validate(CLI::App& app);
 Action add_recommend(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_calibrate(CLI::App& app);
+Action add_topology(CLI::App& app);
 
 }  // namespace gradsync::experiments::cli

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   actions["reproduce"] = add_reproduce(app);
   actions["testbed"] = add_testbed(app);
   actions["validate"] = add_validate(app);
+  actions["topology"] = add_topology(app);
 
   try {
     app.parse(argc, argv);

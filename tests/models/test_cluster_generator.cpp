@@ -1,0 +1,162 @@
+// gradsync topology generate (issue 16): clusters from a few parameters. Counts, where the
+// routes go (inside a node over its fabric, between nodes over NICs and the network, across
+// rails through the core), the fat-tree's uplinks, and bad parameters named.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "models/cluster_generator.h"
+#include "models/error.h"
+
+using namespace gradsync::models;
+
+namespace {
+
+std::set<std::string> crossed(const Topology& t, const std::string& from, const std::string& to) {
+  std::set<std::string> nodes;
+  for (const Hop& h : t.route(t.require(from, "test"), t.require(to, "test"))) {
+    const Link& l = t.links()[h.link];
+    nodes.insert(t.node(l.a).id);
+    nodes.insert(t.node(l.b).id);
+  }
+  return nodes;
+}
+
+std::string error_of(const ClusterSpec& s) {
+  try {
+    generate_cluster(s);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(ClusterGenerator, RailClusterWithNvswitch) {
+  ClusterSpec s;
+  s.nodes = 4;
+  s.gpus_per_node = 8;
+  s.nodes_per_leaf = 2;
+  const Topology t = generate_cluster(s);
+  EXPECT_EQ(t.gpus().size(), 32u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::nic).size(), 32u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::nvswitch).size(), 4u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::net_switch).size(), 8u * 2 + 1);  // 8 rails x 2 leaves, one core
+  // Inside a node: over the NVSwitch only.
+  EXPECT_EQ(crossed(t, "n0-gpu0", "n0-gpu5"), (std::set<std::string>{"n0-gpu0", "n0-nvswitch", "n0-gpu5"}));
+  // Same rail, same leaf: NIC 0 to NIC 0 through rail 0's leaf, not the core.
+  const auto same_rail = crossed(t, "n0-gpu0", "n1-gpu0");
+  EXPECT_TRUE(same_rail.count("n0-nic0") && same_rail.count("rail0-leaf0") && same_rail.count("n1-nic0"));
+  EXPECT_FALSE(same_rail.count("core"));
+  // Same rail, other leaf: through the core. Other rail: through the core too.
+  EXPECT_TRUE(crossed(t, "n0-gpu0", "n3-gpu0").count("core"));
+  EXPECT_TRUE(crossed(t, "n0-gpu0", "n1-gpu2").count("core"));
+  // Rail leaves' uplinks: 2 nodes x 1 NIC x 50 GB/s at 1:1.
+  for (const Link& l : t.links()) {
+    if (t.node(l.b).id == "core") EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 100e9) << t.node(l.a).id;
+  }
+}
+
+TEST(ClusterGenerator, FatTreeUplinksFollowTheOversubscription) {
+  ClusterSpec s;
+  s.nodes = 5;  // the last leaf holds one node
+  s.gpus_per_node = 4;
+  s.intra = IntraFabric::pcie;
+  s.nics_per_node = 2;
+  s.nic_GBps = 25;
+  s.network = ClusterNetwork::fat_tree;
+  s.oversubscription = 2;
+  s.nodes_per_leaf = 2;
+  s.gpus_per_pcie_switch = 2;
+  const Topology t = generate_cluster(s);
+  EXPECT_EQ(t.gpus().size(), 20u);
+  std::vector<double> uplinks;
+  for (const Link& l : t.links()) {
+    if (t.node(l.b).id == "core") uplinks.push_back(l.bandwidth_Bps);
+  }
+  // 2 nodes x 2 NICs x 25 GB/s / 2, and 1 node's worth under the last leaf.
+  EXPECT_EQ(uplinks, (std::vector<double>{50e9, 50e9, 25e9}));
+  // PCIe inside a node: one switch for GPUs 0 and 1, the root complex between switches.
+  EXPECT_EQ(crossed(t, "n0-gpu0", "n0-gpu1"), (std::set<std::string>{"n0-gpu0", "n0-pcie0", "n0-gpu1"}));
+  EXPECT_TRUE(crossed(t, "n0-gpu0", "n0-gpu2").count("n0-rc"));
+  // Between leaves: NIC, leaf, core, leaf, NIC.
+  const auto across = crossed(t, "n0-gpu0", "n4-gpu0");
+  EXPECT_TRUE(across.count("leaf0") && across.count("core") && across.count("leaf2")) << across.size();
+}
+
+TEST(ClusterGenerator, NvlinkMeshAndSingleSwitch) {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 4;
+  s.intra = IntraFabric::nvlink;
+  s.nics_per_node = 1;
+  s.network = ClusterNetwork::single;
+  const Topology t = generate_cluster(s);
+  // A direct NVLink between every pair in a node: 6 per node; 18 links of 25 GB/s over 3 peers.
+  int nvlinks = 0;
+  for (const Link& l : t.links()) {
+    if (l.label == "nvlink") {
+      ++nvlinks;
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 150e9);
+    }
+  }
+  EXPECT_EQ(nvlinks, 12);
+  EXPECT_EQ(crossed(t, "n1-gpu1", "n1-gpu3"), (std::set<std::string>{"n1-gpu1", "n1-gpu3"}));
+  EXPECT_TRUE(crossed(t, "n0-gpu1", "n1-gpu3").count("net-switch"));
+}
+
+TEST(ClusterGenerator, BadParametersAreNamed) {
+  ClusterSpec s;
+  s.nodes = 0;
+  EXPECT_NE(error_of(s).find("--nodes 0: expected an integer of at least 1"), std::string::npos) << error_of(s);
+  s = ClusterSpec{};
+  s.oversubscription = 0.5;
+  EXPECT_NE(error_of(s).find("--oversubscription 0.5"), std::string::npos) << error_of(s);
+  s = ClusterSpec{};
+  s.nic_GBps = -1;
+  EXPECT_NE(error_of(s).find("--nic-GBps -1"), std::string::npos) << error_of(s);
+  EXPECT_THROW(intra_fabric_from("infiniband"), InputError);
+  EXPECT_THROW(cluster_network_from("torus"), InputError);
+}
+
+TEST(ClusterGenerator, RoutesOnALargeClusterCostWhatBoostsDijkstraFinds) {
+  // 3,461 nodes: routes from a search from both ends (graphs over 2,048 nodes) against the
+  // whole shortest-path tree from the source (Boost's Dijkstra), which a source asked for
+  // more than nodes / 256 routes keeps: the same cost for every pair.
+  ClusterSpec s;
+  s.nodes = 128;
+  s.network = ClusterNetwork::fat_tree;
+  s.oversubscription = 2;
+  const Topology searched = generate_cluster(s), from_tree = generate_cluster(s);
+  const auto gpus = searched.gpus();
+  const auto cost = [](const Topology& t, const Route& r) {
+    double c = 0;
+    for (const Hop& h : r) c += t.links()[h.link].latency_s + 1048576.0 / t.links()[h.link].bandwidth_Bps;
+    return c;
+  };
+  int compared = 0;
+  for (std::size_t a : {gpus[0], gpus[13], gpus[700]}) {
+    std::vector<std::size_t> destinations;
+    for (std::size_t i = 1; i < gpus.size(); i += 97) destinations.push_back(gpus[(i + a) % gpus.size()]);
+    destinations.push_back(searched.host_memories().back());
+    // The tree first: more routes from a than the threshold.
+    for (std::size_t k = 0; k < 20; ++k) from_tree.route(a, gpus[(a + 3 * k + 1) % gpus.size()]);
+    for (std::size_t b : destinations) {
+      if (b == a) continue;
+      const Route& r = searched.route(a, b);
+      ASSERT_FALSE(r.empty());
+      // Connected hop to hop.
+      std::size_t at = a;
+      for (const Hop& h : r) {
+        const Link& l = searched.links()[h.link];
+        ASSERT_EQ(h.forward ? l.a : l.b, at);
+        at = h.forward ? l.b : l.a;
+      }
+      EXPECT_EQ(at, b);
+      EXPECT_NEAR(cost(searched, r), cost(from_tree, from_tree.route(a, b)), 1e-15) << searched.node(a).id << "->" << searched.node(b).id;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 20);
+}
