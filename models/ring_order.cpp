@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <cstdio>
 #include <numeric>
 #include <unordered_map>
 
@@ -225,6 +226,49 @@ std::vector<int> best_ring_order(const Topology& t, const std::vector<std::size_
   std::vector<int> order = tree_order(t, nodes);
   if (n <= kRingTwoOptMax) two_opt(t, nodes, order);
   return order;
+}
+
+namespace {
+// What a ring's score depends on, for rings over these nodes: every pair's route as its
+// links' figures, each link named by its first appearance. Node lists with the same
+// fingerprint score every order alike (the same sharing, the same crossings).
+std::string route_fingerprint(const Topology& t, const std::vector<std::size_t>& nodes) {
+  std::unordered_map<std::size_t, std::size_t> renamed;
+  std::string text;
+  char buf[96];
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t j = 0; j < nodes.size(); ++j) {
+      if (i == j) continue;
+      for (const Hop& h : t.route(nodes[i], nodes[j])) {
+        const Link& l = t.links()[h.link];
+        const std::size_t name = renamed.emplace(h.link, renamed.size()).first->second;
+        std::snprintf(buf, sizeof buf, "%zu%c%.17g/%d/%.17g ", name, h.forward ? '>' : '<', l.bandwidth_Bps,
+                      l.full_duplex ? 1 : 0, l.duplex_share);
+        text += buf;
+      }
+      text += '|';
+    }
+  }
+  return text;
+}
+}  // namespace
+
+std::vector<std::vector<int>> best_ring_orders(const Topology& t, const std::vector<std::vector<std::size_t>>& groups) {
+  std::vector<std::vector<int>> orders;
+  std::unordered_map<std::string, std::size_t> searched;  // fingerprint -> the group searched
+  for (const auto& nodes : groups) {
+    // Searched exhaustively, a group scores like any other with its fingerprint: 1,024
+    // groups of 8 GPUs in alike nodes are one search, not 1,024.
+    if (nodes.size() > 3 && nodes.size() <= kRingExhaustiveMax) {
+      const auto [it, fresh] = searched.emplace(route_fingerprint(t, nodes), orders.size());
+      if (!fresh) {
+        orders.push_back(orders[it->second]);
+        continue;
+      }
+    }
+    orders.push_back(best_ring_order(t, nodes));
+  }
+  return orders;
 }
 
 std::vector<int> ring_order_from_param(const Topology& t, const std::vector<std::size_t>& nodes,

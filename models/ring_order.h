@@ -51,6 +51,9 @@ std::vector<int> tree_order(const Topology& t, const std::vector<std::size_t>& n
 //                  objective, within a budget of evaluated flows (kRingSearchFlowBudget).
 //   n > 256:       tree_order() as is.
 std::vector<int> best_ring_order(const Topology& t, const std::vector<std::size_t>& nodes);
+// best_ring_order of each group; groups whose routes are alike link for link (the nodes of
+// a generated cluster) share one search.
+std::vector<std::vector<int>> best_ring_orders(const Topology& t, const std::vector<std::vector<std::size_t>>& groups);
 
 // Largest n searched exhaustively, largest n improved by 2-opt, and the 2-opt budget
 // (number of ring evaluations times n; about 0.1 s on one core).

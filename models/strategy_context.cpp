@@ -113,8 +113,8 @@ std::int64_t StrategyContext::samples_per_minibatch() const {
 std::size_t parent_switch(const Topology& t, std::size_t gpu) {
   std::optional<std::size_t> best;
   double best_bw = -1;
-  for (const Link& l : t.links()) {
-    if (l.a != gpu && l.b != gpu) continue;
+  for (std::size_t link : t.incident_links(gpu)) {
+    const Link& l = t.links()[link];
     const std::size_t other = l.a == gpu ? l.b : l.a;
     if (!forwards_traffic(t.node(other).kind)) continue;
     if (l.bandwidth_Bps > best_bw) {

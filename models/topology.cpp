@@ -353,6 +353,13 @@ std::optional<Route> Topology::forest_route(std::size_t a, std::size_t b) const 
   return up;
 }
 
+std::vector<std::size_t> Topology::incident_links(std::size_t node) const {
+  std::vector<std::size_t> out;
+  for (auto [e, end] = boost::out_edges(node, graph_->g); e != end; ++e) out.push_back(graph_->g[*e].link);
+  std::sort(out.begin(), out.end());  // declaration order, as a scan of links() finds them
+  return out;
+}
+
 Route Topology::meet_in_the_middle(std::size_t a, std::size_t b) const {
   Graph& graph = *graph_;
   const BoostGraph& g = graph.g;

@@ -86,6 +86,9 @@ class Topology {
   std::vector<std::size_t> host_memories() const;
   std::vector<std::size_t> nodes_of_kind(NodeKind kind) const;
 
+  // The links that end at `node` (indices into links()).
+  std::vector<std::size_t> incident_links(std::size_t node) const;
+
   // The links a flow from a to b crosses. Empty when a == b.
   const Route& route(std::size_t a, std::size_t b) const;
   double route_bottleneck_Bps(std::size_t a, std::size_t b) const;

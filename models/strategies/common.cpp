@@ -140,13 +140,15 @@ std::vector<std::vector<int>> groups_of_ranks(const StrategyContext& ctx) {
   auto groups = group_ranks(ctx.topology, ctx.placement.ranks, ctx.groups(), by, speeds);
   // Order each group around its ring as the ring_order parameter says.
   if (ctx.params.text("ring_order") == "auto") {
-    for (auto& g : groups) {
-      std::vector<std::size_t> nodes;
-      for (int r : g) nodes.push_back(ctx.placement.ranks[static_cast<std::size_t>(r)]);
-      const auto order = best_ring_order(ctx.topology, nodes);
+    std::vector<std::vector<std::size_t>> nodes(groups.size());
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      for (int r : groups[i]) nodes[i].push_back(ctx.placement.ranks[static_cast<std::size_t>(r)]);
+    }
+    const auto orders = best_ring_orders(ctx.topology, nodes);
+    for (std::size_t i = 0; i < groups.size(); ++i) {
       std::vector<int> reordered;
-      for (int pos : order) reordered.push_back(g[static_cast<std::size_t>(pos)]);
-      g = reordered;
+      for (int pos : orders[i]) reordered.push_back(groups[i][static_cast<std::size_t>(pos)]);
+      groups[i] = reordered;
     }
   }
   return groups;
