@@ -11,6 +11,7 @@
 #include "models/error.h"
 #include "models/formula_executor.h"
 #include "models/json_input.h"
+#include "models/cluster_generator.h"
 #include "models/ring_order.h"
 #include "models/topology_io.h"
 #include "support/input_error.h"
@@ -386,4 +387,23 @@ TEST(Grouping, GroupsBySwitch) {
   }
   const Topology tree = load_json(two_level_tree(64, 16, 10.0));
   EXPECT_EQ(groups_by_switch(tree, tree.gpus()), 64);
+}
+
+TEST(RingOrder, AlikeGroupsShareOneSearchWithTheSameResult) {
+  // Nodes of a generated cluster (alike link for link) and groups that are not alike (a
+  // group spanning two nodes, one inside a node): each group's order is what searching it
+  // alone gives.
+  gradsync::models::ClusterSpec spec;
+  spec.nodes = 4;
+  spec.gpus_per_node = 6;
+  spec.intra = gradsync::models::IntraFabric::pcie;
+  spec.gpus_per_pcie_switch = 2;
+  const Topology t = gradsync::models::generate_cluster(spec);
+  const auto gpus = t.gpus();
+  std::vector<std::vector<std::size_t>> groups;
+  for (int n = 0; n < 4; ++n) groups.push_back({gpus[6 * n + 5], gpus[6 * n + 0], gpus[6 * n + 3], gpus[6 * n + 1], gpus[6 * n + 4]});
+  groups.push_back({gpus[0], gpus[7], gpus[2], gpus[9], gpus[4]});
+  const auto orders = best_ring_orders(t, groups);
+  ASSERT_EQ(orders.size(), groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) EXPECT_EQ(orders[i], best_ring_order(t, groups[i])) << i;
 }
