@@ -31,8 +31,13 @@ std::vector<models::Placement> placements_for(const models::Topology& t, int n, 
     p.ranks = std::move(nodes);
     out.push_back(std::move(p));
   };
+  // C(N, n) as C(N, min(n, N - n)), stopping once past `max` (the product for all 1,024 of
+  // 1,024 GPUs overflowed to infinity and sent one placement to the greedy search).
   double combinations = 1;
-  for (int i = 0; i < n; ++i) combinations = combinations * static_cast<double>(gpus.size() - static_cast<std::size_t>(i)) / (i + 1);
+  const int smaller = std::min(n, static_cast<int>(gpus.size()) - n);
+  for (int i = 0; i < smaller && combinations <= static_cast<double>(max); ++i) {
+    combinations = combinations * static_cast<double>(gpus.size() - static_cast<std::size_t>(i)) / (i + 1);
+  }
   if (combinations <= static_cast<double>(max)) {
     std::vector<char> pick(gpus.size(), 0);
     std::fill(pick.begin(), pick.begin() + n, 1);
