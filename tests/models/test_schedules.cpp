@@ -11,6 +11,7 @@
 #include "models/symbolic.h"
 #include "models/topology_io.h"
 #include "models/uniform_topologies.h"
+#include "support/topologies.h"
 
 using namespace gradsync::models;
 
@@ -18,16 +19,7 @@ namespace {
 
 // 12 GPUs behind 3 switches, host memory at the root: enough for 9 ranks, groups, a server.
 const Topology& machine() {
-  static const Topology t = [] {
-    TreeSpec s;
-    s.name = "sweep";
-    s.switches = 3;
-    s.per_switch = 4;
-    s.gpu_link = {12, 1};
-    s.uplink = {8, 1};
-    s.host = UniformLink{20, 0.5};
-    return tree_topology(s);
-  }();
+  static const Topology t = test_topologies::switch_tree("sweep", 3, 4, {12, 1}, {8, 1}, {20, 0.5});
   return t;
 }
 

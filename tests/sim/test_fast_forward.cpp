@@ -8,6 +8,7 @@
 #include "models/predict.h"
 #include "models/uniform_topologies.h"
 #include "sim/simulator.h"
+#include "support/topologies.h"
 
 using namespace gradsync;
 using namespace gradsync::models;
@@ -17,16 +18,7 @@ namespace {
 // 64 GPUs behind 4 switches: GPU links faster than the uplinks, and a route across switches
 // twice the latency of one inside a switch.
 const Topology& tree64() {
-  static const Topology t = [] {
-    TreeSpec s;
-    s.name = "tree-64";
-    s.switches = 4;
-    s.per_switch = 16;
-    s.gpu_link = {12, 1};
-    s.uplink = {8, 2};
-    s.host = UniformLink{20, 0.5};
-    return tree_topology(s);
-  }();
+  static const Topology t = test_topologies::switch_tree("tree-64", 4, 16, {12, 1}, {8, 2}, {20, 0.5});
   return t;
 }
 

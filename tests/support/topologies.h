@@ -23,6 +23,20 @@ inline gradsync::models::Topology star(int n, double GBps = 10, double latency_u
   return gradsync::models::star_topology(s);
 }
 
+// `switches` PCIe switches of `per_switch` GPUs under one root, with host memory on it.
+inline gradsync::models::Topology switch_tree(const std::string& name, int switches, int per_switch,
+                                              gradsync::models::UniformLink gpu_link, gradsync::models::UniformLink uplink,
+                                              gradsync::models::UniformLink host) {
+  gradsync::models::TreeSpec s;
+  s.name = name;
+  s.switches = switches;
+  s.per_switch = per_switch;
+  s.gpu_link = gpu_link;
+  s.uplink = uplink;
+  s.host = host;
+  return gradsync::models::tree_topology(s);
+}
+
 // The node right above a GPU in a switch tree: the first forwarding node (switch, bridge,
 // NIC...) it has a link to; "" when it has none.
 inline std::string parent_of(const gradsync::models::Topology& t, const std::string& gpu) {
