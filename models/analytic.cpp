@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "models/contention.h"
@@ -16,6 +17,30 @@ namespace {
 
 class Walker {
  public:
+  // What each participant did in a round others are turned from, and its flows' figures.
+  struct ProfileCost {
+    double comm = 0, local = 0;
+    bool bounded = false;
+    std::pair<std::size_t, bool> bound{};
+  };
+  struct Detail {
+    std::vector<std::vector<Op>> ops;
+    std::vector<int> profile;  // per participant: which distinct set of op sizes it has
+    std::size_t profiles = 0;
+    std::vector<ProfileCost> costs;  // [participant x profiles + profile]
+    std::vector<std::size_t> first_send;  // per participant: its first flow's index
+    std::vector<const Route*> routes;
+    std::vector<double> latency, bandwidth;
+    std::vector<int> limiting;
+  };
+  // What a round cost: its transfers, its busiest participant's local work, and the link
+  // that bounded it (when one did).
+  struct RoundCost {
+    double comm = 0, local = 0;
+    bool bounded = false;
+    std::pair<std::size_t, bool> bound{};
+  };
+
   Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce, bool each_round)
       : t_(t), s_(s), reduce_(reduce), each_round_(each_round), contention_(t), last_(static_cast<std::size_t>(s.participant_count())),
         local_(static_cast<std::size_t>(s.participant_count())) {}
@@ -37,8 +62,23 @@ class Walker {
     previous_routes_.clear();
     bound_.clear();
     costs_.assign(s_.rounds.size(), RoundCost{});
+    // Rounds that later rounds turn along their cycles keep what each participant did.
+    details_.clear();
+    std::vector<bool> keep(s_.rounds.size(), false);
+    for (const Round& r : s_.rounds) {
+      if (r.rotated()) keep[static_cast<std::size_t>(r.same_as)] = !each_round_ && focus < 0;
+    }
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
       const Round& round = s_.rounds[r];
+      if (round.rotated() && !each_round_ && focus < 0) {
+        const RoundCost cost = turned(round);
+        costs_[r] = cost;
+        add(round.phase, cost.comm);
+        if (cost.local > 0) add(round.local_phase(), cost.local);
+        if (cost.bounded) bound_[cost.bound] += cost.comm;
+        total += cost.comm + cost.local;
+        continue;
+      }
       // A round declared equal in cost to an earlier one costs what that one did: a ring of
       // N ranks evaluates 2 of its 2(N-1) steps.
       if (!each_round_ && round.same_as >= 0) {
@@ -55,9 +95,14 @@ class Walker {
       cap_.clear();
       latency_.clear();
       std::fill(local_.begin(), local_.end(), 0.0);
+      Detail* detail = keep[r] ? &details_[r] : nullptr;
       for (int p = 0; p < s_.participant_count(); ++p) {
         ops_.clear();
         round.ops(p, ops_);
+        if (detail) {
+          detail->first_send.push_back(routes_.size());
+          detail->ops.push_back(ops_);
+        }
         const LocalCosts& c = reduce_[static_cast<std::size_t>(p)];
         for (const Op& op : ops_) {
           if (focus >= 0 && p != focus && !(op.is_transfer() && op.peer == focus)) continue;
@@ -82,6 +127,12 @@ class Walker {
       if (routes_ != previous_routes_) {
         contention_.share(routes_, bandwidth_, &limiting_);
         previous_routes_ = routes_;
+      }
+      if (detail) {
+        detail->routes = routes_;
+        detail->latency = latency_;
+        detail->bandwidth = bandwidth_;
+        detail->limiting = limiting_;
       }
       double comm = 0;
       std::size_t slowest = routes_.size();
@@ -112,6 +163,93 @@ class Walker {
     return total;
   }
 
+  // A round turned along cycles of the round it names (Round::rotated): each participant's
+  // transfers are its own flows of that round (routes, shares, latencies, engines) carrying
+  // the bytes of the participant rotated_by further along its cycle; its local work is that
+  // participant's ops at its own costs. The same arithmetic, in the same order, as walking it.
+  RoundCost turned(const Round& round) {
+    Detail& d = details_.at(static_cast<std::size_t>(round.same_as));
+    if (d.costs.empty()) price_profiles(d);
+    const std::size_t n = d.ops.size();
+    source_.assign(d.profile.begin(), d.profile.end());  // participants on no cycle: their own
+    for (const auto& cycle : *round.rotated_along) {
+      const int len = static_cast<int>(cycle.size());
+      std::size_t k = static_cast<std::size_t>(((round.rotated_by % len) + len) % len);
+      for (std::size_t j = 0; j < cycle.size(); ++j) {
+        source_[static_cast<std::size_t>(cycle[j])] = d.profile[static_cast<std::size_t>(cycle[k])];
+        if (++k == cycle.size()) k = 0;
+      }
+    }
+    RoundCost cost;
+    const ProfileCost* slowest = nullptr;
+    for (std::size_t p = 0; p < n; ++p) {
+      const ProfileCost& c = d.costs[p * d.profiles + static_cast<std::size_t>(source_[p])];
+      if (c.comm > cost.comm) {
+        cost.comm = c.comm;
+        slowest = &c;
+      }
+      cost.local = std::max(cost.local, c.local);
+    }
+    if (slowest && slowest->bounded) {
+      cost.bounded = true;
+      cost.bound = slowest->bound;
+    }
+    return cost;
+  }
+
+  // Each participant's transfer and local time were it to carry each distinct set of ops
+  // sizes the round's participants have (a ring's: a block of q or of q + 1 values): the
+  // arithmetic of walking the round, done once per (participant, set) instead of per round.
+  void price_profiles(Detail& d) const {
+    const std::size_t n = d.ops.size();
+    std::map<std::vector<std::tuple<int, std::uint64_t, std::uint64_t, std::uint64_t, double, const void*, const void*>>, int> ids;
+    d.profile.assign(n, 0);
+    std::vector<std::size_t> example;  // a participant of each profile
+    for (std::size_t q = 0; q < n; ++q) {
+      std::vector<std::tuple<int, std::uint64_t, std::uint64_t, std::uint64_t, double, const void*, const void*>> key;
+      for (const Op& op : d.ops[q]) {
+        key.emplace_back(static_cast<int>(op.kind), op.slice.bytes, op.source.bytes, op.wire(), op.seconds,
+                         op.encoding ? static_cast<const void*>(op.encoding->codec) : nullptr,
+                         op.call ? static_cast<const void*>(op.call->kernel) : nullptr);
+      }
+      const auto [it, fresh] = ids.emplace(std::move(key), static_cast<int>(example.size()));
+      if (fresh) example.push_back(q);
+      d.profile[q] = it->second;
+    }
+    d.profiles = example.size();
+    d.costs.assign(n * d.profiles, ProfileCost{});
+    for (std::size_t p = 0; p < n; ++p) {
+      const std::vector<Op>& own = d.ops[p];
+      for (std::size_t v = 0; v < d.profiles; ++v) {
+        const std::vector<Op>& theirs = d.ops[example[v]];
+        if (theirs.size() != own.size()) continue;  // never p's (the checker holds declarations to that)
+        ProfileCost& c = d.costs[p * d.profiles + v];
+        std::size_t flow = d.first_send[p], slowest = d.routes.size();
+        double slowest_cap = 0;
+        for (std::size_t t = 0; t < theirs.size(); ++t) {
+          const Op& op = theirs[t];
+          c.local += op.local_seconds(reduce_[p]);
+          if (op.kind != OpKind::send) continue;
+          const std::size_t i = flow++;
+          const double cap = own[t].max_Bps;
+          const double rate = cap > 0 ? std::min(cap, d.bandwidth[i]) : d.bandwidth[i];
+          const double bytes = static_cast<double>(op.wire()) / own[t].payload_share;
+          const double transfer = d.routes[i]->empty() ? 0.0 : d.latency[i] + bytes / rate;
+          if (transfer > c.comm) {
+            c.comm = transfer;
+            slowest = i;
+            slowest_cap = cap;
+          }
+        }
+        if (slowest < d.routes.size() && d.limiting[slowest] >= 0 && !(slowest_cap > 0 && slowest_cap < d.bandwidth[slowest])) {
+          const Hop& h = (*d.routes[slowest])[static_cast<std::size_t>(d.limiting[slowest])];
+          c.bounded = true;
+          c.bound = {h.link, h.forward};
+        }
+      }
+    }
+  }
+
   std::vector<BoundingLink> bounding_links() const {
     std::vector<BoundingLink> out;
     for (const auto& [key, seconds] : bound_) out.push_back({key.first, key.second, seconds});
@@ -135,19 +273,13 @@ class Walker {
     return it->second;
   }
 
-  // What a round cost: its transfers, its busiest participant's local work, and the link
-  // that bounded it (when one did).
-  struct RoundCost {
-    double comm = 0, local = 0;
-    bool bounded = false;
-    std::pair<std::size_t, bool> bound{};
-  };
-
   const Topology& t_;
   const Schedule& s_;
   const std::vector<LocalCosts>& reduce_;
   const bool each_round_;
   std::vector<RoundCost> costs_;
+  std::unordered_map<std::size_t, Detail> details_;
+  std::vector<int> source_;  // per participant, the profile it carries in the round being priced
   ContentionModel contention_;
   std::unordered_map<std::uint64_t, PairInfo> pairs_;
   std::vector<Op> ops_;

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,14 @@ struct Round {
   // its blocks are equal). Executors that model time may evaluate it once. -1: none
   // declared. The symbolic checker verifies every declaration.
   int same_as = -1;
+  // With same_as: the round is that one turned along cycles of participants (a ring's steps
+  // when its blocks differ by an element): the participant at position j of a cycle has the
+  // op kinds, byte counts and encodings that position (j + rotated_by) mod length had there,
+  // with the peers and engines (payload_share, max_Bps) it had there itself. Participants
+  // on no cycle: as there.
+  std::shared_ptr<const std::vector<std::vector<int>>> rotated_along;
+  int rotated_by = 0;
+  bool rotated() const { return same_as >= 0 && rotated_along && rotated_by != 0; }
   const std::string& local_phase() const { return compute_phase.empty() ? phase : compute_phase; }
 };
 

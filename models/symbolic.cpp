@@ -307,22 +307,40 @@ class Checker {
       if (static_cast<std::size_t>(like) >= r) {
         fail(label(r) + ": declared equal in cost to round " + std::to_string(like) + "; expected an earlier round");
       }
+      // Rotated: each participant's sizes come from the one rotated_by further along its cycle.
+      const Round& round = s_.rounds[r];
+      std::vector<int> source(static_cast<std::size_t>(P_));
+      for (int p = 0; p < P_; ++p) source[static_cast<std::size_t>(p)] = p;
+      if (round.rotated()) {
+        for (const auto& cycle : *round.rotated_along) {
+          const std::size_t len = cycle.size();
+          for (std::size_t j = 0; j < len; ++j) {
+            const auto shift = static_cast<std::size_t>(((round.rotated_by % static_cast<int>(len)) + static_cast<int>(len)) % static_cast<int>(len));
+            source[static_cast<std::size_t>(cycle[j])] = cycle[(j + shift) % len];
+          }
+        }
+      }
+      std::vector<Op> own;
       for (int p = 0; p < P_; ++p) {
         mine.clear();
         theirs.clear();
-        s_.rounds[r].ops(p, mine);
-        s_.rounds[static_cast<std::size_t>(like)].ops(p, theirs);
+        own.clear();
+        round.ops(p, mine);
+        s_.rounds[static_cast<std::size_t>(like)].ops(source[static_cast<std::size_t>(p)], theirs);
+        s_.rounds[static_cast<std::size_t>(like)].ops(p, own);
         const std::string who = label(r) + ", declared equal in cost to " + label(static_cast<std::size_t>(like)) +
+                                (round.rotated() ? " turned by " + std::to_string(round.rotated_by) : std::string()) +
                                 ", participant " + std::to_string(p);
-        if (mine.size() != theirs.size()) {
+        if (mine.size() != theirs.size() || mine.size() != own.size()) {
           fail(who + ": " + std::to_string(mine.size()) + " ops against " + std::to_string(theirs.size()));
         }
         for (std::size_t i = 0; i < mine.size(); ++i) {
           const Op& a = mine[i];
-          const Op& b = theirs[i];
-          const bool same = a.kind == b.kind && a.peer == b.peer && a.slice.bytes == b.slice.bytes &&
+          const Op& b = theirs[i];  // kinds, sizes, encodings
+          const Op& c = own[i];     // peers and engines
+          const bool same = a.kind == b.kind && a.peer == c.peer && a.slice.bytes == b.slice.bytes &&
                             a.source.bytes == b.source.bytes && a.wire() == b.wire() && a.seconds == b.seconds &&
-                            a.payload_share == b.payload_share && a.max_Bps == b.max_Bps &&
+                            a.payload_share == c.payload_share && a.max_Bps == c.max_Bps &&
                             (a.encoding == nullptr) == (b.encoding == nullptr) &&
                             (a.encoding == nullptr || (a.encoding->codec == b.encoding->codec && a.encoding->group == b.encoding->group)) &&
                             (a.call == nullptr) == (b.call == nullptr) && (a.call == nullptr || a.call->kernel == b.call->kernel);

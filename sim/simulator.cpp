@@ -133,7 +133,7 @@ class Simulation {
       jump_to_.assign(s.rounds.size(), 0);
       for (std::size_t a = 0; a < s.rounds.size();) {
         std::size_t b = a + 1;
-        while (b < s.rounds.size() && s.rounds[b].same_as == static_cast<int>(a) && !is_async(b)) ++b;
+        while (b < s.rounds.size() && s.rounds[b].same_as == static_cast<int>(a) && !s.rounds[b].rotated() && !is_async(b)) ++b;
         if (!is_async(a) && b - a >= after + 2) jump_to_[a + after] = b;
         a = b;
       }

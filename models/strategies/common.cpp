@@ -186,7 +186,8 @@ void add_ring_pass(Schedule& s, const Rings& rings, Region region, bool reduce, 
   auto members = std::make_shared<const Rings>(rings);
   const int m = idx->m;
   const int shift = reduce ? 0 : 1;
-  // With equal blocks every step moves the same bytes between the same neighbours.
+  // With equal blocks every step moves the same bytes between the same neighbours; with
+  // unequal ones the same bytes turned along the ring.
   const int first = static_cast<int>(s.rounds.size());
   const bool equal_blocks = m > 0 && region.elements % static_cast<std::uint64_t>(m) == 0;
   for (int i = m; i >= 2; --i) {  // Algorithm 1: for i = N ... 2
@@ -204,7 +205,15 @@ void add_ring_pass(Schedule& s, const Rings& rings, Region region, bool reduce, 
                                out.push_back(Op::send(next, sent));
                                out.push_back(reduce ? Op::recv_reduce(prev, got) : Op::recv(prev, got));
                              }});
-    if (equal_blocks && i < m) s.rounds.back().same_as = first;
+    // Unequal blocks: step i is the first step turned by i along the rings (position id
+    // sends block (i + id + shift) mod m, which position (id + i) mod m sent first).
+    if (i < m) {
+      s.rounds.back().same_as = first;
+      if (!equal_blocks) {
+        s.rounds.back().rotated_along = members;
+        s.rounds.back().rotated_by = i % m;
+      }
+    }
   }
 }
 }  // namespace

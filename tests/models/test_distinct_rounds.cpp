@@ -79,24 +79,32 @@ TEST(DistinctRounds, EqualToWalkingEveryRoundOnEveryShippedTopology) {
 }
 
 TEST(DistinctRounds, TheCheckerRefusesADeclarationThatDoesNotHold) {
-  // A ring of 4 over 7 values: blocks of 2, 2, 2 and 1 value, so its steps differ in bytes.
+  // A ring of 4 over 7 values: blocks of 2, 2, 2 and 1 value, so its steps differ in bytes
+  // participant by participant.
   const LoadedTopology loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json");
   PredictRequest q;
   q.topology = &loaded.topology;
   q.strategy = &find_strategy("ring");
   q.bytes = 4 * 7;
   q.placement = first_gpus(loaded.topology, 4);
+  // Its steps are declared as the first turned along the ring.
   Schedule s = build_schedule(q).schedule;
-  for (const Round& r : s.rounds) EXPECT_EQ(r.same_as, -1);
-  ASSERT_TRUE(check_schedule(s).ok);
-  s.rounds[1].same_as = 0;
-  const SymbolicResult wrong = check_schedule(s);
-  EXPECT_FALSE(wrong.ok);
-  EXPECT_NE(wrong.message.find("declared equal in cost to round 0"), std::string::npos) << wrong.message;
+  ASSERT_TRUE(check_schedule(s).ok) << check_schedule(s).message;
+  EXPECT_EQ(s.rounds[1].same_as, 0);
+  EXPECT_TRUE(s.rounds[1].rotated());
+  // Turned by the wrong amount, or not turned at all: refused.
+  for (int by : {2, 0}) {
+    Schedule wrong_turn = build_schedule(q).schedule;
+    wrong_turn.rounds[1].rotated_by = by;
+    const SymbolicResult wrong = check_schedule(wrong_turn);
+    EXPECT_FALSE(wrong.ok) << by;
+    EXPECT_NE(wrong.message.find("declared equal in cost to round 0"), std::string::npos) << wrong.message;
+  }
   // Equal blocks (8 values): the ring's steps are declared alike, and the checker agrees.
   q.bytes = 4 * 8;
   const Schedule even = build_schedule(q).schedule;
   EXPECT_EQ(even.rounds[1].same_as, 0);
   EXPECT_EQ(even.rounds[2].same_as, 0);
+  EXPECT_FALSE(even.rounds[1].rotated());
   EXPECT_TRUE(check_schedule(even).ok) << check_schedule(even).message;
 }
