@@ -70,24 +70,17 @@ class Walker {
     }
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
       const Round& round = s_.rounds[r];
-      if (round.rotated() && !each_round_ && focus < 0) {
-        const RoundCost cost = turned(round);
+      // A round declared equal in cost to an earlier one costs what that one did (a ring of
+      // N ranks evaluates 2 of its 2(N-1) steps); one turned along cycles of it, what its
+      // participants' priced sizes say.
+      const bool turn = round.rotated() && !each_round_ && focus < 0;
+      if (turn || (!each_round_ && round.same_as >= 0 && !round.rotated())) {
+        const RoundCost cost = turn ? turned(round) : costs_[static_cast<std::size_t>(round.same_as)];
         costs_[r] = cost;
         add(round.phase, cost.comm);
         if (cost.local > 0) add(round.local_phase(), cost.local);
         if (cost.bounded) bound_[cost.bound] += cost.comm;
         total += cost.comm + cost.local;
-        continue;
-      }
-      // A round declared equal in cost to an earlier one costs what that one did: a ring of
-      // N ranks evaluates 2 of its 2(N-1) steps.
-      if (!each_round_ && round.same_as >= 0) {
-        const RoundCost& like = costs_[static_cast<std::size_t>(round.same_as)];
-        costs_[r] = like;
-        add(round.phase, like.comm);
-        if (like.local > 0) add(round.local_phase(), like.local);
-        if (like.bounded) bound_[like.bound] += like.comm;
-        total += like.comm + like.local;
         continue;
       }
       routes_.clear();
