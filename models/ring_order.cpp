@@ -222,9 +222,17 @@ std::vector<int> tree_order(const Topology& t, const std::vector<std::size_t>& n
 std::vector<int> best_ring_order(const Topology& t, const std::vector<std::size_t>& nodes) {
   const std::size_t n = nodes.size();
   if (n <= 3) return identity(n);  // one ring up to its mirror image
-  if (n <= kRingExhaustiveMax) return exhaustive_order(t, nodes);
-  std::vector<int> order = tree_order(t, nodes);
-  if (n <= kRingTwoOptMax) two_opt(t, nodes, order);
+  // The same nodes get the same order: remembered by the topology (recommend builds the
+  // same groups for many candidates).
+  if (auto known = t.remembered(nodes)) return *known;
+  std::vector<int> order;
+  if (n <= kRingExhaustiveMax) {
+    order = exhaustive_order(t, nodes);
+  } else {
+    order = tree_order(t, nodes);
+    if (n <= kRingTwoOptMax) two_opt(t, nodes, order);
+  }
+  t.remember(nodes, order);
   return order;
 }
 

@@ -152,7 +152,7 @@ struct Round {
   // op kinds, byte counts and encodings that position (j + rotated_by) mod length had there,
   // with the peers and engines (payload_share, max_Bps) it had there itself. Participants
   // on no cycle: as there.
-  std::shared_ptr<const std::vector<std::vector<int>>> rotated_along;
+  std::shared_ptr<const std::vector<std::vector<int>>> rotated_along{};
   int rotated_by = 0;
   bool rotated() const { return same_as >= 0 && rotated_along && rotated_by != 0; }
   const std::string& local_phase() const { return compute_phase.empty() ? phase : compute_phase; }

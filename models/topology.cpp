@@ -238,6 +238,7 @@ Topology& Topology::operator=(Topology&& other) noexcept {
     measured_gpu_ = std::move(other.measured_gpu_);
     std::lock_guard<std::mutex> lock(cache_mutex_);
     predecessor_cache_.clear();
+    memo_.clear();
     route_cache_.clear();
     requests_from_.clear();
   }
@@ -351,6 +352,18 @@ std::optional<Route> Topology::forest_route(std::size_t a, std::size_t b) const 
   }
   up.insert(up.end(), down.rbegin(), down.rend());
   return up;
+}
+
+std::optional<std::vector<int>> Topology::remembered(const std::vector<std::size_t>& key) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  auto it = memo_.find(key);
+  if (it == memo_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Topology::remember(const std::vector<std::size_t>& key, std::vector<int> value) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  memo_.emplace(key, std::move(value));
 }
 
 std::vector<std::size_t> Topology::incident_links(std::size_t node) const {

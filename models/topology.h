@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -86,6 +87,11 @@ class Topology {
   std::vector<std::size_t> host_memories() const;
   std::vector<std::size_t> nodes_of_kind(NodeKind kind) const;
 
+  // A memo for results computed from this topology alone (a ring order searched for a
+  // list of nodes: recommend asks the same one for many candidates). Thread-safe.
+  std::optional<std::vector<int>> remembered(const std::vector<std::size_t>& key) const;
+  void remember(const std::vector<std::size_t>& key, std::vector<int> value) const;
+
   // The links that end at `node` (indices into links()).
   std::vector<std::size_t> incident_links(std::size_t node) const;
 
@@ -137,6 +143,7 @@ class Topology {
   mutable std::unordered_map<std::size_t, std::vector<std::size_t>> predecessor_cache_;
   mutable std::unordered_map<std::uint64_t, Route> route_cache_;
   mutable std::unordered_map<std::size_t, std::size_t> requests_from_;
+  mutable std::map<std::vector<std::size_t>, std::vector<int>> memo_;
 };
 
 // "12.34 GB/s"

@@ -20,6 +20,13 @@ namespace gradsync::experiments::cli {
 
 namespace {
 
+// The GPUs in rank order; past 8, the first three and the last (a cluster's 1,024 ids would
+// fill the screen; --format json and -o keep every one).
+std::string rank_list(const std::vector<std::string>& nodes) {
+  if (nodes.size() <= 8) return models::join(nodes, ",");
+  return nodes[0] + "," + nodes[1] + "," + nodes[2] + ",...," + nodes.back();
+}
+
 struct RecommendFlags {
   SelectionOptions selection;
   RecommendOptions options;
@@ -130,7 +137,7 @@ int run_recommend(RecommendFlags& f) {
   }
   for (std::size_t i : rows) {
     const Choice& c = r.ranked[i];
-    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(c.gpus), models::join(c.rank_nodes, ","), one_line(c),
+    std::vector<std::string> row = {std::to_string(i + 1), std::to_string(c.gpus), rank_list(c.rank_nodes), one_line(c),
                                     c.alone() ? "-" : format_seconds(c.analytic.time_per_sync_s)};
     if (epochs) {
       row.push_back(c.analytic.time_per_iteration_s ? format_seconds(*c.analytic.time_per_iteration_s) : "-");

@@ -22,11 +22,20 @@ ParamSpec server_param() {
     for (std::size_t g : c.topology.gpus()) out.push_back(c.topology.node(g).id);
     return out;
   };
-  // A search puts the server in host memory or on one of the ranks' GPUs.
+  // A search puts the server in host memory or on one of the ranks' GPUs. On a cluster
+  // that is thousands of places, each predicted with every other parameter searched: past
+  // kMostServers, places spread evenly over that list (host memories first, then the
+  // ranks' GPUs in rank order).
   p.search = [](const ParamContext& c) {
+    constexpr std::size_t kMostServers = 16;
     std::vector<std::string> out;
     for (std::size_t h : c.topology.host_memories()) out.push_back(c.topology.node(h).id);
     for (std::size_t g : c.placement.ranks) out.push_back(c.topology.node(g).id);
+    if (out.size() > kMostServers) {
+      std::vector<std::string> spread;
+      for (std::size_t i = 0; i < kMostServers; ++i) spread.push_back(out[i * out.size() / kMostServers]);
+      out = std::move(spread);
+    }
     return out;
   };
   p.resolved = true;

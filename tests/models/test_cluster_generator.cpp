@@ -54,7 +54,9 @@ TEST(ClusterGenerator, RailClusterWithNvswitch) {
   EXPECT_TRUE(crossed(t, "n0-gpu0", "n1-gpu2").count("core"));
   // Rail leaves' uplinks: 2 nodes x 1 NIC x 50 GB/s at 1:1.
   for (const Link& l : t.links()) {
-    if (t.node(l.b).id == "core") EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 100e9) << t.node(l.a).id;
+    if (t.node(l.b).id == "core") {
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 100e9) << t.node(l.a).id;
+    }
   }
 }
 
