@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -81,21 +82,35 @@ std::vector<std::string> local_mpirun(int n, const std::string& hostfile) {
   return command;
 }
 
-// --here's backend when none is given: NCCL when nvidia-smi lists a GPU for each of the
-// most ranks asked for, mpi_cuda when fewer (ranks then share GPUs, which NCCL refuses),
-// else host ranks.
-std::string detect_backend(int ranks) {
+// The GPUs `nvidia-smi -L` lists (0 without nvidia-smi).
+int listed_gpus() {
   try {
     const auto r = models::run_process({"nvidia-smi", "-L"});
     int listed = 0;
     std::istringstream lines(r.out);
     for (std::string line; std::getline(lines, line);) listed += line.rfind("GPU ", 0) == 0;
-    if (r.status == 0 && listed >= ranks) return "nccl";
-    if (r.status == 0 && listed > 0) return "mpi_cuda";
+    return r.status == 0 ? listed : 0;
   } catch (const std::exception&) {
-    // no nvidia-smi: no GPU to use
+    return 0;  // no nvidia-smi: no GPU to use
   }
+}
+
+// --here's backend when none is given: NCCL when nvidia-smi lists a GPU for each of the
+// most ranks asked for, mpi_cuda when fewer (ranks then share GPUs, which NCCL refuses),
+// else host ranks.
+std::string detect_backend(int ranks) {
+  const int listed = listed_gpus();
+  if (listed >= ranks) return "nccl";
+  if (listed > 0) return "mpi_cuda";
   return "mpi_host";
+}
+
+// Is CUDA's Multi-Process Service up (its control daemon's pipe in CUDA_MPS_PIPE_DIRECTORY,
+// by default /tmp/nvidia-mps)? Without it a GPU runs one process's context at a time.
+bool mps_running() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  std::error_code ec;
+  return fs::exists(fs::path(dir && *dir ? dir : "/tmp/nvidia-mps") / "control", ec);
 }
 
 }  // namespace
@@ -157,6 +172,15 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     where = "this machine (" + std::to_string(max_gpus) + " ranks, backend " + backend +
             (o.hostfile.empty() ? "" : ", hosts of " + o.hostfile) + ")";
     measure_command = local_mpirun(max_gpus, o.hostfile);
+    if (backend == "mpi_cuda" && o.hostfile.empty()) {
+      const int listed = listed_gpus();
+      if (listed > 0 && listed < max_gpus && !mps_running()) {
+        std::cerr << "validate: note: up to " << max_gpus << " ranks share " << listed << " GPU" << (listed == 1 ? "" : "s")
+                  << " without MPS: the GPU runs one process at a time, so a kernel or copy may wait for other "
+                     "ranks' time slices, which no model here includes (start nvidia-cuda-mps-control -d to share "
+                     "it at once)\n";
+      }
+    }
   } else {
     const auto loaded = load_topology_arg(o.topology);
     const auto plan = testbed::plan_testbed(loaded.topology, o.scale);
