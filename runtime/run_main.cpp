@@ -227,8 +227,8 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
       d.name = fields.size() > 4 ? fields[4] : "";
       h.devices.push_back(d);
     }
-    std::printf("# gradsync-run: ncclAllReduce of %s (float sum) on %d ranks, one GPU each, timed as nccl-tests does\n",
-                nccl->library().c_str(), size);
+    std::printf("# gradsync-run: ncclAllReduce of %s (float sum) on %d rank%s, one GPU each, timed as nccl-tests does\n",
+                nccl->library().c_str(), size, size == 1 ? "" : "s");
     std::fputs(runtime::nccl_tests_header(h).c_str(), stdout);
     std::fflush(stdout);
   }
