@@ -98,22 +98,56 @@ SampledRows sample_rows(std::uint64_t elements, int eb, const Workload* workload
         std::swap(beta_order[i], beta_order[pick(shared_rng)]);
       }
     }
+    // Which ranks send row r: those whose V_α or V_β holds it (thresholds per rank: every
+    // rank when r is under the smallest, none over the largest), and those that drew it
+    // into their minibatch (sparse: `drawn`, by row then rank).
+    std::vector<std::uint64_t> alpha_rows(n), beta_rows(n);
+    std::uint64_t alpha_lo = n ? R : 0, alpha_hi = 0, beta_lo = n ? R : 0, beta_hi = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      alpha_rows[i] = count(p.alpha * rate(static_cast<int>(i)));
+      beta_rows[i] = count(p.beta * rate(static_cast<int>(i)));
+      alpha_lo = std::min(alpha_lo, alpha_rows[i]);
+      alpha_hi = std::max(alpha_hi, alpha_rows[i]);
+      beta_lo = std::min(beta_lo, beta_rows[i]);
+      beta_hi = std::max(beta_hi, beta_rows[i]);
+    }
+    constexpr std::uint64_t kNotDrawn = ~std::uint64_t{0};
+    std::vector<std::uint64_t> beta_position(R, kNotDrawn);
+    for (std::uint64_t i = 0; i < beta_hi; ++i) beta_position[beta_order[i]] = i;
     const auto cdf = zipf_cdf(R);
-    std::vector<std::vector<char>> has(n, std::vector<char>(R, 0));
+    std::vector<std::pair<std::uint64_t, int>> drawn;  // (row, rank): V_base, each rank's minibatch words (own seed)
+    drawn.reserve(n * static_cast<std::size_t>(std::max<std::int64_t>(0, p.base)));
     for (int rank = 0; rank < ranks; ++rank) {
-      auto& mine = has[static_cast<std::size_t>(rank)];
-      const std::uint64_t alpha_rows = count(p.alpha * rate(rank));
-      for (std::uint64_t r = 0; r < alpha_rows; ++r) mine[r] = 1;
-      const std::uint64_t beta_rows = count(p.beta * rate(rank));
-      for (std::uint64_t i = 0; i < beta_rows; ++i) mine[beta_order[i]] = 1;
-      // V_base: the rank's minibatch words (its own seed).
       std::mt19937_64 rng(p.seed * 1000003ULL + static_cast<std::uint64_t>(rank) + 1);
       std::uniform_real_distribution<double> u(0.0, 1.0);
       for (std::int64_t d = 0; d < p.base; ++d) {
         const auto it = std::lower_bound(cdf.begin(), cdf.end(), u(rng));
-        mine[static_cast<std::size_t>(std::min<std::ptrdiff_t>(it - cdf.begin(), static_cast<std::ptrdiff_t>(R - 1)))] = 1;
+        drawn.emplace_back(std::min<std::uint64_t>(static_cast<std::uint64_t>(it - cdf.begin()), R - 1), rank);
       }
     }
+    std::sort(drawn.begin(), drawn.end());
+    drawn.erase(std::unique(drawn.begin(), drawn.end()), drawn.end());
+    auto next_drawn = drawn.begin();
+    auto members_of = [&](std::uint64_t r, std::vector<int>& members) {
+      members.clear();
+      const std::uint64_t b = beta_position[r];
+      auto drawn_end = next_drawn;
+      while (drawn_end != drawn.end() && drawn_end->first == r) ++drawn_end;
+      if (r < alpha_lo || b < beta_lo) {
+        for (int rank = 0; rank < ranks; ++rank) members.push_back(rank);
+      } else if (r >= alpha_hi && b >= beta_hi) {
+        for (auto it = next_drawn; it != drawn_end; ++it) members.push_back(it->second);
+      } else {
+        auto it = next_drawn;
+        for (int rank = 0; rank < ranks; ++rank) {
+          const auto i = static_cast<std::size_t>(rank);
+          while (it != drawn_end && it->second < rank) ++it;
+          const bool by_draw = it != drawn_end && it->second == rank;
+          if (r < alpha_rows[i] || b < beta_rows[i] || by_draw) members.push_back(rank);
+        }
+      }
+      next_drawn = drawn_end;
+    };
     // Slices per rank, the union, the common rows; expected regions and extra runs per run
     // of rows with equal membership.
     std::vector<int> members, previous;
@@ -137,10 +171,7 @@ SampledRows sample_rows(std::uint64_t elements, int eb, const Workload* workload
       run_open = false;
     };
     for (std::uint64_t r = 0; r < R; ++r) {
-      members.clear();
-      for (int rank = 0; rank < ranks; ++rank) {
-        if (has[static_cast<std::size_t>(rank)][r]) members.push_back(rank);
-      }
+      members_of(r, members);
       const Slice row = layer.row(r, eb);
       const bool common = members.size() == n;
       for (int rank : members) {
