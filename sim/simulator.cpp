@@ -358,19 +358,35 @@ class Simulation {
   void worker(int p) {
     std::mt19937_64 rng(o_.seed * 7919 + static_cast<std::uint64_t>(p));
     int sync_index = 0;
-    for (int step = 0; step < o_.steps; ++step) {
-      const double c = compute_time(p, rng);
+    // Steps between two synchronisations touch nothing shared: without a trace (which shows
+    // each step) they run as one computation of their summed time, not one each (a BMUF
+    // period of 1,875 steps on 1,024 ranks was 3.8 M activities).
+    double pending = 0;
+    auto compute = [&](double c) {
       if (c > 0) {
-        const double start = s4u::Engine::get_clock();
         s4u::this_actor::execute(c * kHostSpeed);
         compute_busy_ += c;
-        if (o_.trace) {
+      }
+    };
+    for (int step = 0; step < o_.steps; ++step) {
+      const double c = compute_time(p, rng);
+      if (o_.trace) {
+        const double start = s4u::Engine::get_clock();
+        compute(c);
+        if (c > 0) {
           trace_.add({p, models::TraceTrack::local, "compute", "compute", start, s4u::Engine::get_clock(),
                       {{"step", std::to_string(step)}}});
         }
+      } else {
+        pending += c;
       }
-      if (o_.sync_every_step || (step + 1) % std::max(1, s_.period_steps) == 0) run_sync(p, sync_index++);
+      if (o_.sync_every_step || (step + 1) % std::max(1, s_.period_steps) == 0) {
+        compute(pending);
+        pending = 0;
+        run_sync(p, sync_index++);
+      }
     }
+    compute(pending);
   }
 
   void server_main(int p) {

@@ -140,6 +140,34 @@ TEST(Simulator, TrainingLoopWithAStraggler) {
   expect_close(sim::simulate(t, ring.schedule, o).total_s, 10 * (0.04 + sync));
 }
 
+TEST(Simulator, StepsBetweenSynchronisationsRunAsOneComputationWithoutATrace) {
+  // Without a trace the steps of a period are one computation of their summed time; with
+  // one, each step is its own (the timeline shows them). Both give the same times, with a
+  // straggler and jitter drawn per step.
+  const Topology& t = source_a();
+  const Built bmuf = build(t, "bmuf", 4, 16.0 * 1024 * 1024, {"T=8"});
+  sim::SimOptions o;
+  o.steps = 20;  // two periods and four steps more
+  o.compute_s = 0.01;
+  o.costs = bmuf.reduce;
+  o.speeds = {1, 1, 0.5, 1};
+  o.jitter_cv = 0.3;
+  o.seed = 5;
+  const auto merged = sim::simulate(t, bmuf.schedule, o);
+  o.trace = true;
+  const auto stepped = sim::simulate(t, bmuf.schedule, o);
+  EXPECT_EQ(merged.syncs, 2);
+  EXPECT_EQ(stepped.syncs, 2);
+  expect_close(merged.total_s, stepped.total_s);
+  expect_close(merged.first_sync_s, stepped.first_sync_s);
+  expect_close(merged.compute_busy_s, stepped.compute_busy_s);
+  std::size_t steps = 0;
+  for (const auto& e : stepped.trace->events()) steps += e.category == "compute";
+  EXPECT_EQ(steps, 4u * 20u);
+  // The trailing steps after the last synchronisation count: more time than two periods.
+  EXPECT_GT(merged.total_s, stepped.first_sync_s + 16 * 0.01);
+}
+
 TEST(Simulator, AsynchronousServerStalenessAndThroughput) {
   const Topology& t = source_a();
   const Built downpour = build(t, "downpour", 4, 16.0 * 1024 * 1024, {"step=2"});
