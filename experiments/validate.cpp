@@ -17,6 +17,7 @@
 #include "experiments/inputs.h"
 #include "experiments/table.h"
 #include "models/error.h"
+#include "models/format.h"
 #include "models/executor.h"
 #include "models/predict.h"
 #include "models/topology_io.h"
@@ -115,6 +116,17 @@ bool mps_running() {
 
 }  // namespace
 
+std::uint64_t default_measure_size(const std::vector<double>& sizes, const std::vector<int>& gpus) {
+  std::vector<double> messages;
+  for (double bytes : sizes) {
+    for (int n : gpus) messages.push_back(bytes / std::max(1, n));
+  }
+  constexpr double kSmallest = 64 * 1024;
+  if (messages.empty()) return static_cast<std::uint64_t>(kSmallest);
+  std::sort(messages.begin(), messages.end());
+  return static_cast<std::uint64_t>(std::max(kSmallest, std::round(messages[messages.size() / 2])));
+}
+
 StrategyItem parse_strategy_item(const std::string& text) {
   StrategyItem item;
   std::stringstream in(text);
@@ -202,12 +214,16 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
 
   // 2. Measure the endpoints.
   const std::string measured = o.output_dir + "/measured.json";
+  const std::string probe_size =
+      o.measure_size.empty() ? std::to_string(default_measure_size(o.sizes, o.gpus)) : o.measure_size;
   std::cerr << "validate: measuring " << (o.here ? max_gpus : static_cast<int>(gpus.size())) << " endpoints ("
-            << o.measure_size << " probes)\n";
+            << (o.measure_size.empty() ? models::format_bytes(std::stod(probe_size)) + " probes, the runs' typical message"
+                                       : o.measure_size + " probes")
+            << ")\n";
   {
     auto command = measure_command;
     for (const std::string& a : {run, std::string("measure"), std::string("-o"), measured, std::string("--size"),
-                                 o.measure_size, std::string("-n"), std::to_string(o.measure_iterations)}) {
+                                 probe_size, std::string("-n"), std::to_string(o.measure_iterations)}) {
       command.push_back(a);
     }
     if (o.here) {

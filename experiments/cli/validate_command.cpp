@@ -46,7 +46,9 @@ Action add_validate(CLI::App& app) {
   cmd->add_option("--gpus,-g", f->gpus, "GPU counts (default: 2,4,8)");
   cmd->add_option("--sizes,-s", f->sizes, "sizes (default: 1MiB,4MiB)");
   cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(4)->check(integer_in(1, 1000000));
-  cmd->add_option("--measure-size", f->o.measure_size, "probe size of the measurement")->default_val("4MiB");
+  cmd->add_option("--measure-size", f->o.measure_size,
+                  "probe size of the measurement (default: the runs' typical message, a ring step's size / GPUs, the "
+                  "upper median over the points, at least 64 KiB)");
   cmd->add_option("-o,--output", f->o.output_dir, "folder for measured.json and validation.jsonl/.csv")->default_val("out/validate");
   cmd->add_flag("--keep-testbed", f->o.keep_testbed, "leave the testbed up afterwards");
   cmd->add_flag("--reuse-testbed", f->o.reuse_testbed, "measure and run on the testbed that is up (and leave it)");
@@ -70,7 +72,7 @@ Action add_validate(CLI::App& app) {
       o.sizes.clear();
       for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(models::parse_bytes(s, "--sizes"));
     }
-    models::parse_bytes(o.measure_size, "--measure-size");  // checked here, before the testbed is built
+    if (!o.measure_size.empty()) models::parse_bytes(o.measure_size, "--measure-size");  // before the testbed is built
     run_validation(o);
     return 0;
   };
