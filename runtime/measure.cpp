@@ -289,6 +289,20 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
       }
     }
   }
+  // The models take a transfer as latency + bytes / bandwidth: each probe's time holds one
+  // latency, which is not bandwidth (at 4 MiB over an H100's staged copies, 75 of 800 us).
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const double latency = *form.latency_s->at(i, j);
+      auto& one_way = form.bandwidth_Bps.at(i, j);
+      one_way = rate_without_latency(bytes, *one_way, latency);
+      if (i < j) {
+        const double both = rate_without_latency(2 * bytes, *form.bidirectional_Bps->at(i, j), latency);
+        form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = both;
+      }
+    }
+  }
 
   // Local work on each rank's device: the copy rate (reductions use 2/3 of it), the 1-bit
   // quantisation rate (encode + decode), and on GPUs the host<->device rates.

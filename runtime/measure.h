@@ -11,6 +11,14 @@
 
 namespace gradsync::runtime {
 
+// A probe that moved `moved` bytes at `rate` (bytes / its whole time) and paid one
+// `latency` in that time: the rate of its bandwidth term, as the models take a transfer
+// (latency + bytes / bandwidth). A probe no longer than its latency keeps its rate.
+inline double rate_without_latency(double moved, double rate, double latency) {
+  const double seconds = moved / rate;
+  return seconds > latency ? moved / (seconds - latency) : rate;
+}
+
 int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, double bytes, int iterations,
                 const std::string& output);
 
