@@ -3,12 +3,16 @@
 // executor on a 1024-rank ring in <= 10 ms, 65,536 ranks in <= 5 s within 2 GB; the
 // simulator on a 1024-rank ring >= 5x faster than a plain SimGrid simulation of the same
 // schedule on the same platform (one actor per rank, one put per transfer) and <= 5 s,
-// 4096 ranks <= 60 s; ring and hierarchical on the shipped 8,192-GPU cluster <= 1 s together.
+// 4096 ranks <= 60 s; ring and hierarchical on the shipped 8,192-GPU cluster <= 1 s together;
+// gradsync recommend on the shipped 1,024-GPU cluster (every strategy, k, ring order,
+// placement, the best three simulated) within a minute.
 #include <chrono>
 #include <cstdio>
 #include <sstream>
 #include <string>
 
+#include "experiments/experiment.h"
+#include "experiments/recommend.h"
 #include "models/analytic.h"
 #include "models/formulas.h"
 #include "models/predict.h"
@@ -143,6 +147,23 @@ void bench_cluster(const std::string& name, double target_s) {
               t.gpus().size(), name.c_str(), total, each.c_str(), read_s, peak_rss_MB(), target_s, verdict(total <= target_s));
 }
 
+// What `gradsync recommend --topology NAME --gpus N` does (the default workload), timed.
+void bench_recommend(const std::string& name, int gpus, double target_s) {
+  gradsync::experiments::Experiment e;
+  e.topology = name;
+  e.workload = "source-a-ffnn-lm";
+  e.gpus = {gpus};
+  const auto t0 = Clock::now();
+  const gradsync::experiments::Plan plan = gradsync::experiments::make_plan(e);
+  const auto r = gradsync::experiments::recommend(plan, {});
+  const double s = seconds_since(t0);
+  const auto& best = r.ranked.front();
+  std::printf("recommend %d GPUs of %s: %.1f s (%zu candidates predicted, the best 3 simulated; best: %s %s; peak "
+              "memory %.0f MB)  target <= %g s: %s\n",
+              gpus, name.c_str(), s, r.evaluated, best.name().c_str(), best.params_text().c_str(), peak_rss_MB(), target_s,
+              verdict(s <= target_s));
+}
+
 namespace s4u = simgrid::s4u;
 
 // A plain SimGrid simulation of the same schedule on the same platform, to measure the
@@ -240,10 +261,11 @@ void bench_sim_ring(int switches, int per_switch, bool baseline) {
 
 int main(int argc, char** argv) {
   const std::string only = argc > 1 ? argv[1] : "";
-  if (only != "" && only != "models" && only != "sim" && only != "sim-4096") {
-    std::fprintf(stderr, "usage: gradsync-bench [models|sim|sim-4096]\n"
+  if (only != "" && only != "models" && only != "sim" && only != "sim-4096" && only != "recommend-1024") {
+    std::fprintf(stderr, "usage: gradsync-bench [models|sim|sim-4096|recommend-1024]\n"
                          "  models: formulas and the analytic executor; sim: the simulator and a plain SimGrid baseline\n"
-                         "  up to 1024 ranks; sim-4096: the simulator on 4096 ranks (no baseline: minutes)\n");
+                         "  up to 1024 ranks; sim-4096: the simulator on 4096 ranks (no baseline: minutes);\n"
+                         "  recommend-1024: gradsync recommend on the 1,024-GPU cluster (half a minute)\n");
     return 2;
   }
   if (only == "" || only == "models") {
@@ -259,6 +281,10 @@ int main(int argc, char** argv) {
     for (auto [switches, per] : std::vector<std::pair<int, int>>{{1, 8}, {4, 16}, {16, 16}, {64, 16}}) {
       bench_sim_ring(switches, per, switches * per == 64 || switches * per == 1024);
     }
+  }
+  if (only == "recommend-1024") {
+    std::printf("gradsync-bench: recommend at 1024 GPUs\n");
+    bench_recommend("cluster-1024gpu-fat-tree-2to1", 1024, 60);
   }
   if (only == "sim-4096") {
     std::printf("gradsync-bench: simulator, 4096 ranks\n");
