@@ -8,7 +8,7 @@ option(GRADSYNC_SANITIZE "Build with AddressSanitizer + UndefinedBehaviorSanitiz
 
 if(GRADSYNC_SANITIZE)
   # -Og -g1: UBSan at -O2 multiplies the compile time by 6 (41 s instead of 7 s for
-  # models/topology.cpp); at -Og it costs about what a normal build does, and the line
+  # models/topology/topology.cpp); at -Og it costs about what a normal build does, and the line
   # tables still name file and line in every report.
   set(GRADSYNC_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -Og -g1)
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${GRADSYNC_SANITIZE_FLAGS}>")

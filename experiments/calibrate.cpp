@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "models/error.h"
-#include "models/strategy.h"
+#include "models/support/error.h"
+#include "models/strategies/strategy.h"
 
 namespace gradsync::experiments {
 namespace {

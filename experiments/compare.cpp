@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/error.h"
-#include "models/placement.h"
-#include "models/strategy.h"
+#include "models/support/error.h"
+#include "models/topology/placement.h"
+#include "models/strategies/strategy.h"
 
 namespace gradsync::experiments {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "models/executor.h"
-#include "models/importers/nccl_tests.h"
-#include "models/progress.h"
-#include "models/topology.h"
+#include "models/executors/executor.h"
+#include "models/topology/importers/nccl_tests.h"
+#include "models/support/progress.h"
+#include "models/topology/topology.h"
 
 namespace gradsync::experiments {
 

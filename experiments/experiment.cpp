@@ -4,8 +4,8 @@
 #include <set>
 
 #include "experiments/inputs.h"
-#include "models/error.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/support/units.h"
 
 namespace gradsync::experiments {
 

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "models/executor.h"
-#include "models/placement.h"
-#include "models/strategy.h"
-#include "models/topology_io.h"
-#include "models/workload.h"
+#include "models/executors/executor.h"
+#include "models/topology/placement.h"
+#include "models/strategies/strategy.h"
+#include "models/topology/topology_io.h"
+#include "models/workload/workload.h"
 
 namespace gradsync::experiments {
 
@@ -35,7 +35,7 @@ struct StrategyChoice {
 // Other messages, and choices made by flags, are returned unchanged.
 std::string located_error(const StrategyChoice& c, const std::string& message);
 
-using models::SimSettings;  // models/executor.h
+using models::SimSettings;  // models/executors/executor.h
 
 struct Experiment {
   std::string source = "command line";
@@ -45,7 +45,7 @@ struct Experiment {
   std::vector<int> gpus;  // empty: every GPU of the topology
   std::vector<std::string> ranks;  // explicit placement (instead of gpus)
   std::vector<StrategyChoice> strategies;  // empty: every strategy the executors can run
-  std::vector<std::string> executors;  // names (models/executor.h); empty: the analytic model
+  std::vector<std::string> executors;  // names (models/executors/executor.h); empty: the analytic model
   SimSettings sim;
 };
 

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <fstream>
 
-#include "models/importers/import.h"
-#include "models/matrix_inference.h"
+#include "models/topology/importers/import.h"
+#include "models/topology/matrix_inference.h"
 
 namespace gradsync::experiments {
 

@@ -1,5 +1,5 @@
 // Loading what the command line names: a topology file or a shipped topology name
-// (topologies/<name>.json; see models/topology_io.h), with the front end's defaults. A file
+// (topologies/<name>.json; see models/topology/topology_io.h), with the front end's defaults. A file
 // that is not JSON is read as a measuring tool's output (p2pBandwidthLatencyTest,
 // nvbandwidth, nvidia-smi topo -m), exactly as `gradsync import` reads it with its defaults
 // (nvidia-smi topo -m alone: a nominal topology, the GPU model from nccl-tests' device lines).
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "models/topology_io.h"
+#include "models/topology/topology_io.h"
 
 namespace gradsync::experiments {
 

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/executor.h"
-#include "models/predict.h"
+#include "models/support/error.h"
+#include "models/executors/executor.h"
+#include "models/executors/predict.h"
 #include "sim/simulator.h"
 
 namespace gradsync::experiments {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "experiments/experiment.h"
-#include "models/result.h"
+#include "models/executors/result.h"
 
 namespace gradsync::experiments {
 

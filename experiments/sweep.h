@@ -2,7 +2,7 @@
 // processes (fork; results come back through pipes and are kept in point order), with
 // progress on stderr, resumable result files and per-rank parts under mpirun.
 //
-// Result files written by a sweep are the ordinary records (models/result.h) plus the
+// Result files written by a sweep are the ordinary records (models/executors/result.h) plus the
 // point's identity, so that a sweep can be resumed and rank parts merged:
 //   JSON lines: two more members, "point_index" (position in the experiment's point order)
 //               and "point" (the identity: topology, executor, strategy, given parameters,
@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "experiments/experiment.h"
-#include "models/executor.h"
-#include "models/predict.h"
-#include "models/progress.h"
-#include "models/result.h"
+#include "models/executors/executor.h"
+#include "models/executors/predict.h"
+#include "models/support/progress.h"
+#include "models/executors/result.h"
 
 namespace gradsync::experiments {
 
@@ -66,9 +66,9 @@ void evaluate_jobs(const std::vector<Job>& jobs, const std::vector<std::size_t>&
 // Convenience: every job, results in job order.
 std::vector<Outcome> evaluate_all(const std::vector<Job>& jobs, int workers, bool progress);
 
-using models::Progress;  // models/progress.h
+using models::Progress;  // models/support/progress.h
 
-using models::record_from_json;  // models/result.h
+using models::record_from_json;  // models/executors/result.h
 
 // Sweep result-file lines (see the top of this file).
 std::string sweep_csv_header();

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/format.h"
+#include "models/support/format.h"
 
 namespace gradsync::experiments {
 
@@ -24,7 +24,7 @@ class Table {
   std::vector<bool> note_;
 };
 
-// The figures in tables are models' formatting (models/format.h).
+// The figures in tables are models' formatting (models/support/format.h).
 using models::format_bytes;
 using models::format_fixed;
 using models::format_seconds;

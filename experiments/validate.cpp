@@ -16,13 +16,13 @@
 
 #include "experiments/inputs.h"
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/format.h"
-#include "models/executor.h"
-#include "models/predict.h"
-#include "models/topology_io.h"
-#include "models/process.h"
-#include "models/progress.h"
+#include "models/support/error.h"
+#include "models/support/format.h"
+#include "models/executors/executor.h"
+#include "models/executors/predict.h"
+#include "models/topology/topology_io.h"
+#include "models/support/process.h"
+#include "models/support/progress.h"
 #include "runtime/testbed/testbed.h"
 
 namespace gradsync::experiments {

@@ -1,7 +1,7 @@
 // gradsync validate: the loop this tool exists for, on the emulated cluster — or, with
 // --here, on this machine's own devices (GPUs or host ranks) with no testbed. Build the
 // testbed of a topology (not --here), measure it (gradsync-run measure), build the topology
-// from the measurement, predict every point with every predicting executor (models/executor.h), run the same
+// from the measurement, predict every point with every predicting executor (models/executors/executor.h), run the same
 // strategies for real (gradsync-run under mpirun in the testbed's namespaces), and report
 // predicted vs measured with the error of each executor.
 #pragma once
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/result.h"
+#include "models/executors/result.h"
 
 namespace gradsync::experiments {
 

@@ -19,19 +19,19 @@
 
 #include "experiments/experiment.h"
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/uniform_topologies.h"
-#include "models/units.h"
-#include "models/importers/import.h"
-#include "models/json_input.h"
-#include "models/matrix_form.h"
-#include "models/matrix_inference.h"
-#include "models/placement.h"
-#include "models/predict.h"
-#include "models/strategy.h"
-#include "models/symbolic.h"
-#include "models/topology_io.h"
-#include "models/workload.h"
+#include "models/support/error.h"
+#include "models/topology/uniform_topologies.h"
+#include "models/support/units.h"
+#include "models/topology/importers/import.h"
+#include "models/support/json_input.h"
+#include "models/topology/matrix_form.h"
+#include "models/topology/matrix_inference.h"
+#include "models/topology/placement.h"
+#include "models/executors/predict.h"
+#include "models/strategies/strategy.h"
+#include "models/schedule/symbolic.h"
+#include "models/topology/topology_io.h"
+#include "models/workload/workload.h"
 
 namespace gradsync::fuzz {
 namespace {
@@ -314,7 +314,7 @@ std::string number_text_of(const models::ParamDomain& d, double v) {
   return d.kind == models::ParamDomain::Kind::integer ? std::to_string(static_cast<long long>(v)) : fixed(v);
 }
 
-// A valid value of one strategy parameter, drawn from its declared domain (models/strategy.h):
+// A valid value of one strategy parameter, drawn from its declared domain (models/strategies/strategy.h):
 // auto, one of its words or topology-dependent values, a number in its range, a list with
 // one number per rank, or an order of the ranks.
 std::string valid_value(Choices& c, const models::ParamSpec& spec, const models::ParamContext& context) {
@@ -450,7 +450,7 @@ ScheduleCase schedule_case(Choices& c) {
   return sc;
 }
 
-// Builds the schedule as every executor does (models/predict.h) and proves it with the
+// Builds the schedule as every executor does (models/executors/predict.h) and proves it with the
 // symbolic checker; also runs the analytic executor on it.
 void build_and_check(const char* target, const models::PredictRequest& q, const std::string& what) {
   const models::BuiltSchedule built = models::build_schedule(q);

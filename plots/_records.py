@@ -2,7 +2,7 @@
 a missing or bad file, picking records, and saving a figure as PNG and SVG.
 
 Result files are what gradsync writes: JSON lines (one record per line, *.jsonl) or CSV
-with a header (*.csv); see models/result.h for the fields. Records written by
+with a header (*.csv); see models/executors/result.h for the fields. Records written by
 `gradsync reproduce` carry a "reproduce" object (CSV: a "reproduce" column of
 key=value;... pairs), whose keys are addressed as reproduce.<key> in --filter.
 """

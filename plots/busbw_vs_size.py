@@ -9,8 +9,8 @@ solid, one dashed line per executor), the error (predicted / measured - 1) below
 +-10 % band. Run with /usr/bin/python3.
 
 Example:
-  build/bin/gradsync compare ../shared/data/published/rtx2080ti-2gpu-pix.txt \\
-      ../shared/data/published/rtx2080ti-2gpu-pix.txt -o out/compare-2080ti.jsonl
+  build/bin/gradsync compare tests/data/published/rtx2080ti-2gpu-pix.txt \\
+      tests/data/published/rtx2080ti-2gpu-pix.txt -o out/compare-2080ti.jsonl
   /usr/bin/python3 plots/busbw_vs_size.py out/compare-2080ti.jsonl -o docs/figures/nccl-busbw.png
 """
 import argparse

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/schedule.h"
+#include "models/schedule/schedule.h"
 
 namespace gradsync::runtime {
 
@@ -28,7 +28,7 @@ class Memory {
   virtual void copy(float* dst, const float* src, std::size_t count) = 0;
   virtual void fill_zero(float* x, std::size_t count) = 0;
   virtual void sum_into(float* dst, const float* src, std::size_t count) = 0;
-  // A schedule's kernel op (models/kernels.h): `kernel` on `target` with its operand buffers,
+  // A schedule's kernel op (models/schedule/kernels.h): `kernel` on `target` with its operand buffers,
   // each of `count` floats, run by this memory's implementation (runtime/kernels/catalogue.h).
   virtual void run_kernel(const models::Kernel& kernel, float* target, float* const* operands, std::size_t count,
                           const models::KernelParams& params) = 0;

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/schedule.h"
+#include "models/schedule/schedule.h"
 #include "runtime/executor.h"
 #include "runtime/reference.h"
 

@@ -1,4 +1,4 @@
-// What an executor keeps for transfers whose payload a codec encodes (models/kernels.h),
+// What an executor keeps for transfers whose payload a codec encodes (models/schedule/kernels.h),
 // per participant: the codec's error-feedback residual (codecs that keep one: what an
 // encoding lost is added before the next), and which bytes hold values exactly as a
 // payload decoded them. Those are re-encoded without feedback — the same values give the
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <map>
 
-#include "models/schedule.h"
+#include "models/schedule/schedule.h"
 #include "runtime/backend.h"
 
 namespace gradsync::runtime {

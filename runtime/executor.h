@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "models/schedule.h"
-#include "models/trace.h"
+#include "models/schedule/schedule.h"
+#include "models/executors/trace.h"
 #include "runtime/backend.h"
 #include "runtime/encoded_transfers.h"
 

@@ -10,11 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "models/error.h"
-#include "models/matrix_form.h"
-#include "models/matrix_inference.h"
-#include "models/progress.h"
-#include "models/kernels.h"
+#include "models/support/error.h"
+#include "models/topology/matrix_form.h"
+#include "models/topology/matrix_inference.h"
+#include "models/support/progress.h"
+#include "models/schedule/kernels.h"
 #include "runtime/backend.h"
 #include "runtime/run_backends.h"
 #include "runtime/watchdog.h"

@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "models/schedule.h"
+#include "models/schedule/schedule.h"
 #include "runtime/executor.h"
 
 namespace gradsync::runtime {

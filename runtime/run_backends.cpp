@@ -1,7 +1,7 @@
 #include "runtime/run_backends.h"
 
 #include "gradsync/config.h"
-#include "models/error.h"
+#include "models/support/error.h"
 #include "runtime/kernels/kernels.h"
 
 namespace gradsync::runtime {

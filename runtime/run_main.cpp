@@ -24,16 +24,16 @@
 
 #include <CLI/CLI.hpp>
 
-#include "models/cli/flag_checks.h"
+#include "runtime/cli_flags.h"
 #include "gradsync/config.h"
-#include "models/error.h"
-#include "models/executor.h"
-#include "models/importers/nccl_tests.h"
-#include "models/predict.h"
-#include "models/result.h"
-#include "models/topology_io.h"
-#include "models/uniform_topologies.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/executors/executor.h"
+#include "models/topology/importers/nccl_tests.h"
+#include "models/executors/predict.h"
+#include "models/executors/result.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
+#include "models/support/units.h"
 #include "runtime/check.h"
 #include "runtime/executor.h"
 #include "runtime/measure.h"
@@ -42,9 +42,9 @@
 #include "runtime/watchdog.h"
 
 using namespace gradsync;
-using models::cli::integer_in;
-using models::cli::number_in;
-using models::cli::unknown_flag_message;
+using runtime::cli::integer_in;
+using runtime::cli::number_in;
+using runtime::cli::unknown_flag_message;
 
 namespace {
 

@@ -53,20 +53,16 @@ echo "== sampling with all-reduce and per-link rates (gradsync sweep)"
 "$py" plots/speedup_vs_gpus.py out/cluster-sampling.jsonl --by params.inner --by params.server --by params.rates --log \
   --title "2 nodes x 4 GPUs, 1 GB/s Ethernet, FFNN LM (analytic)" -o "$fig/sampling-cluster.png"
 
-published=${GRADSYNC_SHARED_DATA:-../shared/data}/published
-if [ -d "$published" ]; then
-  echo "== gradsync compare on the published machines (nccl-tests vs the nccl strategy)"
-  mkdir -p out/compare
-  compared=()
-  for machine in rtx2080ti-2gpu-pix rtx4090-8gpu-dualepyc-p2poff rtx4090-8gpu-dualepyc-p2pon; do
-    "$bin/gradsync" compare "$published/$machine.txt" "$published/$machine.txt" -o "out/compare/$machine.jsonl" \
-      > "out/compare/$machine.txt" 2> /dev/null
-    compared+=("out/compare/$machine.jsonl")
-  done
-  "$py" plots/busbw_vs_size.py "${compared[@]}" -o "$fig/nccl-busbw.png"
-else
-  echo "plots.sh: no $published: the nccl-tests figure is skipped (set GRADSYNC_SHARED_DATA)"
-fi
+published=tests/data/published
+echo "== gradsync compare on the published machines (nccl-tests vs the nccl strategy)"
+mkdir -p out/compare
+compared=()
+for machine in rtx2080ti-2gpu-pix rtx4090-8gpu-dualepyc-p2poff rtx4090-8gpu-dualepyc-p2pon; do
+  "$bin/gradsync" compare "$published/$machine.txt" "$published/$machine.txt" -o "out/compare/$machine.jsonl" \
+    > "out/compare/$machine.txt" 2> /dev/null
+  compared+=("out/compare/$machine.jsonl")
+done
+"$py" plots/busbw_vs_size.py "${compared[@]}" -o "$fig/nccl-busbw.png"
 
 validation=out/validate/validation.jsonl
 if [ "$with_run" = 1 ]; then

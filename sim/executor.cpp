@@ -3,7 +3,7 @@
 // asynchronous strategies, update throughput and staleness.
 #include <algorithm>
 
-#include "models/executor.h"
+#include "models/executors/executor.h"
 #include "sim/simulator.h"
 
 namespace gradsync::sim {

@@ -1,6 +1,6 @@
 #include "sim/platform.h"
 
-#include "models/error.h"
+#include "models/support/error.h"
 
 namespace gradsync::sim {
 
@@ -13,7 +13,7 @@ void set_network_model(s4u::Engine& engine, const std::string& model) {
   engine.set_config("network/model:" + model);
   // A transfer between a node and itself (a server on its rank's GPU) is a local copy, which
   // the schedules charge as local work; the analytic model gives it no link time
-  // (models/contention.h), and neither does the simulator: SimGrid's implicit loopback link
+  // (models/topology/contention.h), and neither does the simulator: SimGrid's implicit loopback link
   // would otherwise run it at 10 GB/s.
   engine.set_config("network/loopback-bw:1e18");
   if (model == "CM02") {

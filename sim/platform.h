@@ -16,7 +16,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "models/topology.h"
+#include "models/topology/topology.h"
 
 namespace gradsync::sim {
 

@@ -14,8 +14,8 @@
 #include <simgrid/s4u.hpp>
 #include <sys/resource.h>
 
-#include "models/error.h"
-#include "models/process.h"
+#include "models/support/error.h"
+#include "models/support/process.h"
 #include "sim/platform.h"
 
 namespace gradsync::sim {

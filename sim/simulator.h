@@ -24,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "models/formulas.h"
-#include "models/json_input.h"
-#include "models/schedule.h"
-#include "models/topology.h"
-#include "models/trace.h"
+#include "models/strategies/formulas.h"
+#include "models/support/json_input.h"
+#include "models/schedule/schedule.h"
+#include "models/topology/topology.h"
+#include "models/executors/trace.h"
 
 namespace gradsync::models {
 class Executor;
@@ -36,7 +36,7 @@ class Executor;
 
 namespace gradsync::sim {
 
-// The "sim" executor (models/executor.h) this library registers.
+// The "sim" executor (models/executors/executor.h) this library registers.
 const models::Executor& executor();
 
 struct NetworkModel {

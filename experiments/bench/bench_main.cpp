@@ -13,12 +13,12 @@
 
 #include "experiments/experiment.h"
 #include "experiments/recommend.h"
-#include "models/analytic.h"
-#include "models/formulas.h"
-#include "models/predict.h"
-#include "models/topology_io.h"
-#include "models/uniform_topologies.h"
-#include "models/process.h"
+#include "models/executors/analytic.h"
+#include "models/strategies/formulas.h"
+#include "models/executors/predict.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
+#include "models/support/process.h"
 #include "sim/platform.h"
 #include "sim/simulator.h"
 
@@ -63,7 +63,7 @@ void bench_formulas() {
               n / t, n, t, sink);
 }
 
-// The default strategy (models/strategy.h) in rank order: an order search over a thousand
+// The default strategy (models/strategies/strategy.h) in rank order: an order search over a thousand
 // ranks would be timed instead of the executor.
 SyncParams rank_order_params(const Strategy& s) {
   return declares(s, "ring_order") ? SyncParams::parse({"ring_order=given"}) : SyncParams{};

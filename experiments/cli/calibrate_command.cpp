@@ -10,8 +10,8 @@
 #include "experiments/cli/commands.h"
 #include "experiments/inputs.h"
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/strategy.h"
+#include "models/support/error.h"
+#include "models/strategies/strategy.h"
 
 namespace gradsync::experiments::cli {
 
@@ -152,13 +152,13 @@ Action add_calibrate(CLI::App& app) {
                                               "with a leave-one-machine-out check");
   cmd->footer(
       "Each FILE holds one machine's tool outputs (nvidia-smi topo -m, p2pBandwidthLatencyTest, nvbandwidth) and\n"
-      "its nccl-tests all_reduce_perf output, as the files of shared/data/published do; --machine TOPOLOGY LOG\n"
+      "its nccl-tests all_reduce_perf output, as the files of tests/data/published do; --machine TOPOLOGY LOG\n"
       "gives them apart. Every point of the grid predicts every all-reduce table (sizes >= 64 KiB); the point with\n"
       "the least median + max |error| at >= 1 MiB plus median at 64 KiB - 1 MiB, pooled over all tables, is the\n"
       "fit. Then each machine is predicted with the point fitted on the others only (leave one machine out), so\n"
       "the figures show how the fit carries to a machine it has not seen.\n"
       "Example (the nccl strategy's three fitted constants):\n"
-      "  gradsync calibrate ../shared/data/published/*.txt --grid shm_efficiency=0.5:0.9:0.02 \\\n"
+      "  gradsync calibrate tests/data/published/*.txt --grid shm_efficiency=0.5:0.9:0.02 \\\n"
       "      --grid ll_channel_GBps=2:4:0.2 --grid launch_us=0:6:1");
   cmd->add_option("files", f->files, "files holding a machine's tool outputs and its nccl-tests log")
       ->check(CLI::ExistingFile);

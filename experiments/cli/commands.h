@@ -5,14 +5,14 @@
 
 #include <CLI/CLI.hpp>
 
-#include "models/cli/flag_checks.h"
+#include "runtime/cli_flags.h"
 
 namespace gradsync::experiments::cli {
 
 using Action = std::function<int()>;
-using models::cli::integer_in;
-using models::cli::number_in;
-using models::cli::unknown_flag_message;
+using runtime::cli::integer_in;
+using runtime::cli::number_in;
+using runtime::cli::unknown_flag_message;
 
 Action add_predict(CLI::App& app);
 Action add_import(CLI::App& app);

@@ -9,7 +9,7 @@
 #include "experiments/compare.h"
 #include "experiments/inputs.h"
 #include "experiments/table.h"
-#include "models/error.h"
+#include "models/support/error.h"
 
 namespace gradsync::experiments::cli {
 
@@ -122,8 +122,8 @@ Action add_compare(CLI::App& app) {
       "models NCCL itself (protocol per size, channels, P2P/SHM/NET per hop, named under each table) and\n"
       "learns from the log how many GPUs one thread drove (-g N); `--strategy ring` shows a plain ring.\n"
       "Examples:\n"
-      "  gradsync compare ../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt "
-      "../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt\n"
+      "  gradsync compare tests/data/published/rtx4090-8gpu-dualepyc-p2pon.txt "
+      "tests/data/published/rtx4090-8gpu-dualepyc-p2pon.txt\n"
       "  gradsync compare mybox.json all_reduce.log --strategy ring -x analytic -o compare.jsonl");
   cmd->add_option("topology", f->topology, "topology name or file, or tool outputs")->required();
   cmd->add_option("logs", f->logs, "files holding nccl-tests output")->required()->check(CLI::ExistingFile);

@@ -9,11 +9,11 @@
 
 #include "experiments/cli/commands.h"
 #include "experiments/cli/output.h"
-#include "models/error.h"
-#include "models/importers/import.h"
-#include "models/json_input.h"
-#include "models/matrix_inference.h"
-#include "models/topology_io.h"
+#include "models/support/error.h"
+#include "models/topology/importers/import.h"
+#include "models/support/json_input.h"
+#include "models/topology/matrix_inference.h"
+#include "models/topology/topology_io.h"
 
 namespace gradsync::experiments::cli {
 
@@ -101,7 +101,7 @@ Action add_import(CLI::App& app) {
       "  gradsync import nvbandwidth.txt --graph > mybox-graph.json\n"
       "nccl-tests output (*_perf) in the files is read too: not for the links, but as measured collective times\n"
       "(--measured FILE writes them as result records; gradsync compare checks predictions against them).\n"
-      "  gradsync import ../shared/data/published/rtx4090-8gpu-dualepyc-p2pon.txt -o box.json --measured box-nccl.jsonl\n"
+      "  gradsync import tests/data/published/rtx4090-8gpu-dualepyc-p2pon.txt -o box.json --measured box-nccl.jsonl\n"
       "nvidia-smi topo -m alone gives a NOMINAL topology: the classes' structure (PIX: one PCIe switch, PXB: switches\n"
       "under a switch, PHB: one host bridge, NODE: one CPU, SYS: across CPU sockets, NV#: # NVLinks) with NCCL's\n"
       "documented rates: each GPU's PCIe link from --pcie/--pcie-width, else its model's (--gpu-model, else the\n"

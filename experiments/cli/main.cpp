@@ -5,9 +5,9 @@
 #include <map>
 
 #include "experiments/cli/commands.h"
-#include "models/cli/flag_checks.h"
+#include "runtime/cli_flags.h"
 #include "gradsync/config.h"
-#include "models/error.h"
+#include "models/support/error.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include "experiments/cli/output.h"
 
-#include "models/error.h"
-#include "models/strategy.h"
+#include "models/support/error.h"
+#include "models/strategies/strategy.h"
 
 namespace gradsync::experiments::cli {
 

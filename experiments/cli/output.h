@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "models/json_input.h"
-#include "models/result.h"
-#include "models/strategy.h"
+#include "models/support/json_input.h"
+#include "models/executors/result.h"
+#include "models/strategies/strategy.h"
 
 namespace gradsync::experiments::cli {
 
@@ -14,7 +14,7 @@ namespace gradsync::experiments::cli {
 std::string choose_format(const std::string& format, const std::string& output);
 std::string records_text(const std::vector<models::ResultRecord>& records, const std::string& format);
 
-using models::check_output_path;  // models/json_input.h
+using models::check_output_path;  // models/support/json_input.h
 
 // The table's params column: what "auto" became for the parameters that show it (k=2,
 // server=host, T=625) and the strategy's inner one, then whatever the user set — except the

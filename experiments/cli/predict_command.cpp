@@ -5,8 +5,8 @@
 
 #include "experiments/cli/commands.h"
 #include "experiments/cli/selection.h"
-#include "models/executor.h"
-#include "models/workload.h"
+#include "models/executors/executor.h"
+#include "models/workload/workload.h"
 
 namespace gradsync::experiments::cli {
 

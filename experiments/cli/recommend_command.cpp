@@ -6,14 +6,14 @@
 #include <unistd.h>
 
 #include "experiments/cli/commands.h"
-#include "models/cli/flag_checks.h"
+#include "runtime/cli_flags.h"
 #include "experiments/cli/output.h"
 #include "experiments/cli/selection.h"
 #include "experiments/recommend.h"
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/progress.h"
-#include "models/topology_io.h"
+#include "models/support/error.h"
+#include "models/support/progress.h"
+#include "models/topology/topology_io.h"
 #include "runtime/testbed/testbed.h"
 
 namespace gradsync::experiments::cli {

@@ -7,10 +7,10 @@
 #include "experiments/cli/output.h"
 #include "experiments/inputs.h"
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/units.h"
-#include "models/json_input.h"
-#include "models/progress.h"
+#include "models/support/error.h"
+#include "models/support/units.h"
+#include "models/support/json_input.h"
+#include "models/support/progress.h"
 
 namespace gradsync::experiments::cli {
 

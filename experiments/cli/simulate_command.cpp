@@ -4,10 +4,10 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
-#include "models/cli/flag_checks.h"
+#include "runtime/cli_flags.h"
 #include "experiments/cli/selection.h"
-#include "models/error.h"
-#include "models/placement.h"
+#include "models/support/error.h"
+#include "models/topology/placement.h"
 #include "sim/simulator.h"
 
 namespace gradsync::experiments::cli {

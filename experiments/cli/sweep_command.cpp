@@ -12,7 +12,7 @@
 #include "experiments/cli/selection.h"
 #include "experiments/sweep.h"
 #include "experiments/table.h"
-#include "models/error.h"
+#include "models/support/error.h"
 
 namespace gradsync::experiments::cli {
 

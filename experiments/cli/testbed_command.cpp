@@ -3,11 +3,11 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
-#include "models/cli/flag_checks.h"
+#include "runtime/cli_flags.h"
 #include "experiments/inputs.h"
-#include "models/error.h"
-#include "models/placement.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/topology/placement.h"
+#include "models/support/units.h"
 #include "runtime/testbed/testbed.h"
 
 namespace gradsync::experiments::cli {

@@ -1,15 +1,15 @@
 // gradsync topology generate: a multi-node cluster from a few parameters, written in the
-// graph form (models/cluster_generator.h says what each parameter builds).
+// graph form (models/topology/cluster_generator.h says what each parameter builds).
 #include <iostream>
 #include <memory>
 
 #include "experiments/cli/commands.h"
 #include "experiments/cli/output.h"
-#include "models/cluster_generator.h"
-#include "models/format.h"
-#include "models/json_input.h"
-#include "models/topology_io.h"
-#include "models/units.h"
+#include "models/topology/cluster_generator.h"
+#include "models/support/format.h"
+#include "models/support/json_input.h"
+#include "models/topology/topology_io.h"
+#include "models/support/units.h"
 
 namespace gradsync::experiments::cli {
 

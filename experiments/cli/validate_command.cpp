@@ -3,12 +3,12 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
-#include "models/cli/flag_checks.h"
+#include "runtime/cli_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/table.h"
 #include "experiments/validate.h"
-#include "models/placement.h"
-#include "models/units.h"
+#include "models/topology/placement.h"
+#include "models/support/units.h"
 
 namespace gradsync::experiments::cli {
 

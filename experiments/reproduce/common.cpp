@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "models/error.h"
-#include "models/strategy.h"
+#include "models/support/error.h"
+#include "models/strategies/strategy.h"
 
 namespace gradsync::experiments::reproduce {
 

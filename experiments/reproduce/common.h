@@ -4,7 +4,7 @@
 // squares) whose inputs every reproduction prints.
 //
 // Result files of `gradsync reproduce`: DIR/<source>.jsonl and DIR/<source>.csv hold the
-// ordinary records (models/result.h) plus a "reproduce" member (CSV: column) saying which
+// ordinary records (models/executors/result.h) plus a "reproduce" member (CSV: column) saying which
 // part of the reproduction a record belongs to and its swept value (latency_us,
 // vocabulary, T, ...); DIR/<source>-comparison.json holds the paper-vs-model tables and
 // the fits' inputs; DIR/<source>.txt the printed report.
@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "experiments/sweep.h"
-#include "models/placement.h"
-#include "models/topology.h"
-#include "models/workload.h"
+#include "models/topology/placement.h"
+#include "models/topology/topology.h"
+#include "models/workload/workload.h"
 
 namespace gradsync::experiments::reproduce {
 

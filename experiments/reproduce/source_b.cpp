@@ -9,10 +9,10 @@
 
 #include "experiments/reproduce/common.h"
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/topology_io.h"
-#include "models/uniform_topologies.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
+#include "models/support/units.h"
 
 namespace gradsync::experiments::reproduce {
 

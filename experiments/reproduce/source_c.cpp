@@ -11,8 +11,8 @@
 #include "experiments/inputs.h"
 #include "experiments/reproduce/common.h"
 #include "experiments/table.h"
-#include "models/error.h"
-#include "models/topology_io.h"
+#include "models/support/error.h"
+#include "models/topology/topology_io.h"
 
 namespace gradsync::experiments::reproduce {
 

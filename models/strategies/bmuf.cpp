@@ -5,8 +5,8 @@
 #include <limits>
 #include <memory>
 
-#include "models/error.h"
-#include "models/kernels.h"
+#include "models/support/error.h"
+#include "models/schedule/kernels.h"
 #include "models/strategies/common.h"
 #include "models/strategies/periodic.h"
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "models/error.h"
-#include "models/result.h"
-#include "models/ring_order.h"
+#include "models/support/error.h"
+#include "models/executors/result.h"
+#include "models/topology/ring_order.h"
 
 namespace gradsync::models::strategies {
 

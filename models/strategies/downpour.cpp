@@ -3,7 +3,7 @@
 // local steps; the server applies each push as it arrives. The schedule describes one
 // worker's exchange; executors compute the steady state (workers do not wait for each
 // other, but they share the server's links).
-#include "models/result.h"
+#include "models/executors/result.h"
 #include "models/strategies/common.h"
 
 namespace gradsync::models::strategies {

@@ -3,7 +3,7 @@
 // step shrinks by T; the local learning rate must grow N-fold (runtime numerics).
 #include <memory>
 
-#include "models/kernels.h"
+#include "models/schedule/kernels.h"
 #include "models/strategies/common.h"
 #include "models/strategies/periodic.h"
 

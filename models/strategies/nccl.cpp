@@ -20,7 +20,7 @@
 //   both GPUs' PCIe links (and a switch's uplink they share) carry every byte.
 // - connect.cc (ncclTopoPostset): the rings the search finds are doubled: on PCIe one ring
 //   becomes 2 channels.
-// - Fitted once across every all-reduce table of shared/data/published (not one machine):
+// - Fitted once across every all-reduce table of tests/data/published (not one machine):
 //   the share of its PCIe rate SHM's GPU threads reach (0.66), LL's rate per channel over
 //   PCIe (2.8 GB/s) and the launch cost per GPU a thread drives (3 us; nccl-tests -g N
 //   launches N kernels from one thread), by minimising max + median |error| at >= 1 MiB plus
@@ -36,9 +36,9 @@
 #include <string>
 #include <vector>
 
-#include "models/error.h"
-#include "models/format.h"
-#include "models/hardware.h"
+#include "models/support/error.h"
+#include "models/support/format.h"
+#include "models/topology/hardware.h"
 #include "models/strategies/common.h"
 
 namespace gradsync::models::strategies {

@@ -6,11 +6,11 @@
 // after each receive (their cost is counted like a pass over the data).
 #include <memory>
 
-#include "models/error.h"
-#include "models/kernels.h"
+#include "models/support/error.h"
+#include "models/schedule/kernels.h"
 #include "models/strategies/common.h"
-#include "models/result.h"
-#include "models/units.h"
+#include "models/executors/result.h"
+#include "models/support/units.h"
 
 namespace gradsync::models::strategies {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/error.h"
+#include "models/support/error.h"
 #include "models/strategies/common.h"
 
 namespace gradsync::models::strategies {

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "models/schedule.h"
-#include "models/strategy.h"
-#include "models/strategy_context.h"
+#include "models/schedule/schedule.h"
+#include "models/strategies/strategy.h"
+#include "models/strategies/strategy_context.h"
 
 namespace gradsync::models::strategies {
 

@@ -20,11 +20,11 @@
 #include <memory>
 #include <numeric>
 
-#include "models/error.h"
+#include "models/support/error.h"
 #include "models/strategies/sampling.h"
-#include "models/units.h"
+#include "models/support/units.h"
 #include "models/strategies/common.h"
-#include "models/result.h"
+#include "models/executors/result.h"
 
 namespace gradsync::models::strategies {
 

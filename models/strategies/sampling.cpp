@@ -6,8 +6,8 @@
 #include <random>
 #include <set>
 
-#include "models/error.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/support/units.h"
 
 namespace gradsync::models {
 

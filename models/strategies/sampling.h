@@ -24,8 +24,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/schedule.h"
-#include "models/workload.h"
+#include "models/schedule/schedule.h"
+#include "models/workload/workload.h"
 
 namespace gradsync::models {
 

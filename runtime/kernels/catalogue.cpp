@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/kernels.h"
+#include "models/schedule/kernels.h"
 #include "runtime/kernels/kernels.h"
 
 namespace gradsync::runtime {

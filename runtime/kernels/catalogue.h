@@ -1,13 +1,13 @@
-// Every kernel and codec of models/kernels.h, found by name, with its CPU and CUDA
+// Every kernel and codec of models/schedule/kernels.h, found by name, with its CPU and CUDA
 // implementations (kernels.h) behind one signature each: what a Memory runs for a
 // schedule's kernel ops and encoded transfers. A new numeric operation is its entry in
-// models/kernels.h, its implementations in kernels.h, and one line here.
+// models/schedule/kernels.h, its implementations in kernels.h, and one line here.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "models/schedule.h"
+#include "models/schedule/schedule.h"
 
 namespace gradsync::runtime {
 

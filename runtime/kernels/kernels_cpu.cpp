@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/kernels.h"
+#include "models/schedule/kernels.h"
 #include "runtime/kernels/kernels.h"
 
 namespace gradsync::runtime {
@@ -26,7 +26,7 @@ void divide_cpu(float* x, std::size_t n, float divisor) {
 
 std::size_t onebit_bytes(std::size_t n, std::size_t column) {
   if (column == 0) throw std::invalid_argument("onebit_bytes: column must be > 0");
-  return static_cast<std::size_t>(models::one_bit_wire_bytes(n, column));  // the one wire size (models/kernels.h)
+  return static_cast<std::size_t>(models::one_bit_wire_bytes(n, column));  // the one wire size (models/schedule/kernels.h)
 }
 
 namespace {

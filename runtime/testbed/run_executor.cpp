@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/error.h"
-#include "models/executor.h"
-#include "models/process.h"
-#include "models/topology_io.h"
+#include "models/support/error.h"
+#include "models/executors/executor.h"
+#include "models/support/process.h"
+#include "models/topology/topology_io.h"
 
 namespace gradsync::testbed {
 

@@ -15,8 +15,8 @@
 #include <set>
 #include <sstream>
 
-#include "models/error.h"
-#include "models/process.h"
+#include "models/support/error.h"
+#include "models/support/process.h"
 
 namespace gradsync::testbed {
 

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "models/json_input.h"
-#include "models/topology.h"
+#include "models/support/json_input.h"
+#include "models/topology/topology.h"
 
 namespace gradsync::testbed {
 

@@ -16,7 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string published(const std::string& name) { return std::string(GRADSYNC_SHARED_DATA) + "/published/" + name; }
+std::string published(const std::string& name) { return std::string(GRADSYNC_PUBLISHED_DATA) + "/" + name; }
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);

@@ -10,8 +10,8 @@
 
 #include "cli_runner.h"
 #include "json_lines.h"
-#include "models/error.h"
-#include "models/strategy.h"
+#include "models/support/error.h"
+#include "models/strategies/strategy.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -159,8 +159,8 @@ TEST(PredictCli, EveryShippedTopologyPredicts) {
 }
 
 TEST(ImportCli, PublishedRtx2080TiPairIs572) {
-  const std::string published = std::string(GRADSYNC_SHARED_DATA) + "/published/rtx2080ti-2gpu-pix.txt";
-  if (!fs::exists(published)) GTEST_SKIP() << "the shared data folder is absent: " << published;
+  const std::string published = std::string(GRADSYNC_PUBLISHED_DATA) + "/rtx2080ti-2gpu-pix.txt";
+  ASSERT_TRUE(fs::exists(published)) << published;
   const std::string dir = fs::path(temp_file("probe3", "")).parent_path().string();
   const std::string out = dir + "/rtx.json";
   const auto r = run_cli("import " + published + " -o " + out);

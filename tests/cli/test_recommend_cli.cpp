@@ -81,7 +81,7 @@ TEST(RecommendCli, RanksByEpochTimeAndPrefersGpusBehindOneSwitch) {
 }
 
 TEST(RecommendCli, ReadsAP2pBandwidthLatencyTestOutputDirectly) {
-  const auto r = run_cli("recommend --topology " GRADSYNC_SHARED_DATA "/published/rtx2080ti-2gpu-pix.txt --size 64MiB --confirm 1");
+  const auto r = run_cli("recommend --topology " GRADSYNC_PUBLISHED_DATA "/rtx2080ti-2gpu-pix.txt --size 64MiB --confirm 1");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("topology rtx2080ti-2gpu-pix (2 GPUs)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Best that keeps the training exact: ring on 2 GPUs."), std::string::npos) << r.out;

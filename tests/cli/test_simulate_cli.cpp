@@ -10,7 +10,7 @@
 
 #include "cli_runner.h"
 #include "json_lines.h"
-#include "models/strategy.h"
+#include "models/strategies/strategy.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

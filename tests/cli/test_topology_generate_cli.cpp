@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "cli_runner.h"
-#include "models/topology_io.h"
+#include "models/topology/topology_io.h"
 
 namespace fs = std::filesystem;
 

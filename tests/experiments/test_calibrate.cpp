@@ -7,18 +7,18 @@
 #include <string>
 
 #include "experiments/calibrate.h"
-#include "models/executor.h"
-#include "models/importers/import.h"
-#include "models/matrix_inference.h"
-#include "models/placement.h"
-#include "models/strategy.h"
+#include "models/executors/executor.h"
+#include "models/topology/importers/import.h"
+#include "models/topology/matrix_inference.h"
+#include "models/topology/placement.h"
+#include "models/strategies/strategy.h"
 
 using namespace gradsync;
 using namespace gradsync::models;
 
 namespace {
 
-std::string published_machine_file(const std::string& name) { return std::string(GRADSYNC_SHARED_DATA) + "/published/" + name; }
+std::string published_machine_file(const std::string& name) { return std::string(GRADSYNC_PUBLISHED_DATA) + "/" + name; }
 
 Topology imported_machine(const std::string& file) {
   ImportResult r = import_tool_files({published_machine_file(file)});

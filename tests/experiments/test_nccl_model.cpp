@@ -8,20 +8,20 @@
 
 #include "experiments/compare.h"
 #include "experiments/inputs.h"
-#include "models/placement.h"
-#include "models/executor.h"
-#include "models/importers/import.h"
-#include "models/matrix_inference.h"
-#include "models/predict.h"
-#include "models/strategy.h"
-#include "models/uniform_topologies.h"
+#include "models/topology/placement.h"
+#include "models/executors/executor.h"
+#include "models/topology/importers/import.h"
+#include "models/topology/matrix_inference.h"
+#include "models/executors/predict.h"
+#include "models/strategies/strategy.h"
+#include "models/topology/uniform_topologies.h"
 
 using namespace gradsync;
 using namespace gradsync::models;
 
 namespace {
 
-std::string published(const std::string& name) { return std::string(GRADSYNC_SHARED_DATA) + "/published/" + name; }
+std::string published(const std::string& name) { return std::string(GRADSYNC_PUBLISHED_DATA) + "/" + name; }
 
 struct Machine {
   ImportResult imported;

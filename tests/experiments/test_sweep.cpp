@@ -9,8 +9,8 @@
 
 #include "experiments/reproduce/common.h"
 #include "experiments/sweep.h"
-#include "models/error.h"
-#include "models/topology_io.h"
+#include "models/support/error.h"
+#include "models/topology/topology_io.h"
 
 using namespace gradsync;
 using namespace gradsync::experiments;

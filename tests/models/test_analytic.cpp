@@ -5,11 +5,11 @@
 #include <gtest/gtest.h>
 
 
-#include "models/formulas.h"
-#include "models/executor.h"
-#include "models/predict.h"
-#include "models/topology_io.h"
-#include "models/units.h"
+#include "models/strategies/formulas.h"
+#include "models/executors/executor.h"
+#include "models/executors/predict.h"
+#include "models/topology/topology_io.h"
+#include "models/support/units.h"
 #include "support/topologies.h"
 
 using namespace gradsync::models;

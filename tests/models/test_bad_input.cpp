@@ -3,9 +3,9 @@
 // loader throws one InputError whose single-line message holds the exact pieces named in the
 // row: the file, the JSON pointer or line, the offending value and what was expected.
 //
-// Loaders: topology JSON (graph form and matrix form, models/topology_io.cpp and
-// models/matrix_form.cpp), workload JSON (models/workload.cpp), experiment JSON and its plan
-// (experiments/experiment.cpp), and the tool importers (models/importers/):
+// Loaders: topology JSON (graph form and matrix form, models/topology/topology_io.cpp and
+// models/topology/matrix_form.cpp), workload JSON (models/workload/workload.cpp), experiment JSON and its plan
+// (experiments/experiment.cpp), and the tool importers (models/topology/importers/):
 // p2pBandwidthLatencyTest, nvbandwidth, nvidia-smi topo -m / -p2p.
 #include <gtest/gtest.h>
 
@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "experiments/experiment.h"
-#include "models/error.h"
-#include "models/importers/import.h"
-#include "models/json_input.h"
-#include "models/predict.h"
-#include "models/topology_io.h"
-#include "models/workload.h"
+#include "models/support/error.h"
+#include "models/topology/importers/import.h"
+#include "models/support/json_input.h"
+#include "models/executors/predict.h"
+#include "models/topology/topology_io.h"
+#include "models/workload/workload.h"
 
 using namespace gradsync;
 using models::InputError;

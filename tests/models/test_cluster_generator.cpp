@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "models/cluster_generator.h"
-#include "models/error.h"
+#include "models/topology/cluster_generator.h"
+#include "models/support/error.h"
 
 using namespace gradsync::models;
 

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <optional>
 
-#include "models/analytic.h"
-#include "models/error.h"
-#include "models/predict.h"
-#include "models/symbolic.h"
-#include "models/topology_io.h"
+#include "models/executors/analytic.h"
+#include "models/support/error.h"
+#include "models/executors/predict.h"
+#include "models/schedule/symbolic.h"
+#include "models/topology/topology_io.h"
 
 using namespace gradsync::models;
 

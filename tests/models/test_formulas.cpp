@@ -1,8 +1,8 @@
 // The papers' closed forms, pinned to values computed by hand from seeds-digest.md.
 #include <gtest/gtest.h>
 
-#include "models/error.h"
-#include "models/formulas.h"
+#include "models/support/error.h"
+#include "models/strategies/formulas.h"
 
 using namespace gradsync::models;
 using namespace gradsync::models::formulas;

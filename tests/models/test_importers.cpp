@@ -9,11 +9,11 @@
 #include <functional>
 #include <sstream>
 
-#include "models/error.h"
-#include "models/importers/import.h"
-#include "models/json_input.h"
-#include "models/matrix_inference.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/topology/importers/import.h"
+#include "models/support/json_input.h"
+#include "models/topology/matrix_inference.h"
+#include "models/support/units.h"
 #include "support/input_error.h"
 #include "support/topologies.h"
 
@@ -384,12 +384,12 @@ TEST(ImportMerged, InferenceExplainsEveryFixtureImportAndFindsTheSwitches) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The published RTX 2080 Ti output (read in place; skipped when the shared data is absent)
+// The published RTX 2080 Ti output (tests/data/published)
 
 TEST(ImportPublished, Rtx2080Ti2GpuPix) {
-  const std::string dir = std::string(GRADSYNC_SHARED_DATA) + "/published";
+  const std::string dir = std::string(GRADSYNC_PUBLISHED_DATA);
   const std::string path = dir + "/rtx2080ti-2gpu-pix.txt";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "published data not present: " << path;
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
   const auto r = import_tool_files({path});
   const auto& f = r.form;
   EXPECT_TRUE(contains(r.tools_found, "nvidia-smi topo -m"));

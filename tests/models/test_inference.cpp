@@ -2,11 +2,11 @@
 // 2 %) or reported, GPUs are grouped by switch, measured figures are kept.
 #include <gtest/gtest.h>
 
-#include "models/error.h"
-#include "models/contention.h"
-#include "models/matrix_inference.h"
-#include "models/topology_io.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/topology/contention.h"
+#include "models/topology/matrix_inference.h"
+#include "models/topology/topology_io.h"
+#include "models/support/units.h"
 #include "support/topologies.h"
 
 using namespace gradsync::models;

@@ -10,13 +10,13 @@
 #include <tuple>
 #include <vector>
 
-#include "models/error.h"
-#include "models/json_input.h"
-#include "models/matrix_form.h"
-#include "models/matrix_inference.h"
-#include "models/placement.h"
-#include "models/predict.h"
-#include "models/strategy.h"
+#include "models/support/error.h"
+#include "models/support/json_input.h"
+#include "models/topology/matrix_form.h"
+#include "models/topology/matrix_inference.h"
+#include "models/topology/placement.h"
+#include "models/executors/predict.h"
+#include "models/strategies/strategy.h"
 
 using namespace gradsync::models;
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include "models/importers/import.h"
-#include "models/importers/nccl_tests.h"
+#include "models/topology/importers/import.h"
+#include "models/topology/importers/nccl_tests.h"
 #include "support/input_error.h"
 
 using namespace gradsync::models;
@@ -16,7 +16,7 @@ using test_errors::error_of;
 
 namespace {
 
-std::string published(const std::string& name) { return std::string(GRADSYNC_SHARED_DATA) + "/published/" + name; }
+std::string published(const std::string& name) { return std::string(GRADSYNC_PUBLISHED_DATA) + "/" + name; }
 
 // A printed figure (two decimals, or fewer digits when wide) and ours agree to its rounding.
 void expect_printed(double printed, double ours, const std::string& what) {

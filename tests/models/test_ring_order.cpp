@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "models/error.h"
-#include "models/formula_executor.h"
-#include "models/json_input.h"
-#include "models/cluster_generator.h"
-#include "models/ring_order.h"
-#include "models/topology_io.h"
+#include "models/support/error.h"
+#include "models/executors/formula_executor.h"
+#include "models/support/json_input.h"
+#include "models/topology/cluster_generator.h"
+#include "models/topology/ring_order.h"
+#include "models/topology/topology_io.h"
 #include "support/input_error.h"
 
 using namespace gradsync::models;

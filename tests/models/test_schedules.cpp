@@ -7,10 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "models/predict.h"
-#include "models/symbolic.h"
-#include "models/topology_io.h"
-#include "models/uniform_topologies.h"
+#include "models/executors/predict.h"
+#include "models/schedule/symbolic.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
 #include "support/topologies.h"
 
 using namespace gradsync::models;
@@ -26,7 +26,7 @@ const Topology& machine() {
 }  // namespace
 
 TEST(ScheduleSweep, EveryStrategyRanksSizesAndGroupsIsCorrect) {
-  // Every registered strategy's test variants (models/strategy.h), and every k dividing N
+  // Every registered strategy's test variants (models/strategies/strategy.h), and every k dividing N
   // where the schedule forms groups (its build resolves k).
   const Topology& t = machine();
   int checked = 0;

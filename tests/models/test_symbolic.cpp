@@ -1,6 +1,6 @@
-// Tests of the symbolic executor (models/symbolic.h) on hand-built schedules.
-#include "models/kernels.h"
-#include "models/symbolic.h"
+// Tests of the symbolic executor (models/schedule/symbolic.h) on hand-built schedules.
+#include "models/schedule/kernels.h"
+#include "models/schedule/symbolic.h"
 
 #include <gtest/gtest.h>
 

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "models/error.h"
-#include "models/hardware.h"
-#include "models/importers/import.h"
-#include "models/json_input.h"
-#include "models/matrix_inference.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/topology/hardware.h"
+#include "models/topology/importers/import.h"
+#include "models/support/json_input.h"
+#include "models/topology/matrix_inference.h"
+#include "models/support/units.h"
 #include "support/input_error.h"
 
 using namespace gradsync::models;

@@ -3,10 +3,10 @@
 #include <functional>
 #include <limits>
 
-#include "models/error.h"
-#include "models/json_input.h"
-#include "models/topology_io.h"
-#include "models/units.h"
+#include "models/support/error.h"
+#include "models/support/json_input.h"
+#include "models/topology/topology_io.h"
+#include "models/support/units.h"
 
 using namespace gradsync::models;
 

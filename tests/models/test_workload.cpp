@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "models/error.h"
-#include "models/workload.h"
+#include "models/support/error.h"
+#include "models/workload/workload.h"
 
 using namespace gradsync::models;
 

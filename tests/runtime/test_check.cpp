@@ -3,9 +3,9 @@
 // follow their numerics (no closed form), asynchronous results are recognised.
 #include <gtest/gtest.h>
 
-#include "models/predict.h"
-#include "models/topology_io.h"
-#include "models/uniform_topologies.h"
+#include "models/executors/predict.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
 #include <algorithm>
 #include <cmath>
 #include <cstring>

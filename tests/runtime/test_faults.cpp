@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "models/process.h"
+#include "models/support/process.h"
 
 namespace {
 

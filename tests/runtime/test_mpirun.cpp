@@ -9,10 +9,10 @@
 #include <fstream>
 #include <string>
 
-#include "models/importers/nccl_tests.h"
-#include "models/predict.h"
-#include "models/topology_io.h"
-#include "models/uniform_topologies.h"
+#include "models/topology/importers/nccl_tests.h"
+#include "models/executors/predict.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
 #include "support/run_command.h"
 
 namespace fs = std::filesystem;

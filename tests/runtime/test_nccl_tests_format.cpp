@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "models/importers/nccl_tests.h"
+#include "models/topology/importers/nccl_tests.h"
 #include "runtime/nccl_tests_format.h"
 #include "support/run_command.h"
 
@@ -20,7 +20,7 @@ using namespace gradsync;
 
 namespace {
 
-const std::string kPublishedBox = std::string(GRADSYNC_SHARED_DATA) + "/published/rtx4090-8gpu-dualepyc-p2pon.txt";
+const std::string kPublishedBox = std::string(GRADSYNC_PUBLISHED_DATA) + "/rtx4090-8gpu-dualepyc-p2pon.txt";
 
 // Lines of kPublishedBox, as nccl-tests printed them (trailing spaces included).
 const char* const kPublishedLines[] = {
@@ -95,9 +95,9 @@ std::string write_temp(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST(NcclTestsFormat, TheExpectedLinesAreThePublishedLogs) {
-  // Ties the literal lines below to the real log, when the shared data is at hand.
+  // Ties the literal lines below to the real log (tests/data/published).
   std::ifstream in(kPublishedBox);
-  if (!in) GTEST_SKIP() << "published data not present: " << kPublishedBox;
+  ASSERT_TRUE(in) << kPublishedBox;
   std::stringstream s;
   s << in.rdbuf();
   const auto lines = lines_of(s.str());
@@ -226,7 +226,7 @@ TEST(NcclTestsFormat, CompareReadsItAgainstAShippedTopology) {
 }
 
 TEST(NcclTestsFormat, CompareReadsItAgainstThePublishedBox) {
-  if (!std::filesystem::exists(kPublishedBox)) GTEST_SKIP() << "published data not present: " << kPublishedBox;
+  ASSERT_TRUE(std::filesystem::exists(kPublishedBox)) << kPublishedBox;
   const std::string log = write_temp("gradsync-run-nccl-box.log", eight_rank_log(true));
   const auto r = run_command({GRADSYNC_BIN, "compare", kPublishedBox, log, "-x", "analytic"}, false);
   ASSERT_EQ(r.status, 0) << r.out;

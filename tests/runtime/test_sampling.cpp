@@ -9,11 +9,11 @@
 #include <set>
 #include <sstream>
 
-#include "models/predict.h"
+#include "models/executors/predict.h"
 #include "models/strategies/sampling.h"
-#include "models/symbolic.h"
-#include "models/topology_io.h"
-#include "models/uniform_topologies.h"
+#include "models/schedule/symbolic.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
 #include "runtime/check.h"
 
 using namespace gradsync;

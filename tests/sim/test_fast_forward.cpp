@@ -5,8 +5,8 @@
 // all), and a timeline still shows every round.
 #include <gtest/gtest.h>
 
-#include "models/predict.h"
-#include "models/uniform_topologies.h"
+#include "models/executors/predict.h"
+#include "models/topology/uniform_topologies.h"
 #include "sim/simulator.h"
 #include "support/topologies.h"
 

@@ -2,8 +2,8 @@
 // exactly latency + bytes / bottleneck bandwidth.
 #include <gtest/gtest.h>
 
-#include "models/process.h"
-#include "models/topology_io.h"
+#include "models/support/process.h"
+#include "models/topology/topology_io.h"
 #include "sim/platform.h"
 #include "sim/simulator.h"
 

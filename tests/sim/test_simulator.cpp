@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/analytic.h"
-#include "models/predict.h"
-#include "models/topology_io.h"
+#include "models/executors/analytic.h"
+#include "models/executors/predict.h"
+#include "models/topology/topology_io.h"
 #include "sim/simulator.h"
 #include "support/topologies.h"
 
@@ -229,7 +229,7 @@ namespace {
 // Source A's machine as topologies/source-a-titanx-4gpu.json gives it (matrix form): gpu0
 // and gpu1 behind one switch, gpu2 and gpu3 behind another; 5.96 GB/s within a switch, 4.46
 // GB/s across, 4.46 GB/s to and from host memory; no latency measured.
-// models/matrix_inference.cpp explains the matrix by a tree: gpu -- switch links at the
+// models/topology/matrix_inference.cpp explains the matrix by a tree: gpu -- switch links at the
 // within-switch figure, switch -- root links at the across figure, root -- host at the
 // host figure, every link full duplex with 1 us of latency (InferenceOptions::
 // default_link_latency_s, used when no latency was measured). Hence:

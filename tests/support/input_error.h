@@ -1,10 +1,10 @@
-// The message of the InputError a call throws (models/error.h).
+// The message of the InputError a call throws (models/support/error.h).
 #pragma once
 
 #include <functional>
 #include <string>
 
-#include "models/error.h"
+#include "models/support/error.h"
 
 namespace test_errors {
 

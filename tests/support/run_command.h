@@ -1,12 +1,12 @@
 // Runs a program as a user would and captures what it prints — from an argument vector,
-// never through a shell (models/process.h).
+// never through a shell (models/support/process.h).
 #pragma once
 
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "models/process.h"
+#include "models/support/process.h"
 
 struct CommandResult {
   int status = -1;  // exit status; 128 + N when ended by signal N

@@ -1,10 +1,10 @@
-// Uniform topologies the executors are compared on (models/uniform_topologies.h).
+// Uniform topologies the executors are compared on (models/topology/uniform_topologies.h).
 #pragma once
 
 #include <string>
 
-#include "models/topology.h"
-#include "models/uniform_topologies.h"
+#include "models/topology/topology.h"
+#include "models/topology/uniform_topologies.h"
 
 namespace test_topologies {
 

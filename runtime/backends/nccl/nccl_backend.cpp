@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/error.h"
+#include "models/support/error.h"
 #include "runtime/backends/cuda/cuda_memory.h"
 #include "runtime/run_backends.h"
 #include "runtime/watchdog.h"

@@ -1,0 +1,55 @@
+// One point to evaluate — a strategy on a placement of a topology, for a workload (or a
+// bare size) — and what every executor starts from: the strategy's schedule built for it.
+// predict() is the analytic model's record of a point (what a search ranks by); every
+// executor (models/executors/executor.h) gives the same record with its own times.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "models/topology/placement.h"
+#include "models/executors/result.h"
+#include "models/schedule/schedule.h"
+#include "models/strategies/strategy.h"
+#include "models/strategies/strategy_context.h"
+#include "models/topology/topology.h"
+#include "models/workload/workload.h"
+
+namespace gradsync::models {
+
+struct PredictRequest {
+  const Topology* topology = nullptr;
+  const Workload* workload = nullptr;  // optional
+  std::optional<double> bytes;  // overrides the workload's gradient size
+  const Strategy* strategy = nullptr;
+  SyncParams params;
+  Placement placement;
+
+  std::uint64_t elements() const;  // values each rank synchronises
+  int element_bytes() const;
+};
+
+// The strategy's schedule for the request (what every executor runs), its parameters with
+// defaults filled in, and what the build resolved ("auto" -> k, server, T).
+struct BuiltSchedule {
+  Schedule schedule;
+  StrategyParams params;
+  std::map<std::string, std::string> resolved;
+};
+BuiltSchedule build_schedule(const PredictRequest& request);
+
+// The context a strategy sees for the request with these parameters.
+StrategyContext context_of(const PredictRequest& request, const StrategyParams& params);
+
+// Each participant's local work costs, as the schedule's builder set them.
+std::vector<LocalCosts> participant_costs(const Schedule& schedule);
+
+// The analytic model's record of the point.
+ResultRecord predict(const PredictRequest& request);
+
+// Adds per-iteration, per-epoch and speed-up figures to a record (every executor shares
+// this step): iteration = compute + sync / period unless `iteration_s` is given.
+void add_training_times(ResultRecord& record, const Workload& workload, std::optional<double> iteration_s = std::nullopt);
+
+}  // namespace gradsync::models

@@ -1,0 +1,160 @@
+#include "models/executors/result.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "models/support/error.h"
+#include "models/support/units.h"
+
+namespace gradsync::models {
+
+std::optional<double> ResultRecord::algbw_GBps() const {
+  if (!(time_per_sync_s > 0)) return std::nullopt;
+  return Bps_to_GBps(bytes / time_per_sync_s);
+}
+
+std::optional<double> ResultRecord::busbw_GBps() const {
+  auto alg = algbw_GBps();
+  if (!alg) return std::nullopt;
+  return *alg * busbw_factor;
+}
+
+double ResultRecord::communication_share() const {
+  if (!time_per_iteration_s || !(*time_per_iteration_s > 0)) return time_per_sync_s > 0 ? 1.0 : 0.0;
+  if (compute_s_per_minibatch) return std::max(0.0, 1.0 - *compute_s_per_minibatch / *time_per_iteration_s);
+  return time_per_sync_s / std::max(1, period_steps) / *time_per_iteration_s;
+}
+
+namespace {
+ordered_json optional_number(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+
+
+std::string csv_number(double v) { return number_text(v, 9); }
+
+std::string optional_text(const std::optional<double>& v) { return v ? csv_number(*v) : ""; }
+}  // namespace
+
+ordered_json to_json(const ResultRecord& r) {
+  ordered_json phases = ordered_json::object();
+  for (const auto& p : r.phases) phases[p.name] = p.seconds;
+  ordered_json out = {{"executor", r.executor},
+              {"topology", r.topology},
+              {"strategy", r.strategy},
+              {"params", r.params},
+              {"ranks", r.ranks},
+              {"rank_nodes", r.rank_nodes},
+              {"workload", r.workload},
+              {"bytes", r.bytes},
+              {"time_per_sync_s", r.time_per_sync_s},
+              {"phases_s", phases},
+              {"compute_s_per_minibatch", optional_number(r.compute_s_per_minibatch)},
+              {"time_per_iteration_s", optional_number(r.time_per_iteration_s)},
+              {"time_per_epoch_s", optional_number(r.time_per_epoch_s)},
+              {"one_gpu_epoch_s", optional_number(r.one_gpu_epoch_s)},
+              {"speedup_vs_1gpu", optional_number(r.speedup_vs_1gpu)},
+              {"algbw_GBps", optional_number(r.algbw_GBps())},
+              {"busbw_GBps", optional_number(r.busbw_GBps())}};
+  if (!r.server.empty()) out["server"] = r.server;
+  out["period_steps"] = r.period_steps;
+  out["asynchronous"] = r.asynchronous;
+  out["notes"] = r.notes;
+  if (!r.bounding_links.empty()) {
+    ordered_json links = ordered_json::array();
+    for (const auto& [link, seconds] : r.bounding_links) links.push_back({{"link", link}, {"seconds", seconds}});
+    out["bounding_links"] = links;
+  }
+  if (!r.network_model.empty()) out["network_model"] = r.network_model;
+  if (r.simulated_steps) out["simulated_steps"] = *r.simulated_steps;
+  if (r.updates_per_s) out["updates_per_s"] = *r.updates_per_s;
+  if (r.mean_staleness) out["mean_staleness"] = *r.mean_staleness;
+  if (r.max_staleness) out["max_staleness"] = *r.max_staleness;
+  if (!r.staleness_histogram.empty()) out["staleness_histogram"] = r.staleness_histogram;
+  if (r.sim_wall_s) out["sim_wall_s"] = *r.sim_wall_s;
+  if (r.wrong_elements) out["wrong_elements"] = *r.wrong_elements;
+  return out;
+}
+
+std::string to_json_line(const ResultRecord& r) { return to_json(r).dump() + "\n"; }
+
+ResultRecord record_from_json(const ordered_json& d) {
+  auto opt = [&](const char* key) -> std::optional<double> {
+    if (!d.contains(key) || d.at(key).is_null()) return std::nullopt;
+    return d.at(key).get<double>();
+  };
+  ResultRecord r;
+  r.executor = d.at("executor").get<std::string>();
+  r.topology = d.at("topology").get<std::string>();
+  r.strategy = d.at("strategy").get<std::string>();
+  for (const auto& [k, v] : d.at("params").items()) r.params[k] = v.get<std::string>();
+  r.ranks = d.at("ranks").get<int>();
+  for (const auto& n : d.at("rank_nodes")) r.rank_nodes.push_back(n.get<std::string>());
+  if (d.contains("server")) r.server = d.at("server").get<std::string>();
+  r.workload = d.at("workload").get<std::string>();
+  r.bytes = d.at("bytes").get<double>();
+  r.time_per_sync_s = d.at("time_per_sync_s").get<double>();
+  for (const auto& [name, seconds] : d.at("phases_s").items()) r.phases.push_back({name, seconds.get<double>()});
+  r.compute_s_per_minibatch = opt("compute_s_per_minibatch");
+  r.time_per_iteration_s = opt("time_per_iteration_s");
+  r.time_per_epoch_s = opt("time_per_epoch_s");
+  r.one_gpu_epoch_s = opt("one_gpu_epoch_s");
+  r.speedup_vs_1gpu = opt("speedup_vs_1gpu");
+  if (d.contains("period_steps")) r.period_steps = d.at("period_steps").get<int>();
+  if (d.contains("asynchronous")) r.asynchronous = d.at("asynchronous").get<bool>();
+  if (d.contains("bounding_links")) {
+    for (const auto& b : d.at("bounding_links")) r.bounding_links.emplace_back(b.at("link").get<std::string>(), b.at("seconds").get<double>());
+  }
+  if (d.contains("notes")) {
+    for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
+  }
+  if (d.contains("network_model")) r.network_model = d.at("network_model").get<std::string>();
+  if (d.contains("simulated_steps")) r.simulated_steps = d.at("simulated_steps").get<int>();
+  r.updates_per_s = opt("updates_per_s");
+  r.mean_staleness = opt("mean_staleness");
+  if (d.contains("max_staleness")) r.max_staleness = d.at("max_staleness").get<std::uint64_t>();
+  if (d.contains("staleness_histogram")) {
+    for (const auto& n : d.at("staleness_histogram")) r.staleness_histogram.push_back(n.get<std::uint64_t>());
+  }
+  r.sim_wall_s = opt("sim_wall_s");
+  if (d.contains("wrong_elements")) r.wrong_elements = d.at("wrong_elements").get<std::uint64_t>();
+  // The bus factor is not stored: it is busbw / algbw.
+  const auto alg = opt("algbw_GBps"), bus = opt("busbw_GBps");
+  if (alg && bus && *alg > 0) r.busbw_factor = *bus / *alg;
+  return r;
+}
+
+
+std::string csv_header() {
+  return "executor,topology,strategy,params,ranks,rank_nodes,server,workload,bytes,time_per_sync_s,phases_s,"
+         "compute_s_per_minibatch,time_per_iteration_s,time_per_epoch_s,one_gpu_epoch_s,speedup_vs_1gpu,algbw_GBps,"
+         "busbw_GBps\n";
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string to_csv_row(const ResultRecord& r) {
+  std::vector<std::string> params;
+  for (const auto& [k, v] : r.params) params.push_back(k + "=" + v);
+  std::vector<std::string> phases;
+  for (const auto& p : r.phases) phases.push_back(p.name + "=" + csv_number(p.seconds));
+  std::ostringstream out;
+  out << csv_escape(r.executor) << ',' << csv_escape(r.topology) << ',' << csv_escape(r.strategy) << ','
+      << csv_escape(join(params, ";")) << ',' << r.ranks << ',' << csv_escape(join(r.rank_nodes, ";")) << ','
+      << csv_escape(r.server) << ',' << csv_escape(r.workload) << ',' << csv_number(r.bytes) << ','
+      << csv_number(r.time_per_sync_s) << ',' << csv_escape(join(phases, ";")) << ','
+      << optional_text(r.compute_s_per_minibatch) << ',' << optional_text(r.time_per_iteration_s) << ','
+      << optional_text(r.time_per_epoch_s) << ',' << optional_text(r.one_gpu_epoch_s) << ','
+      << optional_text(r.speedup_vs_1gpu) << ',' << optional_text(r.algbw_GBps()) << ','
+      << optional_text(r.busbw_GBps()) << '\n';
+  return out.str();
+}
+
+}  // namespace gradsync::models

@@ -1,0 +1,68 @@
+// The common result record every executor emits (formula, analytic, sim, run): one
+// JSON object per line, or CSV. Bandwidth figures follow nccl-tests: algbw = bytes /
+// time, busbw = algbw x the strategy's bus factor (all-reduce: 2(N-1)/N).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/strategies/formulas.h"
+#include "models/support/json_input.h"
+
+namespace gradsync::models {
+
+struct ResultRecord {
+  std::string executor;  // formula | analytic | sim | run
+  std::string topology;
+  std::string strategy;
+  std::map<std::string, std::string> params;  // as resolved (auto values replaced by what was chosen)
+  int ranks = 0;
+  std::vector<std::string> rank_nodes;
+  std::string server;  // node id, when the strategy has a server
+  std::string workload;  // name, or "" when only a size was given
+  double bytes = 0;
+  double time_per_sync_s = 0;
+  std::vector<formulas::Phase> phases;
+  std::optional<double> compute_s_per_minibatch;
+  std::optional<double> time_per_iteration_s;
+  std::optional<double> time_per_epoch_s;
+  std::optional<double> one_gpu_epoch_s;  // one GPU training alone, no synchronisation
+  std::optional<double> speedup_vs_1gpu;
+  double busbw_factor = 0;  // the strategy's: busbw = algbw x this
+  int period_steps = 1;  // synchronises once every this many steps
+  bool asynchronous = false;
+  std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
+  // Analytic only: the links that bounded the synchronisation and for how long (most first,
+  // at most 3), e.g. {"swB -> root (4.46 GB/s)", 0.012}.
+  std::vector<std::pair<std::string, double>> bounding_links;
+  // Simulator only.
+  std::string network_model;
+  std::optional<int> simulated_steps;
+  std::optional<double> updates_per_s;  // asynchronous pushes applied per second
+  std::optional<double> mean_staleness;
+  std::optional<std::uint64_t> max_staleness;
+  std::vector<std::uint64_t> staleness_histogram;
+  std::optional<double> sim_wall_s;
+  // Real runs only: elements that differed from the expected result (checked runs).
+  std::optional<std::uint64_t> wrong_elements;
+
+  std::optional<double> algbw_GBps() const;
+  std::optional<double> busbw_GBps() const;
+  // Share of an iteration not spent computing (1 - compute / iteration); 1 without a workload.
+  double communication_share() const;
+};
+
+ordered_json to_json(const ResultRecord& r);
+std::string to_json_line(const ResultRecord& r);
+// A record back from its JSON form (the inverse of to_json; derived figures such as algbw
+// are recomputed). Throws nlohmann's exceptions on a document to_json did not write.
+ResultRecord record_from_json(const ordered_json& doc);
+// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a newline.
+std::string csv_escape(const std::string& s);
+std::string csv_header();
+std::string to_csv_row(const ResultRecord& r);
+
+}  // namespace gradsync::models

@@ -1,0 +1,212 @@
+// A Schedule: what every participant (the N worker ranks, plus parameter servers) does,
+// round by round. A round is a set of ops each participant runs concurrently: sends and
+// receives of slices of its buffer (their payload possibly encoded by a codec), local
+// copies and reductions, kernels (named numeric operations), compute.
+// Sends and receives between an ordered pair match in FIFO order; in a synchronous
+// (lockstep) schedule every receive matches a send of the same round.
+//
+// Schedules stay compact for large N: a round holds a generator that produces one
+// participant's ops on demand (a 4096-rank ring has 8190 rounds, not 67 M stored ops).
+//
+// Strategies build schedules (models/strategies/); executors run them: the symbolic
+// checker (models/schedule/symbolic.h), the analytic model (models/executors/analytic.h), the simulator
+// (sim/) and the real runtime (runtime/). No executor knows which strategy it runs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gradsync::models {
+
+// A region of a participant's buffer, in bytes. The buffer holds the gradient
+// [0, gradient_bytes) followed by scratch space [gradient_bytes, gradient_bytes + scratch_bytes).
+struct Slice {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t end() const { return offset + bytes; }
+  bool operator==(const Slice&) const = default;
+};
+
+enum class OpKind : std::uint8_t {
+  send,         // send `slice` to `peer`
+  recv,         // receive from `peer` into `slice` (overwrite)
+  recv_reduce,  // receive from `peer` and add into `slice`
+  copy,         // local: slice <- source
+  reduce,       // local: slice += source
+  compute,      // local: busy for `seconds`
+  kernel,       // local: run `kernel` on `slice` (with its operand slices and parameters)
+};
+
+// A local numeric operation, as executors see it: the name its implementations are found
+// by (runtime/kernels/), what it costs, and how many operand slices it reads besides its
+// target. What it computes is its implementations' business; the catalogue of kernels
+// strategies select from is models/schedule/kernels.h.
+struct Kernel {
+  std::string name;
+  double passes = 1;  // local work: passes x the target's bytes x the participant's reduction time per byte
+  int operands = 0;  // operand slices besides the target, each of the target's size (at most 2)
+};
+
+// A kernel's small parameter block (its meaning is the kernel's: see models/schedule/kernels.h).
+struct KernelParams {
+  std::array<double, 3> v{};
+};
+
+// How a transfer's payload is encoded on the wire. The catalogue is models/schedule/kernels.h.
+struct Codec {
+  std::string name;  // its implementations are found by it (runtime/kernels/)
+  // The sender keeps what encoding lost and adds it before its next encoding; values
+  // forwarded exactly as a payload decoded them re-encode without loss, so without it.
+  bool error_feedback = false;
+  // Bytes on the wire for `values` values encoded in groups of `group` values: the one
+  // size the schedule, the executors and the kernels all use.
+  std::uint64_t (*wire_bytes)(std::uint64_t values, std::uint64_t group) = nullptr;
+};
+
+struct Encoding {
+  const Codec* codec = nullptr;
+  std::uint64_t group = 0;  // values sharing one set of scales (the codec's parameter)
+};
+
+// A kernel with its operand slices and parameters, as a schedule's ops refer to it (the
+// builder keeps it alive, e.g. in the round's generator: ops stay small).
+struct KernelCall {
+  const Kernel* kernel = nullptr;
+  std::array<Slice, 2> operands{};  // kernel->operands of them, each of the target's size
+  KernelParams params{};
+};
+
+// What local work costs a participant, per byte: reductions (and copies, kernels), and
+// encoding or decoding a payload (the codec's pass over the values).
+struct LocalCosts {
+  double reduce_s_per_byte = 0;
+  double codec_s_per_byte = 0;
+};
+
+struct Op {
+  OpKind kind = OpKind::compute;
+  int peer = -1;  // participant index (send / recv / recv_reduce)
+  Slice slice{};
+  Slice source{};  // copy / reduce
+  std::uint64_t wire_bytes = 0;  // bytes on the wire when they differ from slice.bytes (an encoding); 0: same
+  double seconds = 0;  // compute
+  const Encoding* encoding = nullptr;  // transfers: how the payload is encoded; nullptr: as it is
+  const KernelCall* call = nullptr;  // kernel: what runs on `slice`
+  // How the engine that moves a transfer uses the links (executors that model time read
+  // these; the runtime just moves the bytes). `payload_share`: the share of what crosses
+  // the links that is payload (NCCL's LL protocol writes a flag beside every 4 bytes: 0.5),
+  // so the links carry wire() / payload_share. `max_Bps`: the engine moves it at most this
+  // fast whatever the links allow (GPU threads copying through host memory); 0: no limit.
+  double payload_share = 1;
+  double max_Bps = 0;
+
+  std::uint64_t wire() const { return wire_bytes ? wire_bytes : slice.bytes; }
+  // What crosses the links for it (wire() over payload_share).
+  double link_bytes() const { return static_cast<double>(wire()) / payload_share; }
+  bool is_transfer() const { return kind == OpKind::send || kind == OpKind::recv || kind == OpKind::recv_reduce; }
+
+  static Op send(int peer, Slice s, std::uint64_t wire = 0) {
+    return Op{.kind = OpKind::send, .peer = peer, .slice = s, .wire_bytes = wire};
+  }
+  static Op recv(int peer, Slice s, std::uint64_t wire = 0) {
+    return Op{.kind = OpKind::recv, .peer = peer, .slice = s, .wire_bytes = wire};
+  }
+  static Op recv_reduce(int peer, Slice s, std::uint64_t wire = 0) {
+    return Op{.kind = OpKind::recv_reduce, .peer = peer, .slice = s, .wire_bytes = wire};
+  }
+  static Op copy(Slice from, Slice to) { return Op{.kind = OpKind::copy, .slice = to, .source = from}; }
+  static Op reduce(Slice from, Slice into) { return Op{.kind = OpKind::reduce, .slice = into, .source = from}; }
+  static Op compute(double seconds) { return Op{.kind = OpKind::compute, .seconds = seconds}; }
+  static Op run(const KernelCall& call, Slice target) { return Op{.kind = OpKind::kernel, .slice = target, .call = &call}; }
+  // Encodes this transfer's payload as `encoding` says (values of `element_bytes`).
+  void encode_with(const Encoding& encoding, int element_bytes);
+  // Seconds of local work on a participant with these costs: compute ops their seconds;
+  // reductions, copies and kernels at its reduction rate; encoding a sent payload and
+  // decoding a received one at its codec rate.
+  double local_seconds(const LocalCosts& costs) const;
+};
+
+// Produces participant `p`'s ops for one round (appends to `out`; none means idle).
+using RoundOps = std::function<void(int p, std::vector<Op>& out)>;
+
+struct Round {
+  std::string phase;  // where its communication time is reported ("reduce-scatter", ...)
+  std::string compute_phase;  // where its local work (reduce, encode, copy, kernels) is reported; "" = `phase`
+  RoundOps ops;
+  // Its exchanges need not wait for each other (PS-HRA's representatives talk to the
+  // server on their own): a simulator or runtime may run them without a barrier; the
+  // analytic model and the symbolic checker take them in lockstep.
+  bool asynchronous = false;
+  // An earlier round (its index in Schedule::rounds) this one equals in cost: each
+  // participant has the same transfers with the same peers (same wire bytes, encoding and
+  // engine) and the same local work; only which slices move differs (a ring's steps when
+  // its blocks are equal). Executors that model time may evaluate it once. -1: none
+  // declared. The symbolic checker verifies every declaration.
+  int same_as = -1;
+  // With same_as: the round is that one turned along cycles of participants (a ring's steps
+  // when its blocks differ by an element): the participant at position j of a cycle has the
+  // op kinds, byte counts and encodings that position (j + rotated_by) mod length had there,
+  // with the peers and engines (payload_share, max_Bps) it had there itself. Participants
+  // on no cycle: as there.
+  std::shared_ptr<const std::vector<std::vector<int>>> rotated_along{};
+  int rotated_by = 0;
+  bool rotated() const { return same_as >= 0 && rotated_along && rotated_by != 0; }
+  const std::string& local_phase() const { return compute_phase.empty() ? phase : compute_phase; }
+};
+
+enum class Role : std::uint8_t { worker, server };
+
+struct Participant {
+  Role role = Role::worker;
+  std::size_t node = 0;  // topology node it runs on
+  LocalCosts costs;  // what its local work costs there (the strategy's builder sets them)
+};
+
+// What every worker must hold at the end (the symbolic checker's oracle). Each region
+// of the gradient lists the workers whose contribution it must hold exactly once:
+// `all_workers` (a full all-reduce), `own_only` (left untouched: each worker keeps its
+// own), or an explicit set of workers.
+struct ExpectedRegion {
+  Slice slice{};
+  bool all_workers = true;
+  bool own_only = false;
+  std::vector<int> contributors;  // when neither flag is set
+  int divisor = 1;  // the values are the contributions' sum divided by this (an average)
+  bool numeric_only = false;  // values follow a numeric update: only a reference computation can check them
+};
+
+struct Schedule {
+  std::string strategy;
+  std::vector<Participant> participants;  // workers first, in rank order, then servers
+  int workers = 0;
+  std::uint64_t gradient_bytes = 0;
+  std::uint64_t scratch_bytes = 0;
+  int element_bytes = 4;
+  std::vector<Round> rounds;
+  // Synchronisation happens once every `period_steps` local steps (periodic and
+  // asynchronous strategies); time per iteration = compute + sync / period.
+  int period_steps = 1;
+  // Workers do not wait for each other: the rounds describe one worker's exchange with
+  // the server(s); executors compute steady-state throughput instead of lockstep time.
+  bool asynchronous = false;
+  std::vector<ExpectedRegion> expected;  // empty: the whole gradient, all workers
+  std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
+  // The strategy charges every latency itself, as local work in its rounds (NCCL's per-step
+  // protocol latencies): executors that model time give transfers none of the links'.
+  bool latency_in_ops = false;
+
+  std::uint64_t buffer_bytes() const { return gradient_bytes + scratch_bytes; }
+  int participant_count() const { return static_cast<int>(participants.size()); }
+  // All ops of one participant in one round (convenience; executors reuse a vector instead).
+  std::vector<Op> ops(std::size_t round, int participant) const;
+};
+
+// The i-th of `parts` nearly equal blocks of `elements` elements (sizes differ by at
+// most one element), as a byte slice starting at `base`.
+Slice block(std::uint64_t base, std::uint64_t elements, int parts, int i, int element_bytes);
+
+}  // namespace gradsync::models

@@ -1,0 +1,315 @@
+#include "models/strategies/strategy.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+#include "models/support/error.h"
+#include "models/support/units.h"
+
+namespace gradsync::models {
+
+// ---------------------------------------------------------------------------------
+// Domains.
+
+ParamDomain word_domain(std::vector<std::string> words, bool allows_auto) {
+  ParamDomain d;
+  d.words = std::move(words);
+  d.allows_auto = allows_auto;
+  return d;
+}
+
+ParamDomain real_domain(double min, double max, bool min_inclusive, bool max_inclusive, double typical_max, bool allows_auto) {
+  ParamDomain d;
+  d.kind = ParamDomain::Kind::real;
+  d.min = min;
+  d.max = max;
+  d.min_inclusive = min_inclusive;
+  d.max_inclusive = max_inclusive;
+  d.typical_max = typical_max;
+  d.allows_auto = allows_auto;
+  return d;
+}
+
+ParamDomain integer_domain(double min, double max, double typical_max, bool allows_auto) {
+  ParamDomain d = real_domain(min, max, true, true, typical_max, allows_auto);
+  d.kind = ParamDomain::Kind::integer;
+  return d;
+}
+
+ParamDomain rate_domain(bool allows_auto) {
+  ParamDomain d = real_domain(kMinBandwidth_GBps, kMaxBandwidth_GBps, true, true, 1000, allows_auto);
+  d.rate = true;
+  return d;
+}
+
+// ---------------------------------------------------------------------------------
+// Parameters as given.
+
+SyncParams SyncParams::parse(const std::vector<std::string>& items) {
+  SyncParams p;
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      throw InputError("--param \"" + item + "\": expected key=value (e.g. k=2)");
+    }
+    const std::string key = item.substr(0, eq);
+    if (p.values_.count(key)) throw InputError("--param " + key + " is given twice; expected it once");
+    p.values_[key] = item.substr(eq + 1);
+  }
+  return p;
+}
+
+std::optional<std::string> SyncParams::get(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> SyncParams::items() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : values_) out.push_back(k + "=" + v);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------
+// Parameters checked against a strategy.
+
+StrategyParams::StrategyParams(const Strategy& strategy, std::map<std::string, std::string> values)
+    : strategy_(&strategy), values_(std::move(values)) {}
+
+const ParamSpec& StrategyParams::spec(const std::string& name) const {
+  const ParamSpec* p = find_param(*strategy_, name);
+  if (!p) throw std::logic_error("strategy " + strategy_->name + " reads undeclared parameter " + name);
+  return *p;
+}
+
+const std::string& StrategyParams::text(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) throw std::logic_error("strategy " + strategy_->name + " reads undeclared parameter " + name);
+  return it->second;
+}
+
+namespace {
+std::string whole(double v) { return std::to_string(static_cast<long long>(v)); }
+}  // namespace
+
+long StrategyParams::integer(const std::string& name) const {
+  const ParamDomain& d = spec(name).domain;
+  const std::string& v = text(name);
+  const std::string where = "--param " + name + "=" + v + " (strategy " + strategy_->name + "): ";
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno == ERANGE) throw InputError(where + "expected an integer");
+  if (x < d.min) throw InputError(where + "expected at least " + whole(d.min));
+  if (x > d.max) throw InputError(where + "expected at most " + whole(d.max));
+  return x;
+}
+
+double StrategyParams::number(const std::string& name) const {
+  const ParamDomain& d = spec(name).domain;
+  const std::string& v = text(name);
+  const std::string where = "--param " + name + "=" + v + " (strategy " + strategy_->name + "): ";
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) throw InputError(where + "expected a number");
+  if (d.rate) {
+    if (!(x > 0)) throw InputError(where + "expected a number greater than 0");
+    if (x < d.min || x > d.max) throw InputError(where + "expected a rate in GB/s between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)");
+    return x;
+  }
+  if (d.min_inclusive ? x < d.min : x <= d.min) {
+    throw InputError(where + "expected a number " + (d.min_inclusive ? "of at least " : "greater than ") + number_text(d.min));
+  }
+  if (d.max_inclusive ? x > d.max : x >= d.max) {
+    throw InputError(where + "expected a number " + (d.max_inclusive ? "of at most " : "below ") + number_text(d.max));
+  }
+  return x;
+}
+
+const std::string& StrategyParams::word(const std::string& name) const {
+  const ParamDomain& d = spec(name).domain;
+  const std::string& v = text(name);
+  if (std::find(d.words.begin(), d.words.end(), v) == d.words.end()) {
+    std::string expected;
+    for (std::size_t i = 0; i < d.words.size(); ++i) {
+      expected += (i == 0 ? "" : i + 1 == d.words.size() ? " or " : ", ") + d.words[i];
+    }
+    throw InputError("--param " + name + "=" + v + " (strategy " + strategy_->name + "): expected " + expected);
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------
+// The registry.
+
+namespace {
+
+struct Registry {
+  std::deque<Strategy> strategies;  // deque: pointers stay valid as strategies register
+  bool read = false;  // the index below was built: registering now would not be seen
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+// Built once, after every static registration: the listing order and each strategy's
+// parameters (its own, then its inners', then the common ones).
+struct Index {
+  std::vector<const Strategy*> listed;
+  std::map<const Strategy*, std::vector<ParamSpec>> params;
+};
+
+const Strategy* lookup(const std::string& name) {
+  for (const Strategy& s : registry().strategies) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+const Index& index() {
+  static const Index idx = [] {
+    registry().read = true;
+    Index x;
+    for (const Strategy& s : registry().strategies) x.listed.push_back(&s);
+    std::stable_sort(x.listed.begin(), x.listed.end(), [](const Strategy* a, const Strategy* b) { return a->order < b->order; });
+    for (const Strategy* s : x.listed) {
+      std::vector<ParamSpec> all = s->params;
+      for (ParamSpec& p : all) {
+        if (p.name != "inner") continue;
+        p.domain.words.clear();
+        for (const InnerChoice& inner : s->inners) p.domain.words.push_back(inner.name);
+      }
+      std::set<std::string> seen;
+      for (const auto& p : all) seen.insert(p.name);
+      for (const InnerChoice& inner : s->inners) {
+        const Strategy* in = lookup(inner.name);
+        if (!in) throw std::logic_error("strategy " + s->name + " wraps " + inner.name + ", which is not registered");
+        if (!in->inners.empty()) throw std::logic_error("strategy " + s->name + " wraps the wrapper " + inner.name);
+        for (const auto& p : in->params) {
+          if (seen.insert(p.name).second) all.push_back(p);
+        }
+      }
+      for (const auto& p : common_params()) {
+        if (seen.insert(p.name).second) all.push_back(p);
+      }
+      x.params[s] = std::move(all);
+    }
+    return x;
+  }();
+  return idx;
+}
+
+}  // namespace
+
+Registration::Registration(const Strategy& strategy) {
+  if (registry().read) {
+    throw std::logic_error("strategy " + strategy.name + " registers after the registry was read (by a static initialiser)");
+  }
+  if (lookup(strategy.name)) throw std::logic_error("strategy " + strategy.name + " is registered twice");
+  if (!strategy.build) throw std::logic_error("strategy " + strategy.name + " registers no schedule builder");
+  Strategy s = strategy;
+  if (!s.busbw_factor) s.busbw_factor = allreduce_busbw_factor;
+  registry().strategies.push_back(std::move(s));
+}
+
+double allreduce_busbw_factor(int ranks) { return ranks > 0 ? 2.0 * (ranks - 1) / ranks : 0.0; }
+
+const std::vector<ParamSpec>& common_params() {
+  static const std::vector<ParamSpec> params = [] {
+    ParamSpec gpu{"reduce_GBps", "auto",
+                  "rate at which a GPU sums gradients, in GB/s of input; auto: 2/3 of the measured device-local copy "
+                  "bandwidth (a sum reads two buffers and writes one), else 100",
+                  rate_domain(true)};
+    gpu.resolved = true;
+    gpu.shown = ParamSpec::Shown::never;
+    ParamSpec host{"host_reduce_GBps", "10", "rate at which the CPU sums gradients in host memory (a server there), in GB/s",
+                   rate_domain(false)};
+    host.shown = ParamSpec::Shown::never;
+    return std::vector<ParamSpec>{gpu, host};
+  }();
+  return params;
+}
+
+const std::vector<ParamSpec>& params_of(const Strategy& s) {
+  const auto& p = index().params;
+  auto it = p.find(&s);
+  if (it == p.end()) throw std::logic_error("strategy " + s.name + " is not registered");
+  return it->second;
+}
+
+const ParamSpec* find_param(const Strategy& s, const std::string& name) {
+  for (const auto& p : params_of(s)) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+bool declares(const Strategy& s, const std::string& name) { return find_param(s, name) != nullptr; }
+
+bool owns_param(const Strategy& s, const std::string& name) {
+  return std::any_of(s.params.begin(), s.params.end(), [&](const ParamSpec& p) { return p.name == name; });
+}
+
+const std::vector<const Strategy*>& all_strategies() { return index().listed; }
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const Strategy* s : all_strategies()) names.push_back(s->name);
+  return names;
+}
+
+const Strategy& find_strategy(const std::string& name) {
+  for (const Strategy* s : all_strategies()) {
+    if (s->name == name) return *s;
+  }
+  throw InputError("--strategy " + name + ": unknown strategy" + did_you_mean(name, strategy_names()) +
+                   "; valid strategies: " + join(strategy_names()));
+}
+
+const Strategy& default_strategy() {
+  const Strategy* found = nullptr;
+  for (const Strategy* s : all_strategies()) {
+    if (!s->is_default) continue;
+    if (found) throw std::logic_error("strategies " + found->name + " and " + s->name + " both say they are the default");
+    found = s;
+  }
+  if (!found) throw std::logic_error("no strategy is the default");
+  return *found;
+}
+
+std::vector<const Strategy*> inner_strategies(const Strategy& s, bool searched_only) {
+  std::vector<const Strategy*> out;
+  for (const InnerChoice& c : s.inners) {
+    if (!searched_only || c.searched) out.push_back(&find_strategy(c.name));
+  }
+  return out;
+}
+
+StrategyParams resolve_params(const Strategy& s, const SyncParams& given) {
+  std::vector<std::string> names;
+  std::map<std::string, std::string> values;
+  for (const auto& spec : params_of(s)) {
+    names.push_back(spec.name);
+    values[spec.name] = spec.default_value;
+  }
+  for (const auto& [key, value] : given.values()) {
+    if (!values.count(key)) {
+      throw InputError("--param " + key + "=" + value + ": strategy " + s.name + " has no parameter '" + key + "'" +
+                       did_you_mean(key, names) + "; its parameters: " + join(names));
+    }
+    values[key] = value;
+  }
+  return StrategyParams(s, std::move(values));
+}
+
+}  // namespace gradsync::models

@@ -1,0 +1,62 @@
+// Multi-node GPU clusters from a few parameters (gradsync topology generate): nodes, GPUs
+// per node, the fabric inside a node, NICs per node and their speed, and the network that
+// joins the NICs. The result is an ordinary graph-form Topology.
+//
+// Inside a node: GPUs sit under PCIe switches (gpus_per_pcie_switch each) under one root
+// complex with the node's host memory; NIC k sits on PCIe switch k x switches / NICs.
+//   pcie     : that tree is the only path between GPUs;
+//   nvlink   : besides, every pair of GPUs in a node has its own NVLink (a full mesh);
+//   nvswitch : besides, every GPU has one link to the node's NVSwitch.
+// The network (one link per NIC to a switch):
+//   single   : every NIC on one switch;
+//   fat-tree : nodes_per_leaf nodes' NICs on each leaf switch, every leaf on one core with
+//              a link of (the leaf's NIC bandwidth) / oversubscription: the spine layer
+//              drawn as one switch with aggregated links (routes are single paths; a real
+//              spine spreads flows over its switches, which the aggregate stands for);
+//   rail     : NIC k of every node on rail k's leaf switch (one per nodes_per_leaf nodes),
+//              rail leaves on one core as above. Traffic between rails crosses the core
+//              (no NVLink forwarding between rails: GPUs do not forward).
+#pragma once
+
+#include <string>
+
+#include "models/topology/topology.h"
+
+namespace gradsync::models {
+
+enum class IntraFabric { pcie, nvlink, nvswitch };
+enum class ClusterNetwork { single, fat_tree, rail };
+
+struct ClusterSpec {
+  std::string name;  // empty: made from the parameters ("128x8-nvswitch-rail")
+  int nodes = 2;
+  int gpus_per_node = 8;
+  IntraFabric intra = IntraFabric::nvswitch;
+  int gpus_per_pcie_switch = 1;  // with one NIC per GPU, each GPU and its NIC under their own switch (as NCCL pairs them)
+  double pcie_GBps = 48;  // each PCIe link (GPU, NIC, switch uplinks): Gen5 x16, NCCL's 48 GB/s
+  double nvlink_GBps = 0;  // per GPU pair (nvlink) or per GPU to the NVSwitch (nvswitch); 0: the default
+  int nics_per_node = 8;
+  double nic_GBps = 50;  // per NIC and direction (400 Gb/s)
+  ClusterNetwork network = ClusterNetwork::rail;
+  double oversubscription = 1;  // fat-tree / rail: a leaf's NIC bandwidth over its uplink's
+  int nodes_per_leaf = 32;
+  double pcie_latency_us = 1, nvlink_latency_us = 0.5, network_latency_us = 1;
+};
+
+// Default NVLink figures: H100 SXM's 18 NVLink4 links of 25 GB/s per direction (450 GB/s to
+// its NVSwitch); for a full mesh of G GPUs, those links split evenly over the G-1 peers.
+double default_nvlink_GBps(const ClusterSpec& spec);
+
+// Throws InputError naming the parameter, its value and what was expected.
+void check_cluster_spec(const ClusterSpec& spec);
+
+std::string cluster_name(const ClusterSpec& spec);
+
+Topology generate_cluster(const ClusterSpec& spec);
+
+IntraFabric intra_fabric_from(const std::string& text);  // pcie | nvlink | nvswitch
+ClusterNetwork cluster_network_from(const std::string& text);  // single | fat-tree | rail
+std::string to_string(IntraFabric f);
+std::string to_string(ClusterNetwork n);
+
+}  // namespace gradsync::models

@@ -1,0 +1,55 @@
+#include "models/topology/contention.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace gradsync::models {
+
+ContentionModel::ContentionModel(const Topology& topology)
+    : topology_(topology), load_(2 * topology.links().size(), 0) {}
+
+void ContentionModel::share(const std::vector<Flow>& flows, std::vector<double>& bandwidth_out) {
+  scratch_routes_.clear();
+  for (const Flow& f : flows) scratch_routes_.push_back(&topology_.route(f.from, f.to));
+  share(scratch_routes_, bandwidth_out);
+}
+
+void ContentionModel::share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out,
+                            std::vector<int>* limiting_hop_out) {
+  const auto& links = topology_.links();
+  auto slot = [&](const Hop& h) {
+    // A half-duplex link has one capacity for both directions: count both in slot 0.
+    return 2 * h.link + ((links[h.link].full_duplex && !h.forward) ? 1 : 0);
+  };
+  for (const Route* r : routes) {
+    for (const Hop& h : *r) {
+      const std::size_t s = slot(h);
+      if (load_[s]++ == 0) touched_.push_back(s);
+    }
+  }
+  bandwidth_out.resize(routes.size());
+  if (limiting_hop_out) limiting_hop_out->assign(routes.size(), -1);
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    double bw = std::numeric_limits<double>::infinity();
+    int position = 0;
+    for (const Hop& h : *routes[i]) {
+      const Link& l = links[h.link];
+      double here = l.bandwidth_Bps / load_[slot(h)];
+      if (l.full_duplex && l.duplex_share < 1) {
+        // Both directions busy: they share 2 x bandwidth x duplex_share.
+        const std::uint32_t both = load_[2 * h.link] + load_[2 * h.link + 1];
+        here = std::min(here, 2 * l.bandwidth_Bps * l.duplex_share / both);
+      }
+      if (here < bw) {
+        bw = here;
+        if (limiting_hop_out) (*limiting_hop_out)[i] = position;
+      }
+      ++position;
+    }
+    bandwidth_out[i] = bw;
+  }
+  for (std::size_t s : touched_) load_[s] = 0;
+  touched_.clear();
+}
+
+}  // namespace gradsync::models

@@ -1,0 +1,310 @@
+#include "models/topology/importers/nccl_tests.h"
+
+#include <cmath>
+#include <map>
+#include <regex>
+#include <set>
+#include <utility>
+
+#include "models/support/error.h"
+#include "models/support/format.h"
+#include "models/topology/importers/parse_util.h"
+
+namespace gradsync::models {
+namespace {
+
+using namespace importers;
+
+const std::regex kNcclThreads(R"(^nThread\s+(\d+)\s+nGpus\s+(\d+)\b.*)");
+const std::regex kNcclDevice(R"(^Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
+const std::regex kNcclStarting(R"(^Collective test starting:\s*(\S+?)(?:_perf(?:_mpi)?)?\s*$)");
+const std::regex kNcclProgram(R"(^(?:.*/)?([a-z0-9_]+)_perf(?:_mpi)?$)");
+const std::regex kNcclVersion(R"(^nccl-tests version\s+(.+)$)");
+const std::regex kNcclOutOfBounds(R"(^Out of bounds values\s*:\s*(\d+)\b.*)");
+const std::regex kNcclAvgBusbw(R"(^Avg bus bandwidth\s*:\s*(\S+).*)");
+
+// A line's text after a leading '#', trimmed ("" for a line without one).
+std::string comment_body(std::string_view line) {
+  const std::string_view t = trim(line);
+  if (t.empty() || t.front() != '#') return {};
+  return std::string(trim(t.substr(1)));
+}
+
+// The collective a command line runs: the one token naming a *_perf program.
+std::optional<std::string> program_of(const std::string& line) {
+  std::optional<std::string> found;
+  for (const auto& tok : tokens(line)) {
+    std::smatch m;
+    if (!std::regex_match(tok, m, kNcclProgram)) continue;
+    if (found && *found != m[1].str()) return std::nullopt;  // a list of programs, not a command
+    found = m[1].str();
+  }
+  return found;
+}
+
+// Where each figure sits in a row, from the header's column names.
+struct Layout {
+  std::size_t columns = 0;  // without a trailing timestamp
+  bool timestamp = false;
+  std::size_t size = 0, count = 0;
+  std::optional<std::size_t> type, redop, root;
+  struct Group {
+    std::size_t time = 0, algbw = 0, busbw = 0;
+    std::optional<std::size_t> wrong;
+    std::size_t width = 0;
+  };
+  std::vector<Group> groups;  // out-of-place, in-place
+};
+
+std::optional<Layout> header_layout(const std::vector<std::string>& names) {
+  if (names.size() < 5 || names[0] != "size") return std::nullopt;
+  Layout l;
+  std::vector<std::size_t> starts;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (names[k] == "time" || names[k] == "cputime") starts.push_back(k);
+  }
+  if (starts.empty() || starts.size() > 2) return std::nullopt;
+  std::size_t end = names.size();
+  if (names.back() == "timestamp") {
+    l.timestamp = true;
+    --end;
+  }
+  l.columns = end;
+  for (std::size_t k = 0; k < starts.front(); ++k) {
+    const std::string& n = names[k];
+    if (n == "size") l.size = k;
+    else if (n == "count") l.count = k;
+    else if (n == "type") l.type = k;
+    else if (n == "redop" || n == "op") l.redop = k;
+    else if (n == "root") l.root = k;
+  }
+  for (std::size_t g = 0; g < starts.size(); ++g) {
+    const std::size_t from = starts[g], to = g + 1 < starts.size() ? starts[g + 1] : end;
+    Layout::Group group;
+    group.time = from;
+    group.width = to - from;
+    bool alg = false, bus = false;
+    for (std::size_t k = from; k < to; ++k) {
+      if (names[k] == "algbw") group.algbw = k, alg = true;
+      if (names[k] == "busbw") group.busbw = k, bus = true;
+      if (names[k] == "#wrong" || names[k] == "error" || names[k] == "res") group.wrong = k;
+    }
+    if (!alg || !bus) return std::nullopt;
+    l.groups.push_back(group);
+  }
+  return l;
+}
+
+class Scanner {
+ public:
+  explicit Scanner(const SourceText& src) : src_(src) {}
+
+  std::vector<NcclTestsRun> scan() {
+    for (std::size_t i = 0; i < src_.size(); ++i) line(i);
+    return std::move(runs_);
+  }
+
+ private:
+  const SourceText& src_;
+  std::vector<NcclTestsRun> runs_;
+  bool open_ = false;  // the last run still takes device lines, a table, a summary
+  std::string pending_collective_, pending_command_, pending_version_;
+  std::optional<Layout> layout_;  // while reading a table's rows
+
+  void line(std::size_t i) {
+    const std::string& text = src_.lines[i];
+    const std::string body = comment_body(text);
+    std::smatch m;
+    if (layout_) {
+      const std::string_view t = trim(text);
+      if (!t.empty() && t.front() == '#') {
+        if (body.rfind("(B)", 0) == 0) return;  // the units line under the header
+        layout_.reset();
+      } else if (!t.empty() && row(i)) {
+        return;
+      } else {
+        layout_.reset();
+      }
+    }
+    if (std::regex_match(body, m, kNcclVersion)) {
+      pending_version_ = m[1].str();
+      return;
+    }
+    if (std::regex_match(body, m, kNcclStarting)) {
+      pending_collective_ = m[1].str();
+      return;
+    }
+    if (std::regex_match(body, m, kNcclThreads)) {
+      NcclTestsRun run;
+      run.source = src_.name;
+      run.line = i;
+      run.where = src_.where(i);
+      run.collective = std::exchange(pending_collective_, {});
+      run.command = std::exchange(pending_command_, {});
+      run.version = std::exchange(pending_version_, {});
+      run.threads = std::stoi(m[1].str());
+      run.gpus_per_thread = std::stoi(m[2].str());
+      runs_.push_back(std::move(run));
+      open_ = true;
+      return;
+    }
+    if (open_ && std::regex_match(body, m, kNcclDevice)) {
+      NcclTestsDevice d;
+      d.rank = std::stoi(m[1].str());
+      d.host = m[2].str();
+      d.device = std::stoi(m[3].str());
+      d.bus_id = m[4].str();
+      d.name = std::string(trim(m[5].str()));
+      runs_.back().devices.push_back(std::move(d));
+      return;
+    }
+    if (!body.empty()) {
+      if (auto l = header_layout(tokens(body))) {
+        if (!open_) {
+          src_.fail(i, "an nccl-tests table without its \"# nThread ... nGpus ...\" line; expected the whole output "
+                       "of the *_perf program, which says how many ranks ran");
+        }
+        if (!runs_.back().rows.empty()) {
+          src_.fail(i, "a second nccl-tests table in the run that starts at line " + std::to_string(runs_.back().line + 1) +
+                           "; expected one table per run");
+        }
+        layout_ = *l;
+        return;
+      }
+    }
+    if (open_ && std::regex_match(body, m, kNcclOutOfBounds)) {
+      runs_.back().out_of_bounds = std::stoull(m[1].str());
+      return;
+    }
+    if (open_ && std::regex_match(body, m, kNcclAvgBusbw)) {
+      runs_.back().avg_busbw_GBps = parse_number(m[1].str());
+      open_ = false;  // the summary's last figure ends the run
+      return;
+    }
+    const std::string command = body.empty() ? std::string(trim(text)) : body;
+    if (auto program = program_of(command)) {
+      pending_collective_ = *program;
+      pending_command_ = command;
+    }
+  }
+
+  // A data row of the current table; false when the line is not one (the table ended).
+  bool row(std::size_t i) {
+    const auto toks = tokens(src_.lines[i]);
+    const Layout& l = *layout_;
+    if (toks.empty() || !parse_number(toks[0])) return false;
+    // Trace-replay rows leave the out-of-place group blank.
+    const bool no_out = l.groups.size() == 2 && toks.size() == l.columns - l.groups[0].width;
+    if (!no_out && (toks.size() < l.columns || (!l.timestamp && toks.size() > l.columns))) {
+      src_.fail(i, "an nccl-tests row of " + std::to_string(toks.size()) + " fields; the table's header has " +
+                       std::to_string(l.columns) + " columns");
+    }
+    auto at = [&](std::size_t column) -> const std::string& {
+      if (no_out && column >= l.groups[0].time) return toks[column - l.groups[0].width];
+      return toks[column];
+    };
+    auto number = [&](std::size_t column, const char* what) {
+      const auto v = parse_number(at(column));
+      if (!v || *v < 0) src_.fail(i, quote_token(at(column)) + " is not " + what + "; expected a number >= 0");
+      return *v;
+    };
+    NcclTestsRow r;
+    r.line = i;
+    r.bytes = number(l.size, "a size in bytes");
+    if (r.bytes != std::floor(r.bytes)) src_.fail(i, quote_token(at(l.size)) + " is not a whole number of bytes");
+    r.count = static_cast<std::uint64_t>(number(l.count, "an element count"));
+    if (l.type) r.type = at(*l.type);
+    if (l.redop) r.redop = at(*l.redop);
+    if (l.root) {
+      const auto v = parse_number(at(*l.root));
+      if (!v || *v != std::floor(*v)) src_.fail(i, quote_token(at(*l.root)) + " is not a root rank; expected an integer");
+      r.root = static_cast<int>(*v);
+    }
+    for (std::size_t g = 0; g < l.groups.size(); ++g) {
+      if (g == 0 && no_out) continue;
+      const auto& group = l.groups[g];
+      NcclTestsTiming t;
+      t.time_us = number(group.time, "a time in microseconds");
+      t.algbw_GBps = number(group.algbw, "a bandwidth in GB/s");
+      t.busbw_GBps = number(group.busbw, "a bandwidth in GB/s");
+      if (group.wrong && at(*group.wrong) != "N/A") t.wrong = number(*group.wrong, "a count of wrong elements");
+      (g == 0 ? r.out_of_place : r.in_place) = t;
+    }
+    runs_.back().rows.push_back(std::move(r));
+    return true;
+  }
+};
+
+}  // namespace
+
+namespace importers {
+std::vector<NcclTestsRun> scan_nccl_tests(const SourceText& src) { return Scanner(src).scan(); }
+}  // namespace importers
+
+int NcclTestsRun::ranks() const {
+  return devices.empty() ? threads * gpus_per_thread : static_cast<int>(devices.size());
+}
+
+std::string NcclTestsRun::describe() const {
+  std::string s = (collective.empty() ? std::string("unnamed collective") : collective + "_perf") + ", " +
+                  std::to_string(ranks()) + (ranks() == 1 ? " rank, " : " ranks, ") + std::to_string(rows.size()) + " sizes";
+  if (!rows.empty()) s += " (" + format_bytes(rows.front().bytes) + " - " + format_bytes(rows.back().bytes) + ")";
+  return s + ", " + where;
+}
+
+std::vector<NcclTestsRun> read_nccl_tests(const std::string& text, const std::string& source_name) {
+  return importers::scan_nccl_tests(importers::split_lines(text, source_name));
+}
+
+std::vector<NcclTestsRun> read_nccl_tests_files(const std::vector<std::string>& paths) {
+  std::vector<NcclTestsRun> runs;
+  for (const auto& path : paths) {
+    auto found = read_nccl_tests(importers::read_text_file(path), path);
+    runs.insert(runs.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+  }
+  return runs;
+}
+
+std::optional<double> nccl_tests_busbw_factor(const std::string& collective, int n) {
+  if (n < 1) return std::nullopt;
+  const double spread = static_cast<double>(n - 1) / n;
+  static const std::map<std::string, int> kind = {
+      {"all_reduce", 2}, {"all_gather", 1}, {"reduce_scatter", 1}, {"alltoall", 1}, {"gather", 1},
+      {"scatter", 1},    {"broadcast", 0},  {"reduce", 0},         {"sendrecv", 0}};
+  const auto it = kind.find(collective);
+  if (it == kind.end()) return std::nullopt;
+  return it->second == 0 ? 1.0 : it->second * spread;
+}
+
+std::vector<ResultRecord> measured_records(const NcclTestsRun& run, const std::string& topology) {
+  std::set<std::string> hosts;
+  for (const auto& d : run.devices) hosts.insert(d.host);
+  std::vector<std::string> nodes;
+  for (const auto& d : run.devices) {
+    nodes.push_back((hosts.size() > 1 ? d.host + "/" : std::string()) + "gpu" + std::to_string(d.device));
+  }
+  const double factor = nccl_tests_busbw_factor(run.collective, run.ranks()).value_or(0);
+  std::vector<ResultRecord> out;
+  for (const auto& row : run.rows) {
+    for (const auto& [timing, placement] : {std::pair{&row.out_of_place, "out-of-place"}, std::pair{&row.in_place, "in-place"}}) {
+      if (!*timing) continue;
+      ResultRecord r;
+      r.executor = "measured";
+      r.topology = topology;
+      r.strategy = "nccl";
+      if (!run.collective.empty()) r.params["collective"] = run.collective;
+      r.ranks = run.ranks();
+      r.rank_nodes = nodes;
+      r.bytes = row.bytes;
+      r.time_per_sync_s = (*timing)->time_us * 1e-6;
+      r.busbw_factor = factor;
+      r.notes = {std::string(placement), "nccl-tests " + run.source + ":" + std::to_string(row.line + 1)};
+      const auto& wrong = (*timing)->wrong;
+      if (wrong && *wrong == std::floor(*wrong)) r.wrong_elements = static_cast<std::uint64_t>(*wrong);
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+}  // namespace gradsync::models

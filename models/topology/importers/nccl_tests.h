@@ -1,0 +1,90 @@
+// nccl-tests (github.com/NVIDIA/nccl-tests) output as measurements: every `*_perf` run
+// found in a text — one process with -g N, threads, or MPI ranks — with its device lines,
+// its table (out-of-place and in-place time, algbw, busbw, #wrong per size) and its summary.
+//
+// What is recognised (as nccl-tests 2.x prints it, and as people paste it):
+//   ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8        the command (a shell prompt, "# " or
+//                                                         nothing before it): names the collective
+//   # Collective test starting: all_reduce_perf           the same, in newer versions
+//   # nThread 1 nGpus 8 minBytes 8 maxBytes ...           starts a run
+//   #  Rank  0 Group  0 Pid 1756513 on host device  0 [0x01] NVIDIA GeForce RTX 4090
+//   #       size   count   type   redop   root   time   algbw   busbw #wrong   time ...
+//           8       2      float  sum     -1     38.83  0.00    0.00   0       40.43 ...
+//   # Out of bounds values : 0 OK
+//   # Avg bus bandwidth    : 4.85265
+// The table is read by its header's column names, so versions without a root column, with
+// the old "error" column, with per-iteration (i_min, ...) or timestamp columns all read.
+// A malformed row is an InputError naming the file, the line and the token.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/executors/result.h"
+
+namespace gradsync::models {
+
+struct NcclTestsDevice {
+  int rank = 0;
+  std::string host;
+  int device = 0;       // CUDA device index on its host
+  std::string bus_id;   // as printed: "0000:b4:00" or "0x01"
+  std::string name;     // "NVIDIA GeForce RTX 4090"
+};
+
+struct NcclTestsTiming {
+  double time_us = 0;
+  double algbw_GBps = 0;   // as printed
+  double busbw_GBps = 0;   // as printed
+  std::optional<double> wrong;  // #wrong elements (or the old "error" column); none for "N/A"
+};
+
+struct NcclTestsRow {
+  std::size_t line = 0;  // 0-based line index in its text
+  double bytes = 0;      // the size column
+  std::uint64_t count = 0;
+  std::string type;      // float, half, ...
+  std::string redop;     // sum, none, ...
+  std::optional<int> root;
+  std::optional<NcclTestsTiming> out_of_place;  // blank in trace-replay runs
+  std::optional<NcclTestsTiming> in_place;
+};
+
+struct NcclTestsRun {
+  std::string source;      // the file (or name) it was read from
+  std::size_t line = 0;    // 0-based index of its "# nThread" line
+  std::string where;       // "file:line" of that line
+  std::string collective;  // all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, ... ("" unnamed)
+  std::string command;     // the command line, when shown
+  int threads = 1;
+  int gpus_per_thread = 1;
+  std::vector<NcclTestsDevice> devices;  // the "Using devices" lines, rank order
+  std::vector<NcclTestsRow> rows;
+  std::optional<std::uint64_t> out_of_bounds;  // "# Out of bounds values : N"
+  std::optional<double> avg_busbw_GBps;
+  std::string version;  // "# nccl-tests version ..." when printed
+
+  // Ranks: one per device line; without them, threads x GPUs per thread (one process).
+  int ranks() const;
+  // "all_reduce_perf, 8 ranks, 25 sizes (8 B - 128 MiB), rtx4090.txt:126"
+  std::string describe() const;
+};
+
+// Every nccl-tests run in a text, in order. Throws InputError on a malformed table.
+std::vector<NcclTestsRun> read_nccl_tests(const std::string& text, const std::string& source_name);
+// The same over files (a missing file: "<path>: no such file").
+std::vector<NcclTestsRun> read_nccl_tests_files(const std::vector<std::string>& paths);
+
+// nccl-tests' bus-bandwidth factor of a collective on n ranks (busbw = algbw x factor), as
+// its *GetBw functions define it; nullopt for a collective it does not know.
+std::optional<double> nccl_tests_busbw_factor(const std::string& collective, int ranks);
+
+// A run's rows as records of the `measured` executor: one per size and placement (out-of-place
+// first, then in-place; the note says which), strategy "nccl" with param collective=<name>,
+// time, bytes, ranks (rank_nodes gpu<device>, host-qualified across hosts), #wrong.
+// `topology` names the machine in the records.
+std::vector<ResultRecord> measured_records(const NcclTestsRun& run, const std::string& topology);
+
+}  // namespace gradsync::models
