@@ -22,7 +22,8 @@ StrategyContext context_of(const PredictRequest& q, const StrategyParams& params
 BuiltSchedule build_schedule(const PredictRequest& q) {
   if (!q.topology || !q.strategy) throw std::logic_error("build_schedule: topology and strategy are required");
   if (!q.workload && !q.bytes) throw std::logic_error("build_schedule: a workload or a size is required");
-  StrategyParams params = resolve_params(*q.strategy, q.params);
+  const ParamContext choices{*q.topology, q.placement};
+  StrategyParams params = resolve_params(*q.strategy, q.params, &choices);
   const StrategyContext ctx = context_of(q, params);
   Schedule schedule = q.strategy->build(ctx);
   return BuiltSchedule{std::move(schedule), params, ctx.resolved};

@@ -22,6 +22,10 @@ ParamSpec server_param() {
     for (std::size_t g : c.topology.gpus()) out.push_back(c.topology.node(g).id);
     return out;
   };
+  p.domain.values_text = [](const ParamContext& c) {
+    return "rank0 to rank" + std::to_string(c.placement.size() - 1) +
+           (c.topology.host_memories().empty() ? "" : ", host") + " or the id of a GPU or host memory of " + c.topology.name();
+  };
   // A search puts the server in host memory or on one of the ranks' GPUs. On a cluster
   // that is thousands of places, each predicted with every other parameter searched: past
   // kMostServers, places spread evenly over that list (host memories first, then the
@@ -52,6 +56,13 @@ ParamSpec k_param() {
       if (c.placement.size() % k == 0) out.push_back(std::to_string(k));
     }
     return out;
+  };
+  p.domain.values_text = [](const ParamContext& c) {
+    std::vector<std::string> divisors;
+    for (int k = 1; k <= c.placement.size(); ++k) {
+      if (c.placement.size() % k == 0) divisors.push_back(std::to_string(k));
+    }
+    return "a number of groups that divides N = " + std::to_string(c.placement.size()) + " (" + join(divisors) + ")";
   };
   // auto, and every k that splits the ranks into groups of at least two (k = 1 is a ring, k = N a ring of groups of one).
   p.search = [](const ParamContext& c) {

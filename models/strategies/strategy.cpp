@@ -96,53 +96,60 @@ const std::string& StrategyParams::text(const std::string& name) const {
 }
 
 namespace {
+
 std::string whole(double v) { return std::to_string(static_cast<long long>(v)); }
+
+// "a, b or c".
+std::string either(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return out;
+}
+
+// A number as the domain's bounds allow it, else what was expected.
+std::optional<std::string> number_problem(const ParamDomain& d, const std::string& v, bool whole_number) {
+  char* end = nullptr;
+  errno = 0;
+  const double x = whole_number ? static_cast<double>(std::strtol(v.c_str(), &end, 10)) : std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) return whole_number ? "an integer" : "a number";
+  if (d.rate) {
+    if (!(x > 0)) return std::string("a number greater than 0");
+    if (x < d.min || x > d.max) return std::string("a rate in GB/s between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)");
+    return std::nullopt;
+  }
+  if (whole_number) {
+    if (x < d.min) return "an integer of at least " + whole(d.min);
+    if (x > d.max) return "an integer of at most " + whole(d.max);
+    return std::nullopt;
+  }
+  if (d.min_inclusive ? x < d.min : x <= d.min) return std::string("a number ") + (d.min_inclusive ? "of at least " : "greater than ") + number_text(d.min);
+  if (d.max_inclusive ? x > d.max : x >= d.max) return std::string("a number ") + (d.max_inclusive ? "of at most " : "below ") + number_text(d.max);
+  return std::nullopt;
+}
+
 }  // namespace
 
 long StrategyParams::integer(const std::string& name) const {
-  const ParamDomain& d = spec(name).domain;
   const std::string& v = text(name);
-  const std::string where = "--param " + name + "=" + v + " (strategy " + strategy_->name + "): ";
-  char* end = nullptr;
-  errno = 0;
-  const long x = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno == ERANGE) throw InputError(where + "expected an integer");
-  if (x < d.min) throw InputError(where + "expected at least " + whole(d.min));
-  if (x > d.max) throw InputError(where + "expected at most " + whole(d.max));
-  return x;
+  if (const auto problem = number_problem(spec(name).domain, v, true)) {
+    throw InputError("--param " + name + "=" + v + " (strategy " + strategy_->name + "): expected " + *problem);
+  }
+  return std::strtol(v.c_str(), nullptr, 10);
 }
 
 double StrategyParams::number(const std::string& name) const {
-  const ParamDomain& d = spec(name).domain;
   const std::string& v = text(name);
-  const std::string where = "--param " + name + "=" + v + " (strategy " + strategy_->name + "): ";
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) throw InputError(where + "expected a number");
-  if (d.rate) {
-    if (!(x > 0)) throw InputError(where + "expected a number greater than 0");
-    if (x < d.min || x > d.max) throw InputError(where + "expected a rate in GB/s between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)");
-    return x;
+  if (const auto problem = number_problem(spec(name).domain, v, false)) {
+    throw InputError("--param " + name + "=" + v + " (strategy " + strategy_->name + "): expected " + *problem);
   }
-  if (d.min_inclusive ? x < d.min : x <= d.min) {
-    throw InputError(where + "expected a number " + (d.min_inclusive ? "of at least " : "greater than ") + number_text(d.min));
-  }
-  if (d.max_inclusive ? x > d.max : x >= d.max) {
-    throw InputError(where + "expected a number " + (d.max_inclusive ? "of at most " : "below ") + number_text(d.max));
-  }
-  return x;
+  return std::strtod(v.c_str(), nullptr);
 }
 
 const std::string& StrategyParams::word(const std::string& name) const {
   const ParamDomain& d = spec(name).domain;
   const std::string& v = text(name);
   if (std::find(d.words.begin(), d.words.end(), v) == d.words.end()) {
-    std::string expected;
-    for (std::size_t i = 0; i < d.words.size(); ++i) {
-      expected += (i == 0 ? "" : i + 1 == d.words.size() ? " or " : ", ") + d.words[i];
-    }
-    throw InputError("--param " + name + "=" + v + " (strategy " + strategy_->name + "): expected " + expected);
+    throw InputError("--param " + name + "=" + v + " (strategy " + strategy_->name + "): expected " + either(d.words));
   }
   return v;
 }
@@ -201,6 +208,11 @@ const Index& index() {
       }
       for (const auto& p : common_params()) {
         if (seen.insert(p.name).second) all.push_back(p);
+      }
+      for (const auto& p : all) {
+        if (p.domain.kind == ParamDomain::Kind::text && p.domain.words.empty() && !p.domain.values) {
+          throw std::logic_error("strategy " + s->name + ": text parameter " + p.name + " declares no choices");
+        }
       }
       x.params[s] = std::move(all);
     }
@@ -295,7 +307,85 @@ std::vector<const Strategy*> inner_strategies(const Strategy& s, bool searched_o
   return out;
 }
 
-StrategyParams resolve_params(const Strategy& s, const SyncParams& given) {
+namespace {
+
+// The one check of a parameter's value against its declared choices: words and auto, the
+// values valid on the topology (when it is known), numbers within bounds, lists of them.
+// Structure the value's reader still checks (a permutation of the ranks, one rate per rank,
+// k dividing N) is left to it. nullopt: accepted; else what was expected.
+std::optional<std::string> value_problem(const ParamSpec& spec, const std::string& v, const ParamContext* context) {
+  const ParamDomain& d = spec.domain;
+  std::vector<std::string> words = d.words;
+  if (d.allows_auto) words.insert(words.begin(), "auto");
+  if (std::find(words.begin(), words.end(), v) != words.end()) return std::nullopt;
+  std::vector<std::string> values;
+  if (d.values && context) {
+    for (std::string& x : d.values(*context)) {
+      if (std::find(values.begin(), values.end(), x) == values.end()) values.push_back(std::move(x));
+    }
+  }
+  if (std::find(values.begin(), values.end(), v) != values.end()) return std::nullopt;
+  // The declared words, then one more alternative: "auto, given or a list of ...".
+  const auto or_words = [&](const std::string& last) {
+    std::vector<std::string> all = words;
+    all.push_back(last);
+    return either(all);
+  };
+  // The values valid here, as the domain describes them or listed.
+  const auto valid_here = [&] {
+    if (d.values_text) return d.values_text(*context);
+    constexpr std::size_t kListed = 12;
+    std::vector<std::string> listed = values;
+    if (listed.size() > kListed) {
+      const std::size_t more = listed.size() - kListed;
+      listed.resize(kListed);
+      listed.push_back("(" + std::to_string(more) + " more)");
+    }
+    return either(listed);
+  };
+  switch (d.kind) {
+    case ParamDomain::Kind::text: {
+      if (d.values && !context) return std::nullopt;  // checked once the topology is known
+      std::vector<std::string> all = words;
+      all.insert(all.end(), values.begin(), values.end());
+      if (values.empty()) return either(all) + did_you_mean(v, all);
+      return or_words(valid_here()) + did_you_mean(v, all);
+    }
+    case ParamDomain::Kind::integer:
+    case ParamDomain::Kind::real: {
+      const bool whole_number = d.kind == ParamDomain::Kind::integer;
+      const auto problem = number_problem(d, v, whole_number);
+      if (problem) return or_words(*problem);
+      if (!values.empty()) return or_words(valid_here());
+      return std::nullopt;
+    }
+    case ParamDomain::Kind::per_rank:
+    case ParamDomain::Kind::permutation: {
+      const bool positions = d.kind == ParamDomain::Kind::permutation;
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t comma = v.find(',', start);
+        const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        ParamDomain element = d;
+        if (positions) element = integer_domain(0, 2147483647);
+        const auto problem = number_problem(element, item, positions);
+        if (problem) {
+          return or_words(positions ? "a comma-separated list of rank positions (0, 1, ...)"
+                                    : "a comma-separated list, one number per rank") +
+                 "; its item \"" + item + "\" is not " + *problem;
+        }
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StrategyParams resolve_params(const Strategy& s, const SyncParams& given, const ParamContext* context) {
   std::vector<std::string> names;
   std::map<std::string, std::string> values;
   for (const auto& spec : params_of(s)) {
@@ -306,6 +396,9 @@ StrategyParams resolve_params(const Strategy& s, const SyncParams& given) {
     if (!values.count(key)) {
       throw InputError("--param " + key + "=" + value + ": strategy " + s.name + " has no parameter '" + key + "'" +
                        did_you_mean(key, names) + "; its parameters: " + join(names));
+    }
+    if (const auto problem = value_problem(*find_param(s, key), value, context)) {
+      throw InputError("--param " + key + "=" + value + " (strategy " + s.name + "): expected " + *problem);
     }
     values[key] = value;
   }

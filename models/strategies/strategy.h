@@ -39,7 +39,7 @@ using ValuesFor = std::function<std::vector<std::string>(const ParamContext&)>;
 // still checks what it reads; integer and real bounds are checked here, see StrategyParams).
 struct ParamDomain {
   enum class Kind {
-    text,  // `words` and `values` (and auto) only — or free text (speeds-like lists are per_rank)
+    text,  // `words` and `values` (and auto) only: every text parameter declares its choices
     integer,  // a whole number in [min, max]
     real,  // a number in [min, max] (bounds inclusive or not)
     per_rank,  // a comma-separated list, one number in [min, max] per rank
@@ -51,6 +51,8 @@ struct ParamDomain {
   // The values valid on this topology and placement (server nodes, divisors of N): with
   // `words` and auto, all of them — the numeric range then only bounds what is read.
   ValuesFor values;
+  // How a message names `values` ("rank0 to rank3, host or a node id"); null: they are listed.
+  std::function<std::string(const ParamContext&)> values_text;
   double min = 0, max = 0;
   bool min_inclusive = true, max_inclusive = true;
   // Generators (fuzzing) draw numbers up to here (0: up to max): larger values behave alike
@@ -198,7 +200,10 @@ const Strategy& find_strategy(const std::string& name);
 const Strategy& default_strategy();
 // The strategies `s` may wrap (its InnerChoices), resolved; `searched_only`: those a search tries.
 std::vector<const Strategy*> inner_strategies(const Strategy& s, bool searched_only = false);
-// Checks names (unknown ones list the valid ones) and fills in defaults.
-StrategyParams resolve_params(const Strategy& s, const SyncParams& given);
+// Checks names (unknown ones list the valid ones) and every value against its parameter's
+// declared choices (the one place that does: words and auto, numbers within bounds, lists of
+// numbers, and with `context` the values valid on that topology and placement), and fills in
+// defaults. An unknown value is an InputError naming the parameter, the value and the choices.
+StrategyParams resolve_params(const Strategy& s, const SyncParams& given, const ParamContext* context = nullptr);
 
 }  // namespace gradsync::models

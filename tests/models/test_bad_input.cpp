@@ -20,6 +20,9 @@
 #include "models/topology/importers/import.h"
 #include "models/support/json_input.h"
 #include "models/executors/predict.h"
+#include "models/strategies/strategy.h"
+#include "models/topology/placement.h"
+#include "models/topology/uniform_topologies.h"
 #include "models/topology/topology_io.h"
 #include "models/workload/workload.h"
 
@@ -374,17 +377,17 @@ TEST(BadInput, Experiment) {
        {"exp.json: /speeds: has 2 values but a run has 4 ranks; expected one speed per rank"}},
       // Strategy parameters: checked when the strategy builds its schedule.
       {"parameter below its minimum", replace(x, "\"k\": 2", "\"k\": 0"),
-       {"exp.json: /strategies/0/k: --param k=0 (strategy hierarchical): expected at least 1"}},
+       {"exp.json: /strategies/0/k: --param k=0 (strategy hierarchical): expected auto or an integer of at least 1"}},
       {"parameter of the wrong type", replace(x, "\"k\": 2", "\"k\": \"two\""),
-       {"exp.json: /strategies/0/k: --param k=two (strategy hierarchical): expected an integer"}},
+       {"exp.json: /strategies/0/k: --param k=two (strategy hierarchical): expected auto or an integer"}},
       {"parameter that does not fit the GPUs", replace(x, "\"k\": 2", "\"k\": 3"),
-       {"exp.json: /strategies/0/k: --param k=3: N = 4 GPUs cannot be split into 3 equal groups; expected k to divide N"}},
+       {"exp.json: /strategies/0/k: --param k=3 (strategy hierarchical): expected auto or a number of groups that divides N = 4 (1, 2, 4)"}},
       {"a period the simulator cannot run", replace(x, "{\"name\": \"hierarchical\", \"k\": 2}", "{\"name\": \"downpour\", \"step\": 1000000000}"),
-       {"exp.json: /strategies/0/step: --param step=1000000000 (strategy downpour): expected at most 1000000"}},
+       {"exp.json: /strategies/0/step: --param step=1000000000 (strategy downpour): expected auto or an integer of at most 1000000"}},
       {"a reduction rate near zero", replace(x, "\"k\": 2", "\"k\": 2, \"reduce_GBps\": 1e-300"),
-       {"exp.json: /strategies/0/reduce_GBps: --param reduce_GBps=1e-300 (strategy hierarchical): expected a rate in GB/s between 1e-06"}},
+       {"exp.json: /strategies/0/reduce_GBps: --param reduce_GBps=1e-300 (strategy hierarchical): expected auto or a rate in GB/s between 1e-06"}},
       {"parameter server on no such rank", replace(x, "{\"name\": \"hierarchical\", \"k\": 2}", "{\"name\": \"ps\", \"server\": \"rank99999999999999999999\"}"),
-       {"exp.json: /strategies/0/server: --param server=rank99999999999999999999: there are only 4 ranks; expected rank0 to rank3"}},
+       {"exp.json: /strategies/0/server: --param server=rank99999999999999999999 (strategy ps): expected auto or rank0 to rank3"}},
   };
   check_table(table, load_and_plan_experiment, "exp.json");
 }
@@ -516,3 +519,34 @@ TEST(BadInput, NvidiaSmiTopo) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Strategy parameters: every value outside a parameter's declared choices is refused in one
+// place (models::resolve_params), naming the parameter, the value and the choices — for every
+// parameter of every registered strategy, not a list kept here.
+
+TEST(BadInput, EveryParameterRefusesAValueOutsideItsChoices) {
+  const models::Topology t = models::flat_topology(4);
+  int checked = 0;
+  for (const models::Strategy* s : models::all_strategies()) {
+    for (const models::ParamSpec& p : models::params_of(*s)) {
+      SCOPED_TRACE(s->name + " " + p.name);
+      models::PredictRequest q;
+      q.topology = &t;
+      q.strategy = s;
+      q.bytes = 1 << 20;
+      q.placement = models::first_gpus(t, 4);
+      const std::string bogus = "no-such-" + p.name;
+      q.params.set(p.name, bogus);
+      const std::string message = error_of([&] { (void)models::build_schedule(q); });
+      EXPECT_NE(message.find("--param " + p.name + "=" + bogus + " (strategy " + s->name + "): expected "), std::string::npos)
+          << message;
+      for (const std::string& word : p.domain.words) EXPECT_NE(message.find(word), std::string::npos) << message;
+      if (p.domain.allows_auto) {
+        EXPECT_NE(message.find("auto"), std::string::npos) << message;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
