@@ -143,7 +143,7 @@ void bench_cluster(const std::string& name, double target_s) {
     std::snprintf(buf, sizeof buf, "%s%s %.3f s (sync %.2f ms)", each.empty() ? "" : ", ", strategy, s, 1e3 * r.time_per_sync_s);
     each += buf;
   }
-  std::printf("analytic %zu GPUs of %s: ring + hierarchical %.3f s (%s; reading the file %.2f s; peak memory %.0f MB)  "
+  std::printf("analytic %zu GPUs of %s: ring + hierarchical %.3f s (%s; loading it %.2f s; peak memory %.0f MB)  "
               "target <= %g s: %s\n",
               t.gpus().size(), name.c_str(), total, each.c_str(), read_s, peak_rss_MB(), target_s, verdict(total <= target_s));
 }

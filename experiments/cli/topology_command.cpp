@@ -1,7 +1,10 @@
 // gradsync topology generate: a multi-node cluster from a few parameters, written in the
 // graph form (models/topology/cluster_generator.h says what each parameter builds).
 #include <iostream>
+#include <map>
 #include <memory>
+#include <type_traits>
+#include <variant>
 
 #include "experiments/cli/commands.h"
 #include "experiments/cli/output.h"
@@ -17,15 +20,27 @@ namespace {
 
 struct GenerateOptions {
   models::ClusterSpec spec;
-  std::string intra = "nvswitch", network = "rail", output;
+  std::map<std::string, std::string> words;  // word parameters as given (intra, network)
+  std::string output, form = "graph";
 };
 
 int run_generate(GenerateOptions o) {
-  o.spec.intra = models::intra_fabric_from(o.intra);
-  o.spec.network = models::cluster_network_from(o.network);
+  for (const models::ClusterParam& p : models::cluster_params()) {
+    if (const auto* intra = std::get_if<models::IntraFabric models::ClusterSpec::*>(&p.field)) {
+      o.spec.*(*intra) = models::intra_fabric_from(o.words.at(p.key));
+    } else if (const auto* network = std::get_if<models::ClusterNetwork models::ClusterSpec::*>(&p.field)) {
+      o.spec.*(*network) = models::cluster_network_from(o.words.at(p.key));
+    }
+  }
   const models::Topology t = models::generate_cluster(o.spec);
   const bool to_stdout = o.output.empty() || o.output == "-";
   if (!to_stdout) check_output_path(o.output, "--output");
+  if (o.form == "generated") {
+    const std::string text = models::pretty_json(models::cluster_spec_to_json(o.spec)) + "\n";
+    models::write_file_atomically(to_stdout ? "-" : o.output, text);
+    if (!to_stdout) std::cout << "wrote " << o.output << ": " << t.name() << ", " << t.gpus().size() << " GPUs, built from its parameters when named\n";
+    return 0;
+  }
   // One node or link per line: diffable, and a few MB for 8,192 GPUs.
   const models::ordered_json doc = models::topology_to_graph_json(t);
   std::string text = "{\n";
@@ -67,28 +82,31 @@ Action add_topology(CLI::App& app) {
       "--network single puts every NIC on one switch; fat-tree puts --nodes-per-leaf nodes' NICs on each leaf and\n"
       "joins the leaves through one core whose links carry a leaf's NIC bandwidth / --oversubscription (the spine\n"
       "layer drawn as one switch: routes are single paths); rail puts NIC k of every node on rail k's leaves.\n"
-      "Examples (the shipped ones):\n"
-      "  gradsync topology generate --nodes 16 --gpus-per-node 8 -o topologies/cluster-128gpu-nvswitch-rail.json\n"
-      "  gradsync topology generate --nodes 128 --network fat-tree --oversubscription 2 -o topologies/cluster-1024gpu-fat-tree-2to1.json\n"
-      "  gradsync topology generate --nodes 1024 -o topologies/cluster-8192gpu-nvswitch-rail.json");
-  gen->add_option("--nodes", o->spec.nodes, "machines in the cluster")->default_val(2);
-  gen->add_option("--gpus-per-node", o->spec.gpus_per_node, "GPUs in each machine")->default_val(8);
-  gen->add_option("--intra", o->intra, "the fabric between a node's GPUs: pcie | nvlink | nvswitch")->default_val("nvswitch");
-  gen->add_option("--nvlink-GBps", o->spec.nvlink_GBps,
-                  "per direction: each GPU pair's NVLink (nvlink) or each GPU's links to the NVSwitch (nvswitch); "
-                  "default 450 (nvswitch) or 450 / (GPUs - 1) rounded down to whole 25 GB/s links (nvlink)");
-  gen->add_option("--gpus-per-pcie-switch", o->spec.gpus_per_pcie_switch, "GPUs under each PCIe switch (with the NICs spread over the switches: a switch holding two NICs gives its GPUs two equal routes, of which the model takes one)")->default_val(1);
-  gen->add_option("--pcie-GBps", o->spec.pcie_GBps, "each PCIe link, per direction (NCCL: Gen4 x16 24, Gen5 x16 48)")->default_val(48);
-  gen->add_option("--nics-per-node", o->spec.nics_per_node, "network adapters per machine")->default_val(8);
-  gen->add_option("--nic-GBps", o->spec.nic_GBps, "each NIC, per direction (400 Gb/s = 50)")->default_val(50);
-  gen->add_option("--network", o->network, "how the NICs are joined: single | fat-tree | rail")->default_val("rail");
-  gen->add_option("--oversubscription", o->spec.oversubscription, "fat-tree / rail: a leaf's NIC bandwidth over its uplink's (>= 1)")
-      ->default_val(1);
-  gen->add_option("--nodes-per-leaf", o->spec.nodes_per_leaf, "fat-tree / rail: machines per leaf switch")->default_val(32);
-  gen->add_option("--pcie-latency-us", o->spec.pcie_latency_us, "latency of each PCIe link")->default_val(1);
-  gen->add_option("--nvlink-latency-us", o->spec.nvlink_latency_us, "latency of each NVLink / NVSwitch link")->default_val(0.5);
-  gen->add_option("--network-latency-us", o->spec.network_latency_us, "latency of each network link")->default_val(1);
+      "--form generated writes the parameters instead of the graph: {\"name\", \"generate\": {\"nodes\": 16, ...}}, which\n"
+      "every command reads as the cluster they build (the shipped clusters are such files).\n"
+      "Examples:\n"
+      "  gradsync topology generate --nodes 16 --gpus-per-node 8 -o c128.json\n"
+      "  gradsync topology generate --nodes 128 --network fat-tree --oversubscription 2 --form generated \\\n"
+      "      --name cluster-1024gpu-fat-tree-2to1 -o topologies/cluster-1024gpu-fat-tree-2to1.json");
+  const models::ClusterSpec defaults;
+  for (const models::ClusterParam& p : models::cluster_params()) {
+    CLI::Option* opt = std::visit(
+        [&](auto member) -> CLI::Option* {
+          using T = std::decay_t<decltype(o->spec.*member)>;
+          if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double>) {
+            return gen->add_option(models::cluster_flag(p), o->spec.*member, p.help);
+          } else {
+            o->words[p.key] = models::cluster_param_text(defaults, p);
+            return gen->add_option(models::cluster_flag(p), o->words[p.key], p.help);  // checked as it is read
+          }
+        },
+        p.field);
+    if (p.show_default) opt->default_str(models::cluster_param_text(defaults, p));
+  }
   gen->add_option("--name", o->spec.name, "topology name (default from the parameters, e.g. 16x8gpu-nvswitch-rail)");
+  gen->add_option("--form", o->form, "graph (every node and link written out) or generated (the parameters only)")
+      ->check(CLI::IsMember({"graph", "generated"}))
+      ->default_str("graph");
   gen->add_option("--output,-o", o->output, "write the topology JSON here (default: stdout)");
   return [o] { return run_generate(*o); };
 }

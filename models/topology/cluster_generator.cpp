@@ -1,6 +1,9 @@
 #include "models/topology/cluster_generator.h"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <type_traits>
 
 #include "models/support/error.h"
 #include "models/support/format.h"
@@ -13,25 +16,93 @@ namespace {
 constexpr double kNvlink4GBps = 25;  // per link and direction (NVLink 4, H100)
 constexpr int kNvlinksPerGpu = 18;  // H100 SXM
 
-void require_count(const std::string& flag, int value, int at_least) {
-  if (value < at_least) {
-    throw InputError(flag + " " + std::to_string(value) + ": expected an integer of at least " + std::to_string(at_least));
-  }
-}
-
-void require_positive(const std::string& flag, double value) {
-  if (!(value > 0) || !std::isfinite(value)) {
-    throw InputError(flag + " " + number_text(value) + ": expected a number greater than 0");
-  }
-}
-
-void require_latency(const std::string& flag, double value) {
-  if (!(value >= 0) || !std::isfinite(value)) {
-    throw InputError(flag + " " + number_text(value) + ": expected a number of at least 0");
-  }
-}
-
 }  // namespace
+
+const std::vector<ClusterParam>& cluster_params() {
+  static const std::vector<ClusterParam> params = {
+      {"nodes", "machines in the cluster", &ClusterSpec::nodes},
+      {"gpus_per_node", "GPUs in each machine", &ClusterSpec::gpus_per_node},
+      {"intra", "the fabric between a node's GPUs: pcie | nvlink | nvswitch", &ClusterSpec::intra},
+      {"nvlink_GBps",
+       "per direction: each GPU pair's NVLink (nvlink) or each GPU's links to the NVSwitch (nvswitch); default 450 "
+       "(nvswitch) or 450 / (GPUs - 1) rounded down to whole 25 GB/s links (nvlink)",
+       &ClusterSpec::nvlink_GBps, false},
+      {"gpus_per_pcie_switch",
+       "GPUs under each PCIe switch (with the NICs spread over the switches: a switch holding two NICs gives its GPUs "
+       "two equal routes, of which the model takes one)",
+       &ClusterSpec::gpus_per_pcie_switch},
+      {"pcie_GBps", "each PCIe link, per direction (NCCL: Gen4 x16 24, Gen5 x16 48)", &ClusterSpec::pcie_GBps},
+      {"nics_per_node", "network adapters per machine", &ClusterSpec::nics_per_node},
+      {"nic_GBps", "each NIC, per direction (400 Gb/s = 50)", &ClusterSpec::nic_GBps},
+      {"network", "how the NICs are joined: single | fat-tree | rail", &ClusterSpec::network},
+      {"oversubscription", "fat-tree / rail: a leaf's NIC bandwidth over its uplink's (>= 1)", &ClusterSpec::oversubscription},
+      {"nodes_per_leaf", "fat-tree / rail: machines per leaf switch", &ClusterSpec::nodes_per_leaf},
+      {"pcie_latency_us", "latency of each PCIe link", &ClusterSpec::pcie_latency_us},
+      {"nvlink_latency_us", "latency of each NVLink / NVSwitch link", &ClusterSpec::nvlink_latency_us},
+      {"network_latency_us", "latency of each network link", &ClusterSpec::network_latency_us},
+  };
+  return params;
+}
+
+std::string cluster_flag(const ClusterParam& p) {
+  std::string flag = "--" + p.key;
+  for (char& c : flag) c = c == '_' ? '-' : c;
+  return flag;
+}
+
+std::vector<std::string> cluster_param_words(const ClusterParam& p) {
+  if (std::holds_alternative<IntraFabric ClusterSpec::*>(p.field)) return {"pcie", "nvlink", "nvswitch"};
+  if (std::holds_alternative<ClusterNetwork ClusterSpec::*>(p.field)) return {"single", "fat-tree", "rail"};
+  return {};
+}
+
+std::string cluster_param_text(const ClusterSpec& spec, const ClusterParam& p) {
+  return std::visit(
+      [&](auto member) -> std::string {
+        const auto& v = spec.*member;
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int>) return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>) return number_text(v);
+        else return to_string(v);
+      },
+      p.field);
+}
+
+bool is_generated_form(const JsonView& doc) { return doc.value().is_object() && doc.value().contains("generate"); }
+
+ClusterSpec cluster_spec_from_json(const JsonView& doc) {
+  doc.expect_object({"name", "description", "generate"});
+  ClusterSpec spec;
+  spec.name = doc.at("name").as_string();
+  if (spec.name.empty()) doc.at("name").fail("a topology name");
+  const JsonView g = doc.at("generate");
+  std::vector<std::string> keys;
+  for (const ClusterParam& p : cluster_params()) keys.push_back(p.key);
+  g.expect_object(keys);
+  for (const ClusterParam& p : cluster_params()) {
+    const auto v = g.get(p.key);
+    if (!v) continue;
+    std::visit(
+        [&](auto member) {
+          auto& field = spec.*member;
+          using T = std::decay_t<decltype(field)>;
+          if constexpr (std::is_same_v<T, int>) {
+            field = static_cast<int>(v->as_integer_in(0, 1 << 20));
+          } else if constexpr (std::is_same_v<T, double>) {
+            field = v->as_number();
+          } else {
+            const std::string text = v->as_string();
+            const auto words = cluster_param_words(p);
+            if (std::find(words.begin(), words.end(), text) == words.end()) v->fail(join(words, " | "));
+            if constexpr (std::is_same_v<T, IntraFabric>) field = intra_fabric_from(text);
+            else field = cluster_network_from(text);
+          }
+        },
+        p.field);
+  }
+  check_cluster_spec(spec, [&](const ClusterParam& p) { return g.where() + "/" + p.key + ":"; });
+  return spec;
+}
 
 std::string to_string(IntraFabric f) {
   switch (f) {
@@ -65,6 +136,22 @@ ClusterNetwork cluster_network_from(const std::string& text) {
   throw InputError("--network " + text + ": expected single, fat-tree or rail");
 }
 
+ordered_json cluster_spec_to_json(const ClusterSpec& spec) {
+  const ClusterSpec defaults;
+  ordered_json generate = ordered_json::object();
+  for (const ClusterParam& p : cluster_params()) {
+    if (cluster_param_text(spec, p) == cluster_param_text(defaults, p)) continue;
+    std::visit(
+        [&](auto member) {
+          using T = std::decay_t<decltype(spec.*member)>;
+          if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double>) generate[p.key] = spec.*member;
+          else generate[p.key] = to_string(spec.*member);
+        },
+        p.field);
+  }
+  return ordered_json{{"name", cluster_name(spec)}, {"generate", generate}};
+}
+
 double default_nvlink_GBps(const ClusterSpec& spec) {
   if (spec.intra == IntraFabric::nvlink) {
     return kNvlink4GBps * std::max(1, kNvlinksPerGpu / std::max(1, spec.gpus_per_node - 1));
@@ -72,24 +159,43 @@ double default_nvlink_GBps(const ClusterSpec& spec) {
   return kNvlink4GBps * kNvlinksPerGpu;
 }
 
-void check_cluster_spec(const ClusterSpec& s) {
-  require_count("--nodes", s.nodes, 1);
-  require_count("--gpus-per-node", s.gpus_per_node, 1);
-  require_count("--gpus-per-pcie-switch", s.gpus_per_pcie_switch, 1);
-  require_count("--nics-per-node", s.nics_per_node, s.nodes > 1 ? 1 : 0);
-  require_count("--nodes-per-leaf", s.nodes_per_leaf, 1);
-  require_positive("--pcie-GBps", s.pcie_GBps);
-  require_positive("--nic-GBps", s.nic_GBps);
-  if (s.nvlink_GBps != 0) require_positive("--nvlink-GBps", s.nvlink_GBps);
+void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
+  const auto where = [&](const std::string& key) {
+    for (const ClusterParam& p : cluster_params()) {
+      if (p.key == key) return place ? place(p) : cluster_flag(p);
+    }
+    throw std::logic_error("no cluster parameter " + key);
+  };
+  const auto require_count = [&](const std::string& key, int value, int at_least) {
+    if (value < at_least) {
+      throw InputError(where(key) + " " + std::to_string(value) + ": expected an integer of at least " + std::to_string(at_least));
+    }
+  };
+  const auto require_positive = [&](const std::string& key, double value) {
+    if (!(value > 0) || !std::isfinite(value)) throw InputError(where(key) + " " + number_text(value) + ": expected a number greater than 0");
+  };
+  const auto require_latency = [&](const std::string& key, double value) {
+    if (!(value >= 0) || !std::isfinite(value)) throw InputError(where(key) + " " + number_text(value) + ": expected a number of at least 0");
+  };
+  require_count("nodes", s.nodes, 1);
+  require_count("gpus_per_node", s.gpus_per_node, 1);
+  require_count("gpus_per_pcie_switch", s.gpus_per_pcie_switch, 1);
+  require_count("nics_per_node", s.nics_per_node, s.nodes > 1 ? 1 : 0);
+  require_count("nodes_per_leaf", s.nodes_per_leaf, 1);
+  require_positive("pcie_GBps", s.pcie_GBps);
+  require_positive("nic_GBps", s.nic_GBps);
+  if (s.nvlink_GBps != 0) require_positive("nvlink_GBps", s.nvlink_GBps);
   if (!(s.oversubscription >= 1) || !std::isfinite(s.oversubscription)) {
-    throw InputError("--oversubscription " + number_text(s.oversubscription) +
+    throw InputError(where("oversubscription") + " " + number_text(s.oversubscription) +
                      ": expected a ratio of at least 1 (a leaf's NIC bandwidth over its uplink's)");
   }
-  require_latency("--pcie-latency-us", s.pcie_latency_us);
-  require_latency("--nvlink-latency-us", s.nvlink_latency_us);
-  require_latency("--network-latency-us", s.network_latency_us);
+  require_latency("pcie_latency_us", s.pcie_latency_us);
+  require_latency("nvlink_latency_us", s.nvlink_latency_us);
+  require_latency("network_latency_us", s.network_latency_us);
   const double gpus = static_cast<double>(s.nodes) * s.gpus_per_node;
-  if (gpus > 1 << 20) throw InputError("--nodes x --gpus-per-node = " + number_text(gpus) + ": expected at most 1048576 GPUs");
+  if (gpus > 1 << 20) {
+    throw InputError(where("nodes") + " x " + where("gpus_per_node") + " = " + number_text(gpus) + ": expected at most 1048576 GPUs");
+  }
 }
 
 std::string cluster_name(const ClusterSpec& s) {

@@ -18,8 +18,12 @@
 //              (no NVLink forwarding between rails: GPUs do not forward).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <variant>
+#include <vector>
 
+#include "models/support/json_input.h"
 #include "models/topology/topology.h"
 
 namespace gradsync::models {
@@ -43,12 +47,37 @@ struct ClusterSpec {
   double pcie_latency_us = 1, nvlink_latency_us = 0.5, network_latency_us = 1;
 };
 
+// Every parameter of a generated cluster, once: `gradsync topology generate` makes its flags
+// from this table (--gpus-per-node), and the generated form of a topology file reads its keys
+// ({"name", "generate": {"gpus_per_node": 8, ...}}), so a shipped name standing for a cluster
+// builds it from these parameters when it is named.
+struct ClusterParam {
+  std::string key;  // "gpus_per_node"; the flag is "--gpus-per-node"
+  std::string help;
+  std::variant<int ClusterSpec::*, double ClusterSpec::*, IntraFabric ClusterSpec::*, ClusterNetwork ClusterSpec::*> field;
+  bool show_default = true;  // false: the help says what the default is (0 stands for "from the other parameters")
+};
+const std::vector<ClusterParam>& cluster_params();
+std::string cluster_flag(const ClusterParam& p);  // "--gpus-per-node"
+std::vector<std::string> cluster_param_words(const ClusterParam& p);  // a word parameter's values; empty for numbers
+std::string cluster_param_text(const ClusterSpec& spec, const ClusterParam& p);  // "8", "fat-tree"
+
+// The generated form: {"name", "description"?, "generate": {key: value, ...}}, keys from
+// cluster_params() (unknown keys are errors), the rest at their defaults; checked like the flags,
+// with messages naming the file and the JSON path.
+bool is_generated_form(const JsonView& doc);
+ClusterSpec cluster_spec_from_json(const JsonView& doc);
+// The generated form of `spec`: its name, and the parameters that differ from the defaults.
+ordered_json cluster_spec_to_json(const ClusterSpec& spec);
+
 // Default NVLink figures: H100 SXM's 18 NVLink4 links of 25 GB/s per direction (450 GB/s to
 // its NVSwitch); for a full mesh of G GPUs, those links split evenly over the G-1 peers.
 double default_nvlink_GBps(const ClusterSpec& spec);
 
-// Throws InputError naming the parameter, its value and what was expected.
-void check_cluster_spec(const ClusterSpec& spec);
+// Throws InputError naming the parameter (as `place` names it: its flag by default), its
+// value and what was expected.
+using ParamPlace = std::function<std::string(const ClusterParam&)>;
+void check_cluster_spec(const ClusterSpec& spec, const ParamPlace& place = {});
 
 std::string cluster_name(const ClusterSpec& spec);
 

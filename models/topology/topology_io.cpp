@@ -1,5 +1,7 @@
 #include "models/topology/topology_io.h"
 
+#include "models/topology/cluster_generator.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -75,7 +77,16 @@ Topology graph_from_json(const JsonView& doc) {
 }  // namespace
 
 LoadedTopology load_topology(const JsonView& doc, const InferenceOptions& options) {
-  if (!doc.value().is_object()) doc.fail("a topology object (graph form with \"nodes\" and \"links\", or matrix form with \"gpus\" and \"bandwidth_GBps\")");
+  if (!doc.value().is_object()) {
+    doc.fail("a topology object (graph form with \"nodes\" and \"links\", matrix form with \"gpus\" and "
+             "\"bandwidth_GBps\", or generated form with \"generate\")");
+  }
+  if (is_generated_form(doc)) {
+    const ClusterSpec spec = cluster_spec_from_json(doc);
+    Topology t = generate_cluster(spec);
+    if (const auto d = doc.get("description")) t.set_description(d->as_string() + " " + t.description());
+    return LoadedTopology{std::move(t), std::nullopt};
+  }
   const bool graph = doc.value().contains("nodes") || doc.value().contains("links");
   const bool matrix = doc.value().contains("gpus") || doc.value().contains("bandwidth_GBps");
   if (graph && matrix) {
@@ -87,7 +98,8 @@ LoadedTopology load_topology(const JsonView& doc, const InferenceOptions& option
     auto inferred = infer_topology(form, options);
     return LoadedTopology{std::move(inferred.topology), std::move(inferred.report)};
   }
-  doc.fail_message("is neither a graph-form topology (keys \"nodes\" and \"links\") nor a matrix-form one (keys \"gpus\" and \"bandwidth_GBps\")");
+  doc.fail_message("is neither a graph-form topology (keys \"nodes\" and \"links\"), a matrix-form one (keys \"gpus\" and "
+                   "\"bandwidth_GBps\") nor a generated one (key \"generate\")");
 }
 
 LoadedTopology load_topology_file(const std::string& path, const InferenceOptions& options) {

@@ -1,7 +1,9 @@
-// Reading and writing topology files. One loader takes either form:
-//   graph form  — {"name", "nodes": [...], "links": [...]}
-//   matrix form — {"name", "gpus": [...], "bandwidth_GBps": [[...]], ...} (see matrix_form.h),
-//                 turned into a graph by matrix_inference.h.
+// Reading and writing topology files. One loader takes any of the three forms:
+//   graph form     — {"name", "nodes": [...], "links": [...]}
+//   matrix form    — {"name", "gpus": [...], "bandwidth_GBps": [[...]], ...} (see matrix_form.h),
+//                    turned into a graph by matrix_inference.h;
+//   generated form — {"name", "generate": {"nodes": 128, ...}}: a cluster built from the
+//                    parameters of `gradsync topology generate` (cluster_generator.h).
 #pragma once
 
 #include <optional>

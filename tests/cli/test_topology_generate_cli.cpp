@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli_runner.h"
+#include "models/topology/cluster_generator.h"
 #include "models/topology/topology_io.h"
 
 namespace fs = std::filesystem;
@@ -33,4 +34,53 @@ TEST(TopologyGenerateCli, WritesAClusterThatLoadsBack) {
   EXPECT_EQ(w.status, 2);
   EXPECT_NE(w.out.find("--network torus: expected single, fat-tree or rail"), std::string::npos) << w.out;
   fs::remove_all(dir);
+}
+
+// --form generated writes the parameters only; every command reads that file as the cluster
+// it builds, node for node and link for link the same as the graph form.
+TEST(TopologyGenerateCli, GeneratedFormBuildsTheSameClusterAsTheGraphForm) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-generated-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::vector<std::string> params = {"topology", "generate", "--nodes", "6", "--network", "fat-tree",
+                                           "--nodes-per-leaf", "4", "--oversubscription", "2", "--nic-GBps", "25",
+                                           "--intra", "nvlink", "--name", "six"};
+  std::vector<std::string> graph = params, generated = params;
+  graph.insert(graph.end(), {"-o", (dir / "graph.json").string()});
+  generated.insert(generated.end(), {"--form", "generated", "-o", (dir / "gen.json").string()});
+  ASSERT_EQ(run_cli(graph).status, 0);
+  const auto g = run_cli(generated);
+  ASSERT_EQ(g.status, 0) << g.out;
+  const auto a = gradsync::models::load_topology_file((dir / "graph.json").string()).topology;
+  const auto b = gradsync::models::load_topology_file((dir / "gen.json").string()).topology;
+  EXPECT_EQ(b.name(), "six");
+  ASSERT_EQ(a.node_count(), b.node_count());
+  ASSERT_EQ(a.links().size(), b.links().size());
+  for (std::size_t i = 0; i < a.links().size(); ++i) {
+    EXPECT_EQ(a.node(a.links()[i].a).id, b.node(b.links()[i].a).id);
+    EXPECT_EQ(a.node(a.links()[i].b).id, b.node(b.links()[i].b).id);
+    EXPECT_DOUBLE_EQ(a.links()[i].bandwidth_Bps, b.links()[i].bandwidth_Bps);
+    EXPECT_DOUBLE_EQ(a.links()[i].latency_s, b.links()[i].latency_s);
+  }
+  EXPECT_LT(fs::file_size(dir / "gen.json"), 512u);
+  fs::remove_all(dir);
+}
+
+// What the shipped folder holds: small hand-written or measured files, and clusters in the
+// generated form (nothing `topology generate` makes is committed whole).
+TEST(TopologyGenerateCli, ShippedClustersAreGeneratedFromTheirParameters) {
+  int generated = 0;
+  for (const auto& entry : fs::directory_iterator(GRADSYNC_TOPOLOGIES)) {
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_LT(fs::file_size(entry.path()), 64u * 1024) << "a topology file this large is generated: ship its parameters";
+    const auto doc = gradsync::models::JsonView::load_file(entry.path().string());
+    if (!gradsync::models::is_generated_form(doc)) continue;
+    ++generated;
+    const auto t = gradsync::models::load_topology_file(entry.path().string()).topology;
+    EXPECT_EQ(t.name(), entry.path().stem().string());
+  }
+  EXPECT_EQ(generated, 3);
+  const auto r = run_cli({"predict", "--topology", "cluster-8192gpu-nvswitch-rail", "--strategy", "ring", "--gpus", "8192",
+                          "--size", "1GiB"});
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("cluster-8192gpu-nvswitch-rail (8192 GPUs)"), std::string::npos) << r.out;
 }

@@ -134,10 +134,37 @@ TEST(BadInput, TopologyGraphForm) {
       {"cut short", "{\"name\": \"t\",\n \"nodes\": [", {"topo.json:2:", ": not valid JSON"}},
       {"empty file", "", {"topo.json:1:1: not valid JSON"}},
       {"not an object", "[1, 2]", {"topo.json: got an array of 2; expected a topology object"}},
-      {"neither form", R"({"name": "t"})", {"topo.json: is neither a graph-form topology (keys \"nodes\" and \"links\") nor a matrix-form one"}},
+      {"neither form", R"({"name": "t"})", {"topo.json: is neither a graph-form topology (keys \"nodes\" and \"links\"), a matrix-form one"}},
       {"both forms", replace(g, "\"nodes\"", "\"gpus\": [\"g0\"], \"nodes\""), {"topo.json: mixes the graph form"}},
   };
   check_table(table, [](const std::string& text) { load_topology_text(text, "topo.json"); }, "topo.json");
+}
+
+// --- topology, generated form -------------------------------------------------------------
+
+const std::string kGenerated = R"({"name": "c", "generate": {"nodes": 4, "network": "fat-tree", "nodes_per_leaf": 2}})";
+
+TEST(BadInput, TopologyGeneratedForm) {
+  ASSERT_EQ(models::load_topology(models::JsonView::parse(kGenerated, "gen.json")).topology.gpus().size(), 32u);
+  const std::string& g = kGenerated;
+  const std::vector<Case> table = {
+      {"unknown parameter", replace(g, "\"nodes_per_leaf\"", "\"nodes_per_leef\""),
+       {"gen.json: /generate/nodes_per_leef: unknown key 'nodes_per_leef' (did you mean 'nodes_per_leaf'?)"}},
+      {"unknown key beside generate", replace(g, "\"name\": \"c\"", "\"name\": \"c\", \"nodes\": []"),
+       {"gen.json: /nodes: unknown key 'nodes'"}},
+      {"a count that is not a whole number", replace(g, "\"nodes\": 4", "\"nodes\": 4.5"),
+       {"gen.json: /generate/nodes: got 4.5; expected an integer"}},
+      {"a count below its minimum", replace(g, "\"nodes\": 4", "\"nodes\": 0"),
+       {"gen.json: /generate/nodes: 0: expected an integer of at least 1"}},
+      {"a word not among its choices", replace(g, "\"fat-tree\"", "\"torus\""),
+       {"gen.json: /generate/network: got \"torus\"; expected single | fat-tree | rail"}},
+      {"an oversubscription below one", replace(g, "\"nodes\": 4", "\"nodes\": 4, \"oversubscription\": 0.5"),
+       {"gen.json: /generate/oversubscription: 0.5: expected a ratio of at least 1"}},
+      {"a rate as a string", replace(g, "\"nodes\": 4", "\"nodes\": 4, \"nic_GBps\": \"50\""),
+       {"gen.json: /generate/nic_GBps: got \"50\"; expected a number, not a string"}},
+      {"no name", R"({"generate": {"nodes": 2}})", {"gen.json: is missing the required key 'name'"}},
+  };
+  check_table(table, [](const std::string& text) { load_topology_text(text, "gen.json"); }, "gen.json");
 }
 
 // --- topology, matrix form ----------------------------------------------------------------
