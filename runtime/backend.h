@@ -67,9 +67,6 @@ struct Backend {
   std::unique_ptr<Transport> transport;
 };
 
-std::vector<std::string> backend_names();  // every backend, built or not
-bool backend_built(const std::string& name);
-
 // Host memory with the CPU kernels (used by mpi_host and the in-process reference).
 std::unique_ptr<Memory> make_host_memory();
 

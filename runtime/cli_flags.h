@@ -55,6 +55,20 @@ inline CLI::Validator number_in(double minimum, double maximum, bool above_minim
       "NUMBER");
 }
 
+// One of `words`: "got \"ncc\"; expected mpi_host, mpi_cuda or nccl (did you mean 'nccl'?)".
+inline CLI::Validator one_of(std::vector<std::string> words) {
+  std::string expected;
+  for (std::size_t i = 0; i < words.size(); ++i) expected += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        for (const std::string& w : words) {
+          if (w == text) return {};
+        }
+        return "got \"" + text + "\"; expected " + expected + models::did_you_mean(text, words);
+      },
+      "WORD");
+}
+
 // For a CLI::ExtrasError: "unknown flag --topolgy (did you mean '--topology'?)" when one of
 // the arguments left over looks like a flag; "" otherwise (CLI11's own message then stands).
 inline std::string unknown_flag_message(CLI::App& app) {

@@ -196,7 +196,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
   if (size < 2) throw models::InputError("measure: needs at least 2 ranks (mpirun -np 2 or more)");
   if (bytes < 4 || bytes > 1.0e9) throw models::InputError("measure --size: expected between 4 bytes and 1 GB");
   if (iterations < 1) throw models::InputError("measure -n: expected at least 1 repetition");
-  Backend backend = make_backend(backend_name, comm, rank);  // the clear "no GPU" / "not built" error first
+  Backend backend = make_backend(backend_name, comm);  // the clear "no GPU" / "not built" error first
   Memory& memory = *backend.memory;
   const bool gpu = memory.kind() != "host";
   // Whole floats: the backends' buffers hold floats.

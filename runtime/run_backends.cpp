@@ -1,36 +1,55 @@
 #include "runtime/run_backends.h"
 
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
 #include "gradsync/config.h"
 #include "models/support/error.h"
 #include "runtime/kernels/kernels.h"
 
 namespace gradsync::runtime {
 
-std::vector<std::string> backend_names() { return {"mpi_host", "mpi_cuda", "nccl"}; }
+namespace {
 
-bool backend_built(const std::string& name) {
-  if (name == "mpi_host") return true;
-  if (name == "mpi_cuda") return GRADSYNC_HAVE_CUDA;
-  if (name == "nccl") return GRADSYNC_HAVE_NCCL;
-  return false;
+std::map<std::string, BackendFactory>& factories() {
+  static std::map<std::string, BackendFactory> registered;
+  return registered;
 }
 
-Backend make_backend(const std::string& name, MPI_Comm comm, int rank) {
-  if (name == "mpi_host") return make_mpi_host_backend(comm);
-  if (!backend_built(name)) {
-    throw models::InputError("--backend " + name + ": this gradsync was built without it (configure with the CUDA toolkit "
-                             "and -DGRADSYNC_WITH_CUDA=ON); built backends: mpi_host");
+}  // namespace
+
+BackendRegistration::BackendRegistration(const std::string& name, BackendFactory make) {
+  const auto names = backend_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    throw std::logic_error("backend " + name + " registers but is not in runtime/backends/catalogue.cpp");
   }
-  const GpuAvailability gpus = gpu_availability();
-  if (gpus.count == 0) throw models::InputError("--backend " + name + ": " + gpus.reason + "; use --backend mpi_host");
-#if GRADSYNC_HAVE_CUDA
-  if (name == "mpi_cuda") return make_mpi_cuda_backend(comm, rank);
-#endif
-#if GRADSYNC_HAVE_NCCL
-  if (name == "nccl") return make_nccl_backend(comm, rank);
-#endif
-  (void)rank;
-  throw models::InputError("--backend " + name + ": unknown backend");
+  if (!factories().emplace(name, make).second) throw std::logic_error("backend " + name + " is registered twice");
+}
+
+std::vector<std::string> registered_backends() {
+  std::vector<std::string> names;
+  for (const auto& [name, make] : factories()) names.push_back(name);
+  return names;
+}
+
+Backend make_backend(const std::string& name, MPI_Comm comm) {
+  const BackendInfo& info = find_backend(name);
+  if (!info.built) {
+    std::vector<std::string> built;
+    for (const BackendInfo& b : backend_catalogue()) {
+      if (b.built) built.push_back(b.name);
+    }
+    throw models::InputError("--backend " + name + ": this gradsync was built without it (configure with the CUDA toolkit "
+                             "and -DGRADSYNC_WITH_CUDA=ON); built backends: " + models::join(built, ", "));
+  }
+  const auto factory = factories().find(name);
+  if (factory == factories().end()) throw std::logic_error("backend " + name + " is built but registered no factory");
+  if (info.needs_gpu) {
+    const GpuAvailability gpus = gpu_availability();
+    if (gpus.count == 0) throw models::InputError("--backend " + name + ": " + gpus.reason + "; use --backend mpi_host");
+  }
+  return factory->second(comm);
 }
 
 std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm) {

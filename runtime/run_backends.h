@@ -1,5 +1,8 @@
-// Choosing a backend at run time: mpi_host is always built; mpi_cuda and nccl when the
-// toolkit was found, and they need a GPU (without one: a clear error, exit status 2).
+// Backends at run time: each backend's file registers its factory under its name in the
+// catalogue (runtime/backends/catalogue.h), as executors register themselves:
+//   const BackendRegistration registered{"mpi_host", make_mpi_host_backend};
+// make_backend finds it; a backend not built, or one that needs a GPU where there is none,
+// is a clear error (exit status 2).
 #pragma once
 
 #include <mpi.h>
@@ -7,13 +10,20 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gradsync/config.h"
 #include "runtime/backend.h"
+#include "runtime/backends/catalogue.h"
 
 namespace gradsync::runtime {
 
-Backend make_backend(const std::string& name, MPI_Comm comm, int rank);
+using BackendFactory = Backend (*)(MPI_Comm comm);
+struct BackendRegistration {
+  BackendRegistration(const std::string& name, BackendFactory make);  // the name must be in the catalogue
+};
+Backend make_backend(const std::string& name, MPI_Comm comm);
+std::vector<std::string> registered_backends();  // the names with a factory in this build, sorted
 
 // The platform's own all-reduce (sum of floats) on this rank's device, timed as nccl-tests
 // times it: gradsync-run --strategy nccl on the nccl backend calls NCCL's collective itself.
@@ -35,14 +45,8 @@ class NativeAllReduce {
 // every rank alike) when this build has no NCCL, a rank has no GPU, or two ranks got one GPU.
 std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm);
 
-// Implemented under runtime/backends/<name>/ (CUDA ones only in CUDA builds).
-Backend make_mpi_host_backend(MPI_Comm comm);
-#if GRADSYNC_HAVE_CUDA
-Backend make_mpi_cuda_backend(MPI_Comm comm, int rank);
-#endif
 #if GRADSYNC_HAVE_NCCL
-Backend make_nccl_backend(MPI_Comm comm, int rank);
-std::unique_ptr<NativeAllReduce> make_nccl_allreduce_on_gpu(MPI_Comm comm);
+std::unique_ptr<NativeAllReduce> make_nccl_allreduce_on_gpu(MPI_Comm comm);  // runtime/backends/nccl/
 #endif
 
 }  // namespace gradsync::runtime

@@ -44,6 +44,7 @@
 using namespace gradsync;
 using runtime::cli::integer_in;
 using runtime::cli::number_in;
+using runtime::cli::one_of;
 using runtime::cli::unknown_flag_message;
 
 namespace {
@@ -305,7 +306,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
     throw models::InputError("--workers " + std::to_string(workers) + ": only " + std::to_string(size) +
                              " processes; expected at most as many workers as processes");
   }
-  runtime::Backend backend = runtime::make_backend(o.backend, comm, rank);
+  runtime::Backend backend = runtime::make_backend(o.backend, comm);
   g_abort_transport.store(backend.transport.get());
   struct ClearOnExit {
     ~ClearOnExit() { g_abort_transport.store(nullptr); }
@@ -549,9 +550,8 @@ int main(int argc, char** argv) {
   app.add_option("--topology,-t", o.topology, "topology the schedule is built for (file or shipped name; default: all ranks "
                                              "alike); NCCL's own all-reduce: names the machine in -o records");
   app.add_option("--ranks", o.ranks, "GPU ids of the workers in rank order (default: the first N GPUs)");
-  app.add_option("--backend", o.backend, "mpi_host (host memory over MPI), mpi_cuda (CUDA buffers over MPI), nccl "
-                                   "(NCCL send/recv; NCCL's own all-reduce with --strategy nccl)")
-      ->check(CLI::IsMember(runtime::backend_names()))
+  app.add_option("--backend", o.backend, runtime::backends_help() + "; with --strategy nccl, nccl runs NCCL's own all-reduce")
+      ->check(one_of(runtime::backend_names()))
       ->default_val("mpi_host");
   app.add_option("-b,--minbytes", o.begin, "first size")->default_val("1MiB");
   app.add_option("-e,--maxbytes", o.end, "last size (default: the first)");
@@ -574,7 +574,9 @@ int main(int argc, char** argv) {
   measure->add_option("--size", o.measure_size, "bytes per bandwidth probe")->default_val("32MiB");
   measure->add_option("-n,--iters", o.measure_iterations, "repetitions per probe (the median is kept)")
       ->check(integer_in(1, 1000000))->default_val(5);
-  measure->add_option("--backend", o.backend, "mpi_host, mpi_cuda or nccl")->check(CLI::IsMember(runtime::backend_names()))->default_val("mpi_host");
+  measure->add_option("--backend", o.backend, "the buffers and transport probed: " + runtime::backends_help())
+      ->check(one_of(runtime::backend_names()))
+      ->default_val("mpi_host");
   measure->add_option("--timeout", o.timeout_s, "seconds without progress before the job is declared stuck and aborted; 0: never")
       ->check(number_in(0, 1e7))->default_val(20);
 

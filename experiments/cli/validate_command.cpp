@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "experiments/cli/commands.h"
+#include "runtime/backends/catalogue.h"
 #include "runtime/cli_flags.h"
 #include "experiments/experiment.h"
 #include "experiments/table.h"
@@ -53,9 +54,9 @@ Action add_validate(CLI::App& app) {
   cmd->add_flag("--keep-testbed", f->o.keep_testbed, "leave the testbed up afterwards");
   cmd->add_flag("--reuse-testbed", f->o.reuse_testbed, "measure and run on the testbed that is up (and leave it)");
   cmd->add_flag("--here", f->o.here, "no testbed: measure and run on this machine's own devices (GPUs or host ranks)");
-  cmd->add_option("--backend", f->o.backend, "with --here: mpi_host, mpi_cuda or nccl (default: nccl when nvidia-smi "
-                                             "lists a GPU, else mpi_host)")
-      ->check(CLI::IsMember({"mpi_host", "mpi_cuda", "nccl"}));
+  cmd->add_option("--backend", f->o.backend, "with --here: " + runtime::backends_help() + " (default: nccl when nvidia-smi "
+                                             "lists a GPU for each rank, mpi_cuda when fewer, else mpi_host)")
+      ->check(runtime::cli::one_of(runtime::backend_names()));
   cmd->add_option("--hostfile", f->o.hostfile, "with --here: an mpirun hostfile (several nodes)")->check(CLI::ExistingFile);
   return [f] {
     ValidateOptions o = f->o;

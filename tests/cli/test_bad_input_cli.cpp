@@ -265,7 +265,7 @@ TEST_F(BadInputCli, GradsyncRunFlags) {
       {"unknown flag", r, "-b 1K --chek", {"gradsync-run: error: gradsync-run: unknown flag --chek (did you mean '--check'?); see gradsync-run --help"}, {}},
       {"unknown flag of measure", r, "measure --sise 1K -o " + o + "/m1.json",
        {"gradsync-run: error: gradsync-run measure: unknown flag --sise (did you mean '--size'?)"}, {o + "/m1.json"}},
-      {"unknown backend", r, "-b 1K --backend foo", {"--backend: foo not in {mpi_host,mpi_cuda,nccl}"}, {}},
+      {"unknown backend", r, "-b 1K --backend foo", {"--backend: got \"foo\"; expected mpi_host, mpi_cuda or nccl"}, {}},
       {"unknown strategy", r, "-b 1K --strategy rng" + quick, {"gradsync-run: error: --strategy rng: unknown strategy (did you mean 'ring'?)"}, {}},
       {"unknown parameter", r, "-b 1K --param kk=1" + quick,
        {"gradsync-run: error: --param kk=1: strategy ring has no parameter 'kk'; its parameters: ring_order,"}, {}},

@@ -153,9 +153,8 @@ class StagingTransport final : public Transport {
   std::vector<Posted> posted_;  // per handle
 };
 
-}  // namespace
 
-Backend make_mpi_cuda_backend(MPI_Comm comm, int /*rank*/) {
+Backend make_mpi_cuda_backend(MPI_Comm comm) {
   const int device = local_cuda_device(comm);
   std::shared_ptr<CUstream_st> stream = make_cuda_stream(device);
   auto memory = make_cuda_memory(device, stream.get(), stream);
@@ -165,5 +164,9 @@ Backend make_mpi_cuda_backend(MPI_Comm comm, int /*rank*/) {
   return Backend{"mpi_cuda (staged through pinned host memory)", std::move(memory),
                  std::make_unique<StagingTransport>(make_mpi_transport(comm), std::move(stream))};
 }
+
+const BackendRegistration registered_mpi_cuda{"mpi_cuda", make_mpi_cuda_backend};
+
+}  // namespace
 
 }  // namespace gradsync::runtime

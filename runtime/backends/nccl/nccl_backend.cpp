@@ -300,7 +300,9 @@ class NcclAllReduce final : public NativeAllReduce {
 
 std::unique_ptr<NativeAllReduce> make_nccl_allreduce_on_gpu(MPI_Comm comm) { return std::make_unique<NcclAllReduce>(comm); }
 
-Backend make_nccl_backend(MPI_Comm comm, int /*rank*/) {
+namespace {
+
+Backend make_nccl_backend(MPI_Comm comm) {
   const int device = local_cuda_device(comm);
   std::shared_ptr<CUstream_st> stream = make_cuda_stream(device);  // one stream for kernels and transfers
   auto memory = make_cuda_memory(device, stream.get(), stream);
@@ -309,5 +311,9 @@ Backend make_nccl_backend(MPI_Comm comm, int /*rank*/) {
                      std::to_string(NCCL_PATCH) + ")",
                  std::move(memory), std::move(transport)};
 }
+
+const BackendRegistration registered_nccl{"nccl", make_nccl_backend};
+
+}  // namespace
 
 }  // namespace gradsync::runtime
