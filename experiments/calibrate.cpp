@@ -41,7 +41,7 @@ std::vector<std::string> split_on(const std::string& s, char sep) {
   }
 }
 
-std::string value_text(double v) { return fmt::format("{:g}", v); }
+std::string value_text(double v) { return models::number_text(v); }
 
 // The all-reduce tables of a machine, without the sizes no figure uses (< 64 KiB).
 std::vector<models::NcclTestsRun> allreduce_tables(const CalibrationMachine& m) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/support/stats.h"
 #include "models/support/error.h"
 #include "models/topology/placement.h"
 #include "models/strategies/strategy.h"
@@ -45,12 +46,10 @@ double busbw_error(const models::ResultRecord& predicted, const models::ResultRe
 
 std::optional<ErrorSummary> summarize_errors(std::vector<double> abs_errors) {
   if (abs_errors.empty()) return std::nullopt;
-  std::sort(abs_errors.begin(), abs_errors.end());
-  const std::size_t m = abs_errors.size();
   ErrorSummary s;
-  s.sizes = static_cast<int>(m);
-  s.median_abs = m % 2 ? abs_errors[m / 2] : (abs_errors[m / 2 - 1] + abs_errors[m / 2]) / 2;
-  s.max_abs = abs_errors.back();
+  s.sizes = static_cast<int>(abs_errors.size());
+  s.max_abs = *std::max_element(abs_errors.begin(), abs_errors.end());
+  s.median_abs = models::median(std::move(abs_errors));
   return s;
 }
 

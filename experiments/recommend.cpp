@@ -323,9 +323,8 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
     if (c.analytic.bounding_links.empty() || c.analytic.time_per_sync_s <= 0) return "";
     const auto& [link, seconds] = c.analytic.bounding_links.front();
     const double share = seconds / c.analytic.time_per_sync_s;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.0f %%", 100.0 * share);
-    return "its synchronisation (" + format_seconds(c.analytic.time_per_sync_s) + ") is bound by " + link + " for " + buf +
+    return "its synchronisation (" + format_seconds(c.analytic.time_per_sync_s) + ") is bound by " + link + " for " +
+           models::format_percent(share, 0) +
            " of the time" + (share < 0.9 ? " (the rest: other links and local work — packing, reducing)" : "");
   };
   auto figure = [&](const Choice& c) {

@@ -16,6 +16,7 @@
 
 #include "experiments/inputs.h"
 #include "experiments/table.h"
+#include "models/support/stats.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/executors/executor.h"
@@ -45,18 +46,14 @@ std::string self_dir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using models::median;
 
 // Probes that disagree by more than this (median over pairs) measured the load, not the links.
 constexpr double kBusySpread = 0.10;
 
 std::string percent(double predicted, double measured) {
   if (predicted < 0 || !(measured > 0)) return "-";
-  return format_fixed(100 * (predicted - measured) / measured, 1) + "%";
+  return models::format_percent((predicted - measured) / measured, 1);
 }
 
 // Parameters that place the schedule as gradsync-run does: a synchronous server runs on
@@ -255,8 +252,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     if (!spreads.empty()) {
       const double med = median(spreads), most = *std::max_element(spreads.begin(), spreads.end());
       too_busy = med > kBusySpread;
-      spread_line = "measurement: the repeated probes of a pair disagreed by " + format_fixed(100 * med, 1) +
-                    " % (median over pairs, robust), " + format_fixed(100 * most, 1) + " % at most";
+      spread_line = "measurement: the repeated probes of a pair disagreed by " + models::format_percent(med, 1) +
+                    " (median over pairs, robust), " + models::format_percent(most, 1) + " at most";
       if (too_busy) {
         spread_line += "; above " + format_fixed(100 * kBusySpread, 0) +
                        " %: the machine was too busy to measure, so the errors below say more about the load than "
@@ -439,8 +436,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   for (const models::Executor* x : predictors) {
     const auto& e = errors[x->name()];
     if (e.empty()) continue;
-    std::cout << x->name() << ": median |error| " << format_fixed(100 * median(e), 1) << " %, max "
-              << format_fixed(100 * *std::max_element(e.begin(), e.end()), 1) << " % over " << e.size()
+    std::cout << x->name() << ": median |error| " << models::format_percent(median(e), 1) << ", max "
+              << models::format_percent(*std::max_element(e.begin(), e.end()), 1) << " over " << e.size()
               << " points of at least 1 MiB" << (x->traces() ? " (targets: median <= 5 %, max <= 15 %)" : "") << "\n";
   }
   // Which strategy is fastest at each GPU count and size: measured, and by each model.

@@ -227,12 +227,6 @@ class Choices {
   std::size_t pos_ = 0;
 };
 
-std::string fixed(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 // Topologies schedules are built on: the shipped ones, and generated ones written out as
 // graph-form JSON and read back through the public loader, as a user's file would be.
 std::string star_json(int gpus) {
@@ -312,7 +306,7 @@ double number_in(Choices& c, const models::ParamDomain& d) {
 }
 
 std::string number_text_of(const models::ParamDomain& d, double v) {
-  return d.kind == models::ParamDomain::Kind::integer ? std::to_string(static_cast<long long>(v)) : fixed(v);
+  return d.kind == models::ParamDomain::Kind::integer ? std::to_string(static_cast<long long>(v)) : models::number_text(v);
 }
 
 // A valid value of one strategy parameter, drawn from its declared domain (models/strategies/strategy.h):

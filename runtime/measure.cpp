@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "models/support/stats.h"
 #include "models/support/error.h"
 #include "models/topology/matrix_form.h"
 #include "models/topology/matrix_inference.h"
@@ -49,20 +50,8 @@ void quiet_barrier(MPI_Comm comm) {
   wait_quietly(request);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-// How much samples disagree, relative to their median: 1.4826 x the median absolute
-// deviation / the median (a standard deviation that one outlier does not move).
-double relative_spread(const std::vector<double>& v) {
-  const double m = median(v);
-  if (v.size() < 2 || !(m > 0)) return 0;
-  std::vector<double> deviation;
-  for (double x : v) deviation.push_back(std::fabs(x - m));
-  return 1.4826 * median(deviation) / m;
-}
+using models::median;
+using models::relative_spread;
 
 // The spread below which a probe has been repeated enough.
 constexpr double kSteadySpread = 0.03;

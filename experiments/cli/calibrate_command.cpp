@@ -26,7 +26,7 @@ struct CalibrateFlags {
 
 std::string pct(const std::optional<ErrorSummary>& s, bool max) {
   if (!s) return "-";
-  return fmt::format("{:.1f} %", 100 * (max ? s->max_abs : s->median_abs));
+  return models::format_percent(max ? s->max_abs : s->median_abs, 1);
 }
 
 std::vector<std::string> figure_cells(const PooledFigures& f) {

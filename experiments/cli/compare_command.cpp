@@ -23,7 +23,7 @@ struct CompareFlags {
   std::string output;
 };
 
-std::string percent(double error) { return fmt::format("{:+.0f} %", 100 * error); }
+std::string percent(double error) { return models::format_percent(error, 0, true); }
 
 std::string summary_line(const CompareRun& c, const std::string& executor) {
   std::string s = executor + ":";

@@ -70,19 +70,7 @@ void Batch::write(const std::string& dir, const std::string& stem) const {
 
 double percent_error(double model, double paper) { return 100.0 * (model - paper) / paper; }
 
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
-}
-
-std::string signed_percent(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.*f %%", decimals, value);
-  return buf;
-}
-
-std::string ms(double seconds) { return fixed(seconds * 1e3, seconds < 0.01 ? 3 : 2) + " ms"; }
+std::string ms(double seconds) { return models::format_fixed(seconds * 1e3, seconds < 0.01 ? 3 : 2) + " ms"; }
 
 LineFit least_squares(const std::vector<double>& x, const std::vector<double>& y) {
   const double n = static_cast<double>(x.size());

@@ -77,8 +77,6 @@ class Report {
 
 // 100 * (model - paper) / paper
 double percent_error(double model, double paper);
-std::string signed_percent(double value, int decimals = 1);  // "+12.3 %"
-std::string fixed(double value, int decimals);
 std::string ms(double seconds);  // "12.34 ms"
 
 // y = intercept + slope * x, least squares.

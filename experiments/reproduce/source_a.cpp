@@ -9,6 +9,7 @@
 
 #include "experiments/inputs.h"
 #include "experiments/reproduce/common.h"
+#include "models/support/format.h"
 #include "experiments/table.h"
 #include "models/support/error.h"
 #include "models/topology/topology_io.h"
@@ -67,7 +68,7 @@ models::Workload fitted_workload(const std::string& name, double compute_s, doub
   return w;
 }
 
-std::string mb(double bytes) { return fixed(bytes / 1e6, 1) + " MB"; }
+std::string mb(double bytes) { return models::format_fixed(bytes / 1e6, 1) + " MB"; }
 
 }  // namespace
 
@@ -125,9 +126,9 @@ void source_a(const Options& o, std::ostream& out) {
       << "   the model's PS on 1 GPU (gpu0, server in host memory, analytic) is affine in the bytes S:\n"
       << "     t(" << mb(S1) << ") = " << ms(batch.record(f1).time_per_sync_s) << ", t(" << mb(S2)
       << ") = " << ms(batch.record(f2).time_per_sync_s) << "  ->  t(S) = " << ms(alpha1) << " + S x "
-      << fixed(beta1 * 1e9, 4) << " ns/B  (1/beta = " << fixed(1e-9 / beta1, 3) << " GB/s)\n"
+      << models::format_fixed(beta1 * 1e9, 4) << " ns/B  (1/beta = " << models::format_fixed(1e-9 / beta1, 3) << " GB/s)\n"
       << "   S = (" << ms(ps_one_gpu) << " - " << ms(alpha1) << ") / beta = " << mb(S) << "  ("
-      << fixed(100 * S / ffnn.gradient_bytes(), 1) << " % of the dense FFNN gradient, " << mb(ffnn.gradient_bytes())
+      << models::format_fixed(100 * S / ffnn.gradient_bytes(), 1) << " % of the dense FFNN gradient, " << mb(ffnn.gradient_bytes())
       << ")\n\n";
 
   workloads.push_back(fitted_workload("source-a-ffnn-lm-fitted", compute, S, ffnn.minibatches_per_epoch));
@@ -197,8 +198,8 @@ void source_a(const Options& o, std::ostream& out) {
 
   auto epoch = [&](std::size_t id) { return *batch.record(id).time_per_epoch_s; };
   const double check = epoch(t4[{"ps", 1, "analytic"}]);
-  rep << "   check: the model's 1-GPU PS epoch with this S = " << fixed(check, 2) << " s (paper 317.22 s); 1-GPU ring = "
-      << fixed(epoch(t4[{"ring", 1, "analytic"}]), 2) << " s (paper 216.07 s)\n\n";
+  rep << "   check: the model's 1-GPU PS epoch with this S = " << models::format_fixed(check, 2) << " s (paper 317.22 s); 1-GPU ring = "
+      << models::format_fixed(epoch(t4[{"ring", 1, "analytic"}]), 2) << " s (paper 216.07 s)\n\n";
 
   rep << "2. Table 4 (feed-forward LM, seconds per epoch) predicted with the fit; analytic model; 2 GPUs on gpu0,gpu2\n"
       << "   as in the paper (every multi-GPU run crosses the switches), 3 GPUs on gpu0-gpu2, PS server in host memory\n\n";
@@ -222,18 +223,18 @@ void source_a(const Options& o, std::ostream& out) {
       predicted += 2;
     }
     const std::string ranks = placement_text(t, paper_placement(t, row.gpus));
-    table.add_row({std::to_string(row.gpus), ranks, fixed(row.ps_s, 2), fixed(ps, 2),
-                   fitted ? "(fitted)" : signed_percent(percent_error(ps, row.ps_s)), fixed(row.ring_s, 2), fixed(ring, 2),
-                   fitted ? "(fitted)" : signed_percent(percent_error(ring, row.ring_s)),
-                   fixed(100 * (1 - row.ring_s / row.ps_s), 1) + " %", fixed(100 * (1 - ring / ps), 1) + " %"});
+    table.add_row({std::to_string(row.gpus), ranks, models::format_fixed(row.ps_s, 2), models::format_fixed(ps, 2),
+                   fitted ? "(fitted)" : models::format_percent((percent_error(ps, row.ps_s)) / 100, 1, true), models::format_fixed(row.ring_s, 2), models::format_fixed(ring, 2),
+                   fitted ? "(fitted)" : models::format_percent((percent_error(ring, row.ring_s)) / 100, 1, true),
+                   models::format_fixed(100 * (1 - row.ring_s / row.ps_s), 1) + " %", models::format_fixed(100 * (1 - ring / ps), 1) + " %"});
     rows.push_back({{"gpus", row.gpus}, {"ranks", ranks}, {"fitted", fitted}, {"paper_ps_s", row.ps_s},
                     {"model_ps_s", ps}, {"paper_ring_s", row.ring_s}, {"model_ring_s", ring}});
   }
   rep << table.render();
   const double mae_s = abs_err_s / predicted, mae_pct = abs_err_pct / predicted;
-  rep << "   mean absolute error over the " << predicted << " predicted values (2-4 GPUs): " << fixed(mae_s, 1) << " s ("
-      << fixed(mae_pct, 1) << " %)\n"
-      << "   formula and sim executors give the same rows within " << fixed(100 * max_exec_diff, 2)
+  rep << "   mean absolute error over the " << predicted << " predicted values (2-4 GPUs): " << models::format_fixed(mae_s, 1) << " s ("
+      << models::format_fixed(mae_pct, 1) << " %)\n"
+      << "   formula and sim executors give the same rows within " << models::format_fixed(100 * max_exec_diff, 2)
       << " % (records in source-a.jsonl)\n\n";
 
   // --- 3. Why rows miss -------------------------------------------------------------
@@ -250,7 +251,7 @@ void source_a(const Options& o, std::ostream& out) {
       const double model_sync = batch.record(t4[{s, row.gpus, "analytic"}]).time_per_sync_s;
       const bool solvable = b > 0;
       const double s_row = solvable ? (t_sync - a) / b : 0;
-      why.add_row({std::to_string(row.gpus), s, ms(t_sync), ms(model_sync), ms(a), fixed(b * 1e9, 4),
+      why.add_row({std::to_string(row.gpus), s, ms(t_sync), ms(model_sync), ms(a), models::format_fixed(b * 1e9, 4),
                    solvable ? mb(s_row) : "- (moves nothing)"});
       implied.push_back({{"gpus", row.gpus}, {"strategy", s}, {"paper_t_sync_s", t_sync}, {"alpha_s", a}, {"beta_s_per_B", b},
                          {"implied_bytes", solvable ? ordered_json(s_row) : ordered_json(nullptr)}});
@@ -275,15 +276,15 @@ void source_a(const Options& o, std::ostream& out) {
     }
     column_S[s] = num / den;
     rep << "   " << (s == "ps" ? "PS  " : "ring") << " rows, 2-4 GPUs: S_row from " << mb(lo) << " to " << mb(hi) << " (spread "
-        << fixed(100 * (hi - lo) / lo, 1) << " %); least squares over them: S = " << mb(column_S[s]) << " = "
-        << fixed(column_S[s] / S, 1) << "x the 1-GPU fit, " << fixed(column_S[s] / ffnn.gradient_bytes(), 2)
+        << models::format_fixed(100 * (hi - lo) / lo, 1) << " %); least squares over them: S = " << mb(column_S[s]) << " = "
+        << models::format_fixed(column_S[s] / S, 1) << "x the 1-GPU fit, " << models::format_fixed(column_S[s] / ffnn.gradient_bytes(), 2)
         << "x the dense gradient\n";
     column_json[s] = {{"bytes_min", lo}, {"bytes_max", hi}, {"bytes_fit", column_S[s]}};
   }
   rep << "   So the model's shape in N (PS: gather and send back grow with N through host memory; ring: 2(N-1)/N x S over the\n"
       << "   slowest link) matches each column's multi-GPU rows when S is taken from them, but the bytes that explain the\n"
       << "   multi-GPU rows are not the bytes of the 1-GPU PS row: the paper's 2-GPU ring epoch is "
-      << fixed(kTable4[1].ring_s / kTable4[0].ring_s, 1) << "x its 1-GPU epoch although\n"
+      << models::format_fixed(kTable4[1].ring_s / kTable4[0].ring_s, 1) << "x its 1-GPU epoch although\n"
       << "   the compute per GPU halves. What the 1-GPU rows cannot reveal (how much the paper's multi-GPU implementation\n"
       << "   moved or waited per step, e.g. staging through host memory or per-step synchronisation) is what the rows miss.\n";
   // Diagnostic rows with each column's own S (fitted to the rows it is compared with).
@@ -302,8 +303,8 @@ void source_a(const Options& o, std::ostream& out) {
   ordered_json cf_rows = ordered_json::array();
   for (const auto& row : kTable4) {
     const double ps = epoch(col_ids[{"ps", row.gpus}]), ring = epoch(col_ids[{"ring", row.gpus}]);
-    cf.add_row({std::to_string(row.gpus), fixed(row.ps_s, 2), fixed(ps, 2), signed_percent(percent_error(ps, row.ps_s)),
-                fixed(row.ring_s, 2), fixed(ring, 2), signed_percent(percent_error(ring, row.ring_s))});
+    cf.add_row({std::to_string(row.gpus), models::format_fixed(row.ps_s, 2), models::format_fixed(ps, 2), models::format_percent((percent_error(ps, row.ps_s)) / 100, 1, true),
+                models::format_fixed(row.ring_s, 2), models::format_fixed(ring, 2), models::format_percent((percent_error(ring, row.ring_s)) / 100, 1, true)});
     cf_rows.push_back({{"gpus", row.gpus}, {"model_ps_s", ps}, {"model_ring_s", ring}});
   }
   column_json["rows"] = cf_rows;
@@ -332,10 +333,10 @@ void source_a(const Options& o, std::ostream& out) {
       const double ring = epoch(dense[{w->name, "ring", n, "analytic"}]);
       const double sampled = epoch(dense[{w->name, "sampled", n, "analytic"}]);
       std::string paper = "";
-      if (is_ffnn) paper = fixed(kTable4[n - 1].ps_s, 1) + " / " + fixed(kTable4[n - 1].ring_s, 1);
-      if (!is_ffnn && n == 4) paper = "ring " + fixed(kRnnRingSavedPct, 0) + " %, sampled " + fixed(kRnnSampledSavedPct, 0) + " %";
-      d.add_row({std::to_string(n), fixed(ps, 1), fixed(ring, 1), fixed(sampled, 1), fixed(100 * (1 - ring / ps), 1) + " %",
-                 fixed(100 * (1 - sampled / ps), 1) + " %", paper});
+      if (is_ffnn) paper = models::format_fixed(kTable4[n - 1].ps_s, 1) + " / " + models::format_fixed(kTable4[n - 1].ring_s, 1);
+      if (!is_ffnn && n == 4) paper = "ring " + models::format_fixed(kRnnRingSavedPct, 0) + " %, sampled " + models::format_fixed(kRnnSampledSavedPct, 0) + " %";
+      d.add_row({std::to_string(n), models::format_fixed(ps, 1), models::format_fixed(ring, 1), models::format_fixed(sampled, 1), models::format_fixed(100 * (1 - ring / ps), 1) + " %",
+                 models::format_fixed(100 * (1 - sampled / ps), 1) + " %", paper});
       dense_json.push_back({{"workload", w->name}, {"gpus", n}, {"ps_s", ps}, {"ring_s", ring}, {"sampled_s", sampled}});
     }
     rep << "   " << w->name << " (" << mb(w->gradient_bytes()) << " per sync, " << ms(w->compute_s())
@@ -344,9 +345,9 @@ void source_a(const Options& o, std::ostream& out) {
   const double rnn_ps = epoch(dense[{rnn.name, "ps", 4, "analytic"}]);
   const double rnn_ring_saved = 100 * (1 - epoch(dense[{rnn.name, "ring", 4, "analytic"}]) / rnn_ps);
   const double rnn_sampled_saved = 100 * (1 - epoch(dense[{rnn.name, "sampled", 4, "analytic"}]) / rnn_ps);
-  rep << "   RNN LM on 4 GPUs, share of the baseline epoch saved: ring " << fixed(rnn_ring_saved, 1) << " % (paper "
-      << fixed(kRnnRingSavedPct, 0) << " %), sampled " << fixed(rnn_sampled_saved, 1) << " % (paper "
-      << fixed(kRnnSampledSavedPct, 0) << " %).\n";
+  rep << "   RNN LM on 4 GPUs, share of the baseline epoch saved: ring " << models::format_fixed(rnn_ring_saved, 1) << " % (paper "
+      << models::format_fixed(kRnnRingSavedPct, 0) << " %), sampled " << models::format_fixed(rnn_sampled_saved, 1) << " % (paper "
+      << models::format_fixed(kRnnSampledSavedPct, 0) << " %).\n";
   const bool order_agrees = rnn_sampled_saved > rnn_ring_saved && rnn_ring_saved > 0;
   rep << "   The order " << (order_agrees ? "agrees" : "does not agree") << " with the paper (sampled saves more than ring, both save);"
       << " the model saves " << (rnn_ring_saved > kRnnRingSavedPct ? "more" : "less") << " than the paper\n"
@@ -365,8 +366,8 @@ void source_a(const Options& o, std::ostream& out) {
     for (const std::string pair : {"gpu0,gpu1", "gpu0,gpu2"}) {
       const auto& r = batch.record(pairs[{w->name, pair, "analytic"}]);
       const auto& rs = batch.record(pairs[{w->name, pair, "sim"}]);
-      pt.add_row({w->name, pair, ms(r.time_per_sync_s), ms(rs.time_per_sync_s), fixed(*r.time_per_epoch_s, 1) + " s",
-                  fixed(*r.speedup_vs_1gpu, 2) + "x"});
+      pt.add_row({w->name, pair, ms(r.time_per_sync_s), ms(rs.time_per_sync_s), models::format_fixed(*r.time_per_epoch_s, 1) + " s",
+                  models::format_fixed(*r.speedup_vs_1gpu, 2) + "x"});
       pair_json.push_back({{"workload", w->name}, {"pair", pair}, {"sync_s", r.time_per_sync_s}, {"sim_sync_s", rs.time_per_sync_s},
                            {"epoch_s", *r.time_per_epoch_s}});
     }
@@ -375,8 +376,8 @@ void source_a(const Options& o, std::ostream& out) {
                             batch.record(pairs[{ffnn.name, "gpu0,gpu1", "analytic"}]).time_per_sync_s;
   const auto gpu = [&](const char* id) { return t.require(id, "pair"); };
   const double link_ratio = t.bottleneck_Bps(gpu("gpu0"), gpu("gpu1")) / t.bottleneck_Bps(gpu("gpu0"), gpu("gpu2"));
-  rep << pt.render() << "   Crossing the switches makes the ring's synchronisation " << fixed(pair_ratio, 3)
-      << "x slower (the pairs' bandwidths differ " << fixed(link_ratio, 3) << "x: a ring runs at its slowest link),\n"
+  rep << pt.render() << "   Crossing the switches makes the ring's synchronisation " << models::format_fixed(pair_ratio, 3)
+      << "x slower (the pairs' bandwidths differ " << models::format_fixed(link_ratio, 3) << "x: a ring runs at its slowest link),\n"
       << "   which is why the paper placed its 2-GPU runs on GPUs 0 and 2 (every multi-GPU run then crosses the switches).\n\n";
   comparison["pairs"] = pair_json;
 
@@ -389,9 +390,9 @@ void source_a(const Options& o, std::ostream& out) {
     const std::int64_t v = vocabularies[i];
     const models::Workload& wv = workloads[1 + 2 * i];
     auto sp = [&](const std::string& c) { return *batch.record(vocab[{v, c}]).speedup_vs_1gpu; };
-    vt.add_row({std::to_string(v), mb(wv.gradient_bytes()), ms(wv.compute_s()), fixed(wv.total_flops() / wv.gradient_bytes(), 1),
-                fixed(sp("ps"), 3) + "x", fixed(sp("ring"), 3) + "x", fixed(sp("sampled"), 3) + "x",
-                fixed(sp("ring-fit"), 3) + "x", fixed(sp("ps-fit"), 3) + "x"});
+    vt.add_row({std::to_string(v), mb(wv.gradient_bytes()), ms(wv.compute_s()), models::format_fixed(wv.total_flops() / wv.gradient_bytes(), 1),
+                models::format_fixed(sp("ps"), 3) + "x", models::format_fixed(sp("ring"), 3) + "x", models::format_fixed(sp("sampled"), 3) + "x",
+                models::format_fixed(sp("ring-fit"), 3) + "x", models::format_fixed(sp("ps-fit"), 3) + "x"});
     vocab_json.push_back({{"vocabulary", v}, {"gradient_bytes", wv.gradient_bytes()}, {"compute_s", wv.compute_s()},
                           {"speedup_ps", sp("ps")}, {"speedup_ring", sp("ring")}, {"speedup_sampled", sp("sampled")},
                           {"speedup_ring_fit", sp("ring-fit")}, {"speedup_ps_fit", sp("ps-fit")}});
@@ -405,7 +406,7 @@ void source_a(const Options& o, std::ostream& out) {
   std::vector<std::string> agree, disagree;
   for (const std::string c : {"ps", "ring", "sampled", "ring-fit", "ps-fit"}) {
     const auto [small, big] = trend(c);
-    (small < big ? agree : disagree).push_back(c + " " + fixed(big, 3) + "x -> " + fixed(small, 3) + "x");
+    (small < big ? agree : disagree).push_back(c + " " + models::format_fixed(big, 3) + "x -> " + models::format_fixed(small, 3) + "x");
   }
   rep << "   Source A: smaller vocabularies shrink the multi-GPU advantage. From " << vmax << " to " << vmin << " words the model gives\n"
       << "   agreeing (advantage shrinks): " << (agree.empty() ? "none" : models::join(agree, "; ")) << "\n"
@@ -414,8 +415,8 @@ void source_a(const Options& o, std::ostream& out) {
   const double fpb_small = workloads[1].total_flops() / workloads[1].gradient_bytes();
   const double fpb_big = workloads[1 + 2 * (vocabularies.size() - 1)].total_flops() /
                          workloads[1 + 2 * (vocabularies.size() - 1)].gradient_bytes();
-  rep << "   Compute per byte of dense gradient " << (fpb_small > fpb_big ? "rises" : "falls") << " from " << fixed(fpb_big, 1)
-      << " to " << fixed(fpb_small, 1) << " FLOP/B as the vocabulary shrinks\n"
+  rep << "   Compute per byte of dense gradient " << (fpb_small > fpb_big ? "rises" : "falls") << " from " << models::format_fixed(fpb_big, 1)
+      << " to " << models::format_fixed(fpb_small, 1) << " FLOP/B as the vocabulary shrinks\n"
       << "   (the embedding is a lookup: a full-size gradient but no FLOPs; the hidden layer stays the same). Sampling sends\n"
       << "   a minibatch's rows, fixed fractions of the vocabulary and the dense hidden layer, so its bytes shrink more\n"
       << "   slowly than the compute. The claim's reason (\"less compute per byte moved\") holds only where the bytes moved\n"
@@ -453,14 +454,14 @@ void source_a(const Options& o, std::ostream& out) {
   double max_sim_diff = 0;
   for (const auto& row : kTable4) {
     std::vector<std::string> cells = {std::to_string(row.gpus), placement_text(t, paper_placement(t, row.gpus)),
-                                      fixed(row.ring_s, 2)};
+                                      models::format_fixed(row.ring_s, 2)};
     ordered_json j = {{"gpus", row.gpus}, {"paper_ring_s", row.ring_s}};
     std::string ratio;
     for (std::size_t l = 0; l < levels.size(); ++l) {
       const double e = epoch(nccl_ids[{levels[l], row.gpus, "analytic"}]);
       max_sim_diff = std::max(max_sim_diff, std::fabs(epoch(nccl_ids[{levels[l], row.gpus, "sim"}]) / e - 1));
-      cells.push_back(fixed(e, 2));
-      cells.push_back(row.gpus == 1 ? "(fitted)" : signed_percent(percent_error(e, row.ring_s)));
+      cells.push_back(models::format_fixed(e, 2));
+      cells.push_back(row.gpus == 1 ? "(fitted)" : models::format_percent((percent_error(e, row.ring_s)) / 100, 1, true));
       j["model_ring_s_p2p_level_" + levels[l]] = e;
       if (row.gpus == 1) continue;
       nccl_abs[l] += std::fabs(percent_error(e, row.ring_s));
@@ -468,7 +469,7 @@ void source_a(const Options& o, std::ostream& out) {
       const double model_sync = batch.record(nccl_ids[{levels[l], row.gpus, "analytic"}]).time_per_sync_s;
       const double paper_sync = row.ring_s * row.gpus / bn - compute;
       ratios[l].push_back(paper_sync / model_sync);
-      ratio += (ratio.empty() ? "" : " / ") + fixed(ratios[l].back(), 2) + "x";
+      ratio += (ratio.empty() ? "" : " / ") + models::format_fixed(ratios[l].back(), 2) + "x";
     }
     cells.push_back(row.gpus == 1 ? "-" : ratio);
     nt.add_row(std::move(cells));
@@ -482,12 +483,12 @@ void source_a(const Options& o, std::ostream& out) {
   const auto [shm_lo, shm_hi] = range_of(ratios[1]);
   const bool p2p_shape = p2p_hi / p2p_lo < shm_hi / shm_lo;
   const std::string hops4 = models::join(batch.record(nccl_ids[{"PXB", 4, "analytic"}]).notes, "; ");
-  rep << "   mean |error| over the 2-4 GPU rows: " << fixed(nccl_abs[0] / 3, 1) << " % (P2P across), " << fixed(nccl_abs[1] / 3, 1)
-      << " % (SHM across); sim within " << fixed(100 * max_sim_diff, 2) << " % of analytic\n"
+  rep << "   mean |error| over the 2-4 GPU rows: " << models::format_fixed(nccl_abs[0] / 3, 1) << " % (P2P across), " << models::format_fixed(nccl_abs[1] / 3, 1)
+      << " % (SHM across); sim within " << models::format_fixed(100 * max_sim_diff, 2) << " % of analytic\n"
       << "   4 GPUs, SHM across: " << hops4 << "\n"
-      << "   What remains. Per minibatch the paper's synchronisation took " << fixed(p2p_lo, 2) << "-" << fixed(p2p_hi, 2)
+      << "   What remains. Per minibatch the paper's synchronisation took " << models::format_fixed(p2p_lo, 2) << "-" << models::format_fixed(p2p_hi, 2)
       << "x the model's with P2P across the switches,\n"
-      << "   " << fixed(shm_lo, 2) << "-" << fixed(shm_hi, 2) << "x with SHM across (last column). "
+      << "   " << models::format_fixed(shm_lo, 2) << "-" << models::format_fixed(shm_hi, 2) << "x with SHM across (last column). "
       << (p2p_shape ? "With P2P across, the shape in N is NCCL's ring's (the ratio hardly moves\n"
                       "   from 2 to 4 GPUs) and only the level is off; with SHM across, the switches' shared uplinks make 3 and 4 GPUs\n"
                       "   slower than 2, which the paper's column (1245 -> 1095 -> 904 s) does not show: across the switches its NCCL\n"

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "experiments/reproduce/common.h"
+#include "models/support/format.h"
 #include "experiments/table.h"
 #include "models/support/error.h"
 #include "models/topology/topology_io.h"
@@ -42,7 +43,7 @@ models::Topology uniform(int workers, double latency_us) {
   s.host_id = "server";
   s.label = "uniform";
   s.description = "source B's setting: " + std::to_string(workers) + " workers and a parameter server on one switch, every link " +
-                  fixed(kLinkGBps, 0) + " GB/s, " + fixed(latency_us, 1) + " us between any two endpoints";
+                  models::format_fixed(kLinkGBps, 0) + " GB/s, " + models::format_fixed(latency_us, 1) + " us between any two endpoints";
   return models::star_topology(s);
 }
 
@@ -53,8 +54,8 @@ std::map<std::string, std::string> params_for(const std::string& strategy) {
   return {};
 }
 
-std::string size_text(double bytes) { return bytes >= 1e6 ? fixed(bytes / 1e6, 0) + " MB" : fixed(bytes / 1e3, 0) + " kB"; }
-std::string t_text(double s) { return s < 1e-3 ? fixed(s * 1e6, 1) + " us" : fixed(s * 1e3, 3) + " ms"; }
+std::string size_text(double bytes) { return bytes >= 1e6 ? models::format_fixed(bytes / 1e6, 0) + " MB" : models::format_fixed(bytes / 1e3, 0) + " kB"; }
+std::string t_text(double s) { return s < 1e-3 ? models::format_fixed(s * 1e6, 1) + " us" : models::format_fixed(s * 1e3, 3) + " ms"; }
 
 }  // namespace
 
@@ -108,7 +109,7 @@ void source_b(const Options& o, std::ostream& out) {
   };
 
   rep << "gradsync reproduce source-b: source B (PS-HRA), communication time per synchronisation on a uniform network\n"
-      << "(one switch; workers and the parameter server each on a " << fixed(kLinkGBps, 0)
+      << "(one switch; workers and the parameter server each on a " << models::format_fixed(kLinkGBps, 0)
       << " GB/s full-duplex link; latency a between any two endpoints;\n"
       << "k = " << kGroups << " groups for hierarchical and PS-HRA; PS and PS-HRA servers in host memory on the switch;\n"
       << "reduction C = 1 / 100 GB/s on GPUs, 1 / 10 GB/s at the server). Executors: formula (the paper's closed forms),\n"
@@ -123,7 +124,7 @@ void source_b(const Options& o, std::ostream& out) {
     Table lt({">a (us)", "executor", ">ps", ">ring", ">hierarchical", ">ps_hra", "lowest"});
     for (double a : latencies_us) {
       for (const auto& x : kExecutors) {
-        std::vector<std::string> row = {fixed(a, 0), x};
+        std::vector<std::string> row = {models::format_fixed(a, 0), x};
         std::string lowest;
         double best = INFINITY;
         for (const auto& s : kStrategies) {
@@ -139,7 +140,7 @@ void source_b(const Options& o, std::ostream& out) {
     }
     rep << lt.render() << "\n";
     // Worker sweep.
-    rep << "Communication time vs workers N, a = " << fixed(kWorkerSweepLatencyUs, 0) << " us:\n\n";
+    rep << "Communication time vs workers N, a = " << models::format_fixed(kWorkerSweepLatencyUs, 0) << " us:\n\n";
     Table wt({">N", "executor", ">ps", ">ring", ">hierarchical", ">ps_hra", "lowest"});
     for (int n : workers) {
       for (const auto& x : kExecutors) {
@@ -171,7 +172,7 @@ void source_b(const Options& o, std::ostream& out) {
         const LineFit la = least_squares(ax, at), ln = least_squares(nx, nt);
         const std::array<double, 4> g = {la.slope, at.back() / at.front(), ln.slope, nt.back() / nt.front()};
         growth[{s, x}] = g;
-        gt.add_row({s, x, fixed(g[0], 2), fixed(g[1], 3), fixed(g[2] * 1e6, 2), fixed(g[3], 3)});
+        gt.add_row({s, x, models::format_fixed(g[0], 2), models::format_fixed(g[1], 3), models::format_fixed(g[2] * 1e6, 2), models::format_fixed(g[3], 3)});
         comparison["growth"].push_back({{"size_bytes", S}, {"strategy", s}, {"executor", x}, {"latency_slope", g[0]},
                                         {"latency_ratio", g[1]}, {"workers_slope_s", g[2]}, {"workers_ratio", g[3]}});
       }
@@ -223,15 +224,15 @@ void source_b(const Options& o, std::ostream& out) {
       }
       const double ps_rel = 100 * (growth[{"ps", x}][1] - 1);
       ct.add_row({"PS barely changes with latency", x, flattest == "ps" && ps_rel < 10 ? "yes" : "no",
-                  "ps +" + fixed(ps_rel, 1) + " % from " + fixed(latencies_us.front(), 0) + " to " +
-                      fixed(latencies_us.back(), 0) + " us; flattest: " + flattest});
+                  "ps +" + models::format_fixed(ps_rel, 1) + " % from " + models::format_fixed(latencies_us.front(), 0) + " to " +
+                      models::format_fixed(latencies_us.back(), 0) + " us; flattest: " + flattest});
       // PS-HRA nearly flat as workers grow, the others growing.
       std::string flat_n;
       double least_n = INFINITY;
       std::vector<std::string> ratios;
       for (const auto& s : kStrategies) {
         const double r = growth[{s, x}][3];
-        ratios.push_back(s + " x" + fixed(r, 2));
+        ratios.push_back(s + " x" + models::format_fixed(r, 2));
         if (r < least_n) least_n = r, flat_n = s;
       }
       ct.add_row({"PS-HRA nearly flat with workers", x, flat_n == "ps_hra" ? "yes" : "no",
@@ -256,7 +257,7 @@ void source_b(const Options& o, std::ostream& out) {
           const double v = time("latency", S, a, s, x);
           if (v < bt) bt = v, best = s;
         }
-        if (best == "ps_hra") where.push_back(size_text(S) + " a=" + fixed(a, 0) + "us");
+        if (best == "ps_hra") where.push_back(size_text(S) + " a=" + models::format_fixed(a, 0) + "us");
       }
       for (int n : workers) {
         std::string best;

@@ -10,6 +10,7 @@
 
 #include "experiments/inputs.h"
 #include "experiments/reproduce/common.h"
+#include "models/support/format.h"
 #include "experiments/table.h"
 #include "models/support/error.h"
 #include "models/topology/topology_io.h"
@@ -56,7 +57,7 @@ void source_c(const Options& o, std::ostream& out) {
   const std::map<std::string, std::string> none;
 
   rep << "gradsync reproduce source-c: source C (NMT at Alibaba), 2 machines x 4 GPUs, workload " << nmt.name << " ("
-      << fixed(nmt.total_params() / 1e6, 1) << " M params, " << fixed(nmt.gradient_bytes() / 1e6, 1) << " MB per sync, "
+      << models::format_fixed(nmt.total_params() / 1e6, 1) << " M params, " << models::format_fixed(nmt.gradient_bytes() / 1e6, 1) << " MB per sync, "
       << ms(nmt.compute_s()) << " compute per 160-pair minibatch from FLOPs at 9.3 TFLOPS)\n"
       << "Synchronous SGD with a total batch of " << kGpus << " x 160 = " << kGpus * 160
       << ": speed-up = one GPU's epoch / the 8-GPU epoch (each GPU keeps its 160-pair minibatch)\n\n";
@@ -81,9 +82,9 @@ void source_c(const Options& o, std::ostream& out) {
       for (const auto& x : executors) {
         const auto& r = batch.record(sync[{n.key, s, x}]);
         const bool ring = s == "ring";
-        st.add_row({n.label, s, x, ms(r.time_per_sync_s), fixed(100 * r.communication_share(), 0) + " %",
-                    fixed(*r.speedup_vs_1gpu, 2) + "x", ring ? fixed(n.paper, 2) + "x" : "",
-                    ring ? signed_percent(percent_error(*r.speedup_vs_1gpu, n.paper)) : ""});
+        st.add_row({n.label, s, x, ms(r.time_per_sync_s), models::format_fixed(100 * r.communication_share(), 0) + " %",
+                    models::format_fixed(*r.speedup_vs_1gpu, 2) + "x", ring ? models::format_fixed(n.paper, 2) + "x" : "",
+                    ring ? models::format_percent((percent_error(*r.speedup_vs_1gpu, n.paper)) / 100, 1, true) : ""});
         sync_json.push_back({{"network", n.key}, {"strategy", s}, {"executor", x}, {"sync_s", r.time_per_sync_s},
                              {"speedup", *r.speedup_vs_1gpu}, {"paper", ring ? ordered_json(n.paper) : ordered_json(nullptr)}});
       }
@@ -172,7 +173,7 @@ void source_c(const Options& o, std::ostream& out) {
   batch.run(o.jobs);
 
   rep << "2. Calibration: one number from the InfiniBand row, then the Ethernet row predicted\n"
-      << "   speed-up s = N c / (c + t_sync)  =>  c = s t_sync / (N - s) with s = " << fixed(kPaperIbSpeedup, 2)
+      << "   speed-up s = N c / (c + t_sync)  =>  c = s t_sync / (N - s) with s = " << models::format_fixed(kPaperIbSpeedup, 2)
       << ", N = " << kGpus << ", t_sync(IB ring, analytic) = " << ms(t_ib) << "\n"
       << "   c = " << ms(c_fit) << " per minibatch (the preset's FLOP-based figure: " << ms(nmt.compute_s()) << ")\n\n";
   Table ctab({"network", "executor", ">speed-up", ">paper", ">error"});
@@ -180,8 +181,8 @@ void source_c(const Options& o, std::ostream& out) {
   for (const auto& n : kNets) {
     for (const auto& x : executors) {
       const auto& r = batch.record(calibrated[{n.key, x}]);
-      ctab.add_row({n.label + (n.key == "ib" ? " (fitted)" : " (predicted)"), x, fixed(*r.speedup_vs_1gpu, 2) + "x",
-                    fixed(n.paper, 2) + "x", signed_percent(percent_error(*r.speedup_vs_1gpu, n.paper))});
+      ctab.add_row({n.label + (n.key == "ib" ? " (fitted)" : " (predicted)"), x, models::format_fixed(*r.speedup_vs_1gpu, 2) + "x",
+                    models::format_fixed(n.paper, 2) + "x", models::format_percent((percent_error(*r.speedup_vs_1gpu, n.paper)) / 100, 1, true)});
       cal_json.push_back({{"network", n.key}, {"executor", x}, {"speedup", *r.speedup_vs_1gpu}, {"paper", n.paper}});
     }
   }
@@ -192,8 +193,8 @@ void source_c(const Options& o, std::ostream& out) {
   const double r_full = batch.record(ratio_ids[{"eth", 1}]).time_per_sync_s / batch.record(ratio_ids[{"ib", 1}]).time_per_sync_s;
   const bool reachable = implied_ratio >= std::min(r_small, r_full) && implied_ratio <= std::max(r_small, r_full);
   rep << "   The paper's two figures with one compute time imply t_sync(Ethernet) / t_sync(IB) = (N/2.56 - 1) / (N/4 - 1) = "
-      << fixed(implied_ratio, 2) << ";\n   the model's ring gives " << fixed(r_full, 2) << " for the NMT gradient and "
-      << fixed(r_small, 2) << " for 1 kB (latency only), so "
+      << models::format_fixed(implied_ratio, 2) << ";\n   the model's ring gives " << models::format_fixed(r_full, 2) << " for the NMT gradient and "
+      << models::format_fixed(r_small, 2) << " for 1 kB (latency only), so "
       << (reachable ? "some byte count between those reproduces both rows with one compute time.\n"
                     : "no byte count reproduces both rows with one compute time: the paper's Ethernet runs\n"
                       "   lost far less to communication than a ring over 1 GB/s links would (e.g. overlap with the backward pass\n"
@@ -209,7 +210,7 @@ void source_c(const Options& o, std::ostream& out) {
   for (const auto& n : kNets) {
     for (const std::string s : {"ring", "ps"}) {
       std::vector<std::string> row = {n.label, s};
-      for (int g : {1, 2, 4, 8}) row.push_back(fixed(*batch.record(scaling[{n.key, s, g}]).speedup_vs_1gpu, 2) + "x");
+      for (int g : {1, 2, 4, 8}) row.push_back(models::format_fixed(*batch.record(scaling[{n.key, s, g}]).speedup_vs_1gpu, 2) + "x");
       sc.add_row(row);
     }
   }
@@ -231,7 +232,7 @@ void source_c(const Options& o, std::ostream& out) {
     for (const std::string s : {"model_avg", "bmuf"}) {
       for (const auto& x : period_executors) {
         const auto& r = batch.record(periodic[{nmt.name, s, T, x, 8}]);
-        row.push_back(fixed(100 * r.communication_share(), 1) + " %");
+        row.push_back(models::format_fixed(100 * r.communication_share(), 1) + " %");
         period_json.push_back({{"workload", nmt.name}, {"strategy", s}, {"T", T}, {"executor", x}, {"gpus", 8},
                                {"communication_share", r.communication_share()}, {"speedup", *r.speedup_vs_1gpu}});
       }
@@ -241,9 +242,9 @@ void source_c(const Options& o, std::ostream& out) {
     const double ma4 = *batch.record(periodic[{nmt.name, "model_avg", T, "analytic", 4}]).speedup_vs_1gpu;
     if (first_t_over_5 < 0 && ma8 > kPaperMa8) first_t_over_5 = T;
     if (first_t_over_3 < 0 && ma4 > kPaperMa4) first_t_over_3 = T;
-    row.push_back(fixed(ma8, 2) + "x");
-    row.push_back(fixed(ma8c, 2) + "x");
-    row.push_back(fixed(ma4, 2) + "x");
+    row.push_back(models::format_fixed(ma8, 2) + "x");
+    row.push_back(models::format_fixed(ma8c, 2) + "x");
+    row.push_back(models::format_fixed(ma4, 2) + "x");
     pt.add_row(row);
     period_json.push_back({{"workload", cal.name}, {"strategy", "model_avg"}, {"T", T}, {"executor", "analytic"}, {"gpus", 8},
                            {"speedup", ma8c}});
@@ -251,12 +252,12 @@ void source_c(const Options& o, std::ostream& out) {
                            {"speedup", ma4}});
   }
   rep << pt.render()
-      << "   Communication per step falls as 1/T, as source C says (\"tunable through T\"). Its >" << fixed(kPaperMa4, 0)
-      << "x (4 GPUs) and >" << fixed(kPaperMa8, 0) << "x (8 GPUs) are convergence speed-ups,\n"
+      << "   Communication per step falls as 1/T, as source C says (\"tunable through T\"). Its >" << models::format_fixed(kPaperMa4, 0)
+      << "x (4 GPUs) and >" << models::format_fixed(kPaperMa8, 0) << "x (8 GPUs) are convergence speed-ups,\n"
       << "   which also depend on how many samples MA needs; the model gives throughput only, an upper bound: on 8 GPUs it\n"
-      << "   exceeds " << fixed(kPaperMa8, 0) << "x "
+      << "   exceeds " << models::format_fixed(kPaperMa8, 0) << "x "
       << (first_t_over_5 > 0 ? "from T = " + std::to_string(first_t_over_5) : std::string("at no T of the sweep"))
-      << ", on 4 GPUs (one machine) it exceeds " << fixed(kPaperMa4, 0) << "x "
+      << ", on 4 GPUs (one machine) it exceeds " << models::format_fixed(kPaperMa4, 0) << "x "
       << (first_t_over_3 > 0 ? "from T = " + std::to_string(first_t_over_3) : std::string("at no T of the sweep"))
       << " (preset compute): the paper's figures are\n   within what the model allows at those periods.\n\n";
   comparison["period"] = period_json;
@@ -268,8 +269,8 @@ void source_c(const Options& o, std::ostream& out) {
     for (const models::Workload* w : {&nmt, &cal}) {
       const auto& r = batch.record(ps_ids[{static_cast<int>(i), w->name}]);
       const double comm = r.time_per_sync_s;
-      rt.add_row({ps_cases[i].label, w->name, ms(comm), ms(w->compute_s()), "1 : " + fixed(comm / w->compute_s(), 2),
-                  fixed(*r.speedup_vs_1gpu, 2) + "x"});
+      rt.add_row({ps_cases[i].label, w->name, ms(comm), ms(w->compute_s()), "1 : " + models::format_fixed(comm / w->compute_s(), 2),
+                  models::format_fixed(*r.speedup_vs_1gpu, 2) + "x"});
       ps_json.push_back({{"case", ps_cases[i].label}, {"workload", w->name}, {"sync_s", comm}, {"compute_s", w->compute_s()},
                          {"speedup", *r.speedup_vs_1gpu}});
     }
@@ -277,9 +278,9 @@ void source_c(const Options& o, std::ostream& out) {
   rep << rt.render()
       << "   Source C: two GPUs in one machine reach almost 2x; two machines with one GPU each reach compute : communication\n"
       << "   = 1 : 1 (the paper does not name that network); more machines are slower than one GPU.\n"
-      << "   The model (preset compute): one machine " << fixed(*batch.record(ps_ids[{0, nmt.name}]).speedup_vs_1gpu, 2)
-      << "x; two machines 1 : " << fixed(batch.record(ps_ids[{1, nmt.name}]).time_per_sync_s / nmt.compute_s(), 2)
-      << " over 10 GbE, 1 : " << fixed(batch.record(ps_ids[{2, nmt.name}]).time_per_sync_s / nmt.compute_s(), 2)
+      << "   The model (preset compute): one machine " << models::format_fixed(*batch.record(ps_ids[{0, nmt.name}]).speedup_vs_1gpu, 2)
+      << "x; two machines 1 : " << models::format_fixed(batch.record(ps_ids[{1, nmt.name}]).time_per_sync_s / nmt.compute_s(), 2)
+      << " over 10 GbE, 1 : " << models::format_fixed(batch.record(ps_ids[{2, nmt.name}]).time_per_sync_s / nmt.compute_s(), 2)
       << " over InfiniBand.\n\n";
   comparison["ps_remarks"] = ps_json;
 

@@ -28,4 +28,10 @@ std::string format_bytes(double bytes) {
 
 std::string format_rate(double bytes_per_second) { return fmt::format("{:.3g} GB/s", bytes_per_second / 1e9); }
 
+std::string format_GBps(double bytes_per_second, int decimals) { return fmt::format("{:.{}f} GB/s", bytes_per_second / 1e9, decimals); }
+
+std::string format_percent(double share, int decimals, bool sign) {
+  return sign ? fmt::format("{:+.{}f} %", 100 * share, decimals) : fmt::format("{:.{}f} %", 100 * share, decimals);
+}
+
 }  // namespace gradsync::models

@@ -16,5 +16,9 @@ std::string format_seconds(double seconds);
 std::string format_bytes(double bytes);
 // "4.46 GB/s" from bytes per second (three significant digits).
 std::string format_rate(double bytes_per_second);
+// "4.46 GB/s" with a fixed number of decimals (tables of links).
+std::string format_GBps(double bytes_per_second, int decimals = 2);
+// A share as a percentage: 0.123 -> "12.3 %" ("+12.3 %" with `sign`).
+std::string format_percent(double share, int decimals = 1, bool sign = false);
 
 }  // namespace gradsync::models

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "models/support/format.h"
 #include "models/topology/contention.h"
 #include "models/support/error.h"
 #include "models/support/units.h"

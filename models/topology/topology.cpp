@@ -57,12 +57,6 @@ std::vector<std::string> node_kind_names() {
 
 bool forwards_traffic(NodeKind kind) { return kind != NodeKind::gpu && kind != NodeKind::host_memory; }
 
-std::string format_GBps(double bytes_per_second) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GB/s", Bps_to_GBps(bytes_per_second));
-  return buf;
-}
-
 // --- the Boost graph ----------------------------------------------------------
 
 struct EdgeData {

@@ -146,7 +146,4 @@ class Topology {
   mutable std::map<std::vector<std::size_t>, std::vector<int>> memo_;
 };
 
-// "12.34 GB/s"
-std::string format_GBps(double bytes_per_second);
-
 }  // namespace gradsync::models

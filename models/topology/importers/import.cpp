@@ -132,7 +132,7 @@ const ParsedText* single_holder(const std::vector<ParsedText>& texts, const std:
 
 std::string gpu_id(std::size_t i) { return "gpu" + std::to_string(i); }
 
-std::string gbps_text(double Bps) { return fmt::format("{:g} GB/s", Bps / kGB); }
+std::string gbps_text(double Bps) { return number_text(Bps / kGB) + " GB/s"; }
 
 // nvidia-smi topo -m alone: each pair gets what NCCL's defaults credit the links its class
 // crosses (topo.h / topo.cc, through models/topology/hardware.h), never a figure of this machine:

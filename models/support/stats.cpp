@@ -1,0 +1,27 @@
+#include "models/support/stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gradsync::models {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t n = v.size();
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2), v.end());
+  const double upper = v[n / 2];
+  if (n % 2) return upper;
+  const double lower = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2));
+  return (lower + upper) / 2;
+}
+
+double relative_spread(const std::vector<double>& v) {
+  const double m = median(v);
+  if (v.size() < 2 || !(m > 0)) return 0;
+  std::vector<double> deviation;
+  deviation.reserve(v.size());
+  for (double x : v) deviation.push_back(std::fabs(x - m));
+  return 1.4826 * median(std::move(deviation)) / m;
+}
+
+}  // namespace gradsync::models

@@ -1,0 +1,15 @@
+// The statistics gradsync reports, defined once: the median (the mean of the two middle values
+// for an even count), and a spread that one outlier does not move.
+#pragma once
+
+#include <vector>
+
+namespace gradsync::models {
+
+// 0 for no values.
+double median(std::vector<double> values);
+// 1.4826 x the median absolute deviation / the median: a relative standard deviation that one
+// outlier does not move; 0 for fewer than two values or a median that is not positive.
+double relative_spread(const std::vector<double>& values);
+
+}  // namespace gradsync::models
