@@ -37,8 +37,6 @@ struct ProcessMap {
 // Workers 0..N-1 on processes 0..N-1. Servers: on processes N, N+1, ... when there are
 // enough processes (they then serve asynchronous rounds as an event loop), else on process 0.
 ProcessMap map_participants(const models::Schedule& s, int processes);
-// Every participant on process 0 (the in-process reference).
-ProcessMap map_all_here(const models::Schedule& s);
 
 struct SyncStats {
   double seconds = 0;

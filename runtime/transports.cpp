@@ -155,47 +155,8 @@ class MpiTransport final : public Transport {
   std::vector<int> indices_;
 };
 
-class LocalTransport final : public Transport {
- public:
-  int post_send(const void* data, std::size_t bytes, int to, int tag) override {
-    const auto* p = static_cast<const char*>(data);
-    queues_[{self_, to, tag}].emplace_back(p, p + bytes);  // a process sends to itself here: from = to's sender
-    return next_++;
-  }
-  int post_recv(void* data, std::size_t bytes, int from, int tag) override {
-    pending_.push_back({data, bytes, from, tag});
-    return next_++;
-  }
-  void wait_all() override {
-    for (const auto& r : pending_) {
-      auto& q = queues_[{self_, self_, r.tag}];
-      if (q.empty()) throw std::runtime_error("reference executor: a receive has no matching send (tag " + std::to_string(r.tag) + ")");
-      if (q.front().size() != r.bytes) throw std::runtime_error("reference executor: message size mismatch");
-      if (r.bytes) std::memcpy(r.data, q.front().data(), r.bytes);
-      q.pop_front();
-    }
-    pending_.clear();
-  }
-  std::size_t wait_any(const std::vector<int>&) override {
-    throw std::logic_error("the reference executor runs every round in lockstep");
-  }
-
- private:
-  struct Pending {
-    void* data;
-    std::size_t bytes;
-    int from, tag;
-  };
-  // Everything lives in process 0: the tag alone names the (sender, receiver) pair.
-  const int self_ = 0;
-  std::map<std::tuple<int, int, int>, std::deque<std::vector<char>>> queues_;
-  std::vector<Pending> pending_;
-  int next_ = 0;
-};
-
 }  // namespace
 
 std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm) { return std::make_unique<MpiTransport>(comm); }
-std::unique_ptr<Transport> make_local_transport() { return std::make_unique<LocalTransport>(); }
 
 }  // namespace gradsync::runtime

@@ -11,8 +11,5 @@
 namespace gradsync::runtime {
 
 std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm);
-// Every "process" lives in this one: sends are copied into per-(from, to, tag) FIFO
-// queues when posted, receives are matched in wait_all(). Host memory only.
-std::unique_ptr<Transport> make_local_transport();
 
 }  // namespace gradsync::runtime

@@ -73,8 +73,6 @@ Breakdown ps_hra(const CostInputs& in) {
            {"broadcast", a + S / B}}};
 }
 
-double gather_and_back(int N, double S, double B) { return 2.0 * N * S / B; }
-
 double allreduce(int N, double S, double B) { return 2.0 * (N - 1) * S / (N * B); }
 
 double minibatch_time(double t_cal_update, double t_communication) { return t_cal_update + t_communication; }
@@ -82,9 +80,5 @@ double minibatch_time(double t_cal_update, double t_communication) { return t_ca
 double epoch_time(double minibatches_per_epoch, int N, double t_minibatch) {
   return minibatches_per_epoch / N * t_minibatch;
 }
-
-double ps_traffic_bytes(int N, double model_bytes) { return 2.0 * N * model_bytes; }
-
-double ring_traffic_per_worker_bytes(int N, double model_bytes) { return 2.0 * (N - 1) / N * model_bytes; }
 
 }  // namespace gradsync::models::formulas

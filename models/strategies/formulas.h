@@ -53,19 +53,11 @@ Breakdown hierarchical_allreduce(const CostInputs& in);
 Breakdown ps_hra(const CostInputs& in);
 
 // --- Source A (multi-GPU language models) --------------------------------------
-// Eq. (2): t_gather&back = 2·N·S / B
-double gather_and_back(int N, double S, double B);
 // Eq. (3): t_allreduce = 2·(N−1)·S / (N·B)
 double allreduce(int N, double S, double B);
 // Eqs. (5), (6): time per minibatch = t_cal&update + t_communication
 double minibatch_time(double t_cal_update, double t_communication);
 // Eqs. (7), (8): time per epoch T = (bn / N) · t
 double epoch_time(double minibatches_per_epoch, int N, double t_minibatch);
-
-// --- Source C (NMT at Alibaba): bytes moved per step -----------------------------
-// Synchronous SGD through a parameter server moves 2·N·model_size per step.
-double ps_traffic_bytes(int N, double model_bytes);
-// Ring all-reduce: each worker sends 2·(N−1)/N·model_size (just under 2·model_size).
-double ring_traffic_per_worker_bytes(int N, double model_bytes);
 
 }  // namespace gradsync::models::formulas

@@ -268,10 +268,6 @@ const ParamSpec* find_param(const Strategy& s, const std::string& name) {
 
 bool declares(const Strategy& s, const std::string& name) { return find_param(s, name) != nullptr; }
 
-bool owns_param(const Strategy& s, const std::string& name) {
-  return std::any_of(s.params.begin(), s.params.end(), [&](const ParamSpec& p) { return p.name == name; });
-}
-
 const std::vector<const Strategy*>& all_strategies() { return index().listed; }
 
 std::vector<std::string> strategy_names() {

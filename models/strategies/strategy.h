@@ -188,8 +188,6 @@ const std::vector<ParamSpec>& common_params();
 const std::vector<ParamSpec>& params_of(const Strategy& s);
 const ParamSpec* find_param(const Strategy& s, const std::string& name);  // nullptr: not declared
 bool declares(const Strategy& s, const std::string& name);
-// Declared by the strategy itself (not inherited from an inner one nor common).
-bool owns_param(const Strategy& s, const std::string& name);
 
 // Every registered strategy, in listing order.
 const std::vector<const Strategy*>& all_strategies();

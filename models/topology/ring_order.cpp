@@ -145,19 +145,9 @@ std::vector<std::vector<int>> chunks(const std::vector<int>& queue, int k) {
 }  // namespace
 
 RingEvaluation evaluate_ring(const Topology& t, const std::vector<std::size_t>& nodes) {
-  RingEvaluation e{std::numeric_limits<double>::infinity(), 0};
-  const std::size_t n = nodes.size();
-  if (n == 0) return e;
-  std::vector<Flow> flows(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    flows[i] = Flow{nodes[i], nodes[(i + 1) % n]};
-    e.link_crossings += t.route(flows[i].from, flows[i].to).size();
-  }
-  ContentionModel model(t);
-  std::vector<double> bandwidth;
-  model.share(flows, bandwidth);
-  for (double bw : bandwidth) e.bottleneck_Bps = std::min(e.bottleneck_Bps, bw);
-  return e;
+  if (nodes.empty()) return RingEvaluation{std::numeric_limits<double>::infinity(), 0};
+  RingScorer scorer(t, nodes);
+  return scorer.score(identity(nodes.size()));
 }
 
 bool better_ring(const RingEvaluation& a, const RingEvaluation& b) {

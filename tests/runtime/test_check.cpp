@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "runtime/check.h"
+#include "support/in_process.h"
 #include "runtime/transports.h"
 
 using namespace gradsync;
@@ -118,8 +119,8 @@ TEST(Check, TheExecutorEqualsTheIndependentReferenceForEveryStrategy) {
           const auto s = build(strategy->name, n, elements, variant.params);
           if (s.asynchronous) continue;  // lockstep here; the asynchronous ones are checked under mpirun
           auto memory = runtime::make_host_memory();
-          auto transport = runtime::make_local_transport();
-          runtime::ScheduleExecutor executor(s, runtime::map_all_here(s), 0, *memory, *transport);
+          auto transport = test_in_process::make_transport();
+          runtime::ScheduleExecutor executor(s, test_in_process::map_all_here(s), 0, *memory, *transport);
           executor.reset(runtime::check_input);
           executor.run();
           const auto reference = runtime::reference_run(s, runtime::check_input);
@@ -144,7 +145,8 @@ TEST(Check, OneBitKeepsEveryCopyOfAValueEqualWhateverItWraps) {
     const std::string inner = wrapped->name;
     for (int n : {2, 3, 4, 6}) {
       std::vector<std::string> params = {"inner=" + inner};
-      const bool grouped = models::owns_param(*wrapped, "k");
+      const bool grouped = std::any_of(wrapped->params.begin(), wrapped->params.end(),
+                                       [](const models::ParamSpec& p) { return p.name == "k"; });
       if (grouped) params.push_back(n % 2 == 0 ? "k=2" : "k=1");
       if (grouped) params.push_back("grouping=order");
       const auto result = runtime::reference_run(build("onebit", n, 3000, params), runtime::check_input);
@@ -159,8 +161,8 @@ TEST(Check, OneBitErrorFeedbackConvergesToTheExactSumOverSteps) {
   for (const char* inner : {"ps", "ring"}) {
     const auto s = build("onebit", 3, 512, {std::string("inner=") + inner, "column=4"});
     auto memory = runtime::make_host_memory();
-    auto transport = runtime::make_local_transport();
-    runtime::ScheduleExecutor executor(s, runtime::map_all_here(s), 0, *memory, *transport);
+    auto transport = test_in_process::make_transport();
+    runtime::ScheduleExecutor executor(s, test_in_process::map_all_here(s), 0, *memory, *transport);
     executor.reset(runtime::check_input);
     std::vector<double> total(512, 0.0);
     auto error_after = [&](int steps) {
