@@ -381,10 +381,15 @@ void check_output_path(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
   if (path.empty() || path == "-") return;
   const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
-  if (!fs::is_directory(folder, ec)) throw InputError(flag + " " + path + ": the folder " + folder.string() + " does not exist");
   if (fs::is_directory(target, ec)) throw InputError(flag + " " + path + ": is a folder; expected a file name");
+  // Missing folders are made when the file is written; the nearest one that exists must be a folder.
+  fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path wanted = folder;
+  while (!fs::exists(folder, ec) && folder.has_parent_path() && folder.parent_path() != folder) folder = folder.parent_path();
+  if (fs::exists(folder, ec) && !fs::is_directory(folder, ec)) {
+    throw InputError(flag + " " + path + ": cannot make the folder " + wanted.string() + ": " + folder.string() + " is a file");
+  }
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -396,7 +401,10 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   const fs::path target(path);
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
-  if (!fs::is_directory(folder, ec)) throw InputError(path + ": the folder " + folder.string() + " does not exist");
+  if (!fs::is_directory(folder, ec)) {
+    fs::create_directories(folder, ec);
+    if (ec || !fs::is_directory(folder)) throw InputError(path + ": cannot make the folder " + folder.string() + ": " + ec.message());
+  }
   const fs::path temp = folder / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);

@@ -94,10 +94,12 @@ std::string describe_value(const json& value);
 std::string pretty_json(const ordered_json& value);
 
 // Writes `text` to `path` atomically (temporary file in the same folder, then rename),
-// so that an interrupted write never leaves a half-written file. "-" writes to stdout.
+// so that an interrupted write never leaves a half-written file; missing folders are made
+// first. "-" writes to stdout.
 void write_file_atomically(const std::string& path, const std::string& text);
-// Checks, before any work, that a file can be written at `path` ("" and "-" always can): its
-// folder exists and it is not itself a folder. Otherwise an InputError naming `flag` and the path.
+// Checks, before any work, that a file can be written at `path` ("" and "-" always can): it is
+// not a folder, and its folder exists or can be made (the nearest existing one is a folder);
+// nothing is made yet. Otherwise an InputError naming `flag` and the path.
 void check_output_path(const std::string& path, const std::string& flag);
 
 }  // namespace gradsync::models

@@ -104,6 +104,7 @@ class BadInputCli : public ::testing::Test {
     out_ = dir_ + "/bi-out";
     fs::remove_all(out_);
     fs::create_directories(out_);
+    std::ofstream(out_ + "/plain") << "a file, not a folder\n";
   }
   void TearDown() override { fs::remove_all(out_); }
   std::string write(const std::string& name, const std::string& text) { return temp_file("bi-" + name, text); }
@@ -176,13 +177,13 @@ TEST_F(BadInputCli, GradsyncFlagsAndFiles) {
       {"parameter without a value", g, "predict --param k", {"gradsync: error: --param \"k\": expected key=value (e.g. k=2)"}, {}},
       {"parameter NaN", g, "predict --strategy ring --param reduce_GBps=nan",
        {"gradsync: error: --param reduce_GBps=nan (strategy ring): expected auto or a number"}, {}},
-      {"output folder missing", g, "predict --strategy ring -o /no/such/folder/x.jsonl",
-       {"gradsync: error: -o /no/such/folder/x.jsonl: the folder /no/such/folder does not exist"}, {}},
+      {"output folder under a file", g, "predict --strategy ring -o " + o + "/plain/sub/x.jsonl",
+       {"gradsync: error: -o " + o + "/plain/sub/x.jsonl: cannot make the folder " + o + "/plain/sub: " + o + "/plain is a file"}, {}},
       {"output format unknown", g, "predict --strategy ring -o " + o + "/e.txt",
        {"gradsync: error: -o " + o + "/e.txt: cannot tell the format from the extension"}, {o + "/e.txt"}},
       {"output is a folder", g, "predict --strategy ring --format json -o " + o, {"gradsync: error: -o " + o + ": is a folder; expected a file name"}, {}},
-      {"trace kept back when -o fails", g, "simulate --strategy ring --gpus 2 --trace " + o + "/t.json -o /no/such/folder/x.jsonl",
-       {"gradsync: error: -o /no/such/folder/x.jsonl: the folder /no/such/folder does not exist"}, {o + "/t.json"}},
+      {"trace kept back when -o fails", g, "simulate --strategy ring --gpus 2 --trace " + o + "/t.json -o " + o + "/plain/x.jsonl",
+       {"gradsync: error: -o " + o + "/plain/x.jsonl: cannot make the folder " + o + "/plain: " + o + "/plain is a file"}, {o + "/t.json"}},
       {"zero iterations", g, "simulate --iterations 0", {"--iterations: got \"0\"; expected a whole number between 1 and 1000000"}, {}},
       {"fractional iterations", g, "simulate --iterations 1.5", {"--iterations: got \"1.5\"; expected a whole number between 1 and 1000000"}, {}},
       {"NaN jitter", g, "simulate --jitter nan", {"--jitter: got \"nan\"; expected a number between 0 and 10"}, {}},
@@ -273,12 +274,12 @@ TEST_F(BadInputCli, GradsyncRunFlags) {
        {"gradsync-run: error: " + zero_bw + ": /links/0/bandwidth_GBps: got 0; expected a number greater than 0"}, {}},
       {"rank on no such GPU", r, "-b 1K --topology source-a-titanx-4gpu --ranks gpu9" + quick,
        {"gradsync-run: error: --ranks: \"gpu9\" is not a node of topology \"source-a-titanx-4gpu\" (did you mean 'gpu0'?)"}, {}},
-      {"output folder missing", r, "-b 1K -o /no/such/folder/x.jsonl" + quick,
-       {"gradsync-run: error: -o /no/such/folder/x.jsonl: the folder /no/such/folder does not exist"}, {}},
+      {"output folder under a file", r, "-b 1K -o " + o + "/plain/x.jsonl" + quick,
+       {"gradsync-run: error: -o " + o + "/plain/x.jsonl: cannot make the folder " + o + "/plain: " + o + "/plain is a file"}, {}},
       {"trace is a folder", r, "-b 1K --trace " + o + " -o " + o + "/r2.jsonl" + quick,
        {"gradsync-run: error: --trace " + o + ": is a folder; expected a file name"}, {o + "/r2.jsonl"}},
-      {"measure output folder missing", r, "measure -o /no/such/folder/m.json --size 1K -n 1",
-       {"gradsync-run: error: -o /no/such/folder/m.json: the folder /no/such/folder does not exist"}, {}},
+      {"measure output folder under a file", r, "measure -o " + o + "/plain/m.json --size 1K -n 1",
+       {"gradsync-run: error: -o " + o + "/plain/m.json: cannot make the folder " + o + "/plain: " + o + "/plain is a file"}, {}},
       {"measure probe size unknown", r, "measure -o " + o + "/m2.json --size 1x",
        {"gradsync-run: error: --size \"1x\": expected a size in bytes, optionally with a unit: B, K or KiB"}, {o + "/m2.json"}},
   };

@@ -138,6 +138,23 @@ TEST(PredictCli, FailedRunLeavesNoOutputFile) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// Missing folders of an output path are made when the file is written, and only then: a run
+// that fails first makes none.
+TEST(PredictCli, OutputFoldersAreMadeWhenTheFileIsWritten) {
+  const fs::path dir = fs::path(temp_file("probe3", "")).parent_path() / ("made-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto failed = run_cli("predict --strategy hierarchical --param k=3 -o " + (dir / "a/b.jsonl").string());
+  EXPECT_EQ(failed.status, 2);
+  EXPECT_FALSE(fs::exists(dir));
+  const auto r = run_cli("predict --strategy ring -o " + (dir / "a/b.jsonl").string());
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::ifstream in(dir / "a/b.jsonl");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(json_lines(text.str()).size(), 1u);
+  fs::remove_all(dir);
+}
+
 TEST(PredictCli, HelpOnEveryVerb) {
   for (const char* args : {"--help", "predict --help", "import --help"}) {
     const auto r = run_cli(args);

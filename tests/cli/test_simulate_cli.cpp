@@ -87,7 +87,8 @@ TEST(SimulateCli, BadInput) {
        dir + "/exec.json: /executors/0: got \"simulator\"; expected one of formula, analytic, sim"},
       {"simulate " + write("bad.json", "{\"gpus\": [4,]}"), dir + "/bad.json:1:13: not valid JSON"},
       {"simulate " + write("both.json", R"({"gpus": [4]})") + " --gpus 2", "an experiment file says what to run"},
-      {"simulate --strategy ring --trace /no/such/folder/t.json", "/no/such/folder/t.json: the folder /no/such/folder does not exist"},
+      {"simulate --strategy ring --trace " + write("plain.txt", "a file") + "/t.json",
+       dir + "/plain.txt/t.json: cannot make the folder " + dir + "/plain.txt: " + dir + "/plain.txt is a file"},
   };
   for (const auto& c : cases) {
     const auto r = run_cli(c.args);
