@@ -156,9 +156,14 @@ def shown_commands(files):
     shown = []
     for path in files:
         text = path.read_text()
+        # Commands of blocks that expect a failure may show a bad flag on purpose.
+        failing = set()
+        for b in blocks_of(path):
+            if b.exit != 0:
+                failing.update(range(b.start + 1, b.end + 1))
         for n, line in enumerate(text.split("\n"), 1):
-            candidates = re.findall(r"`([^`]+)`", line)
-            if line.startswith("$ "):
+            candidates = [] if line.startswith("$ ") else re.findall(r"`([^`]+)`", line)
+            if line.startswith("$ ") and n - 1 not in failing:
                 candidates.append(line[2:])
             pieces = []
             for c in candidates:
