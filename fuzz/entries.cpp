@@ -633,7 +633,7 @@ Outcome fuzz_schedule(const std::uint8_t* data, std::size_t size) {
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
-      {"topology_json", fuzz_topology_json, "topology JSON, graph or matrix form (models::load_topology)", true},
+      {"topology_json", fuzz_topology_json, "topology JSON, graph, matrix or generated form (models::load_topology)", true},
       {"matrix_form_json", fuzz_matrix_form_json, "matrix-form JSON and switch-tree inference (matrix_form_from_json, infer_topology)", true},
       {"workload_json", fuzz_workload_json, "workload JSON (models::workload_from_json)", true},
       {"experiment_json", fuzz_experiment_json, "experiment JSON (experiments::load_experiment, make_plan)", true},

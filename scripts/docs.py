@@ -12,6 +12,7 @@ shell) and puts its output there. Words after `console` in the info string say h
   stderr    the output includes standard error (error messages, progress), after stdout
   exit=N    the command is expected to exit with status N (default 0)
   head=N    keep the first N lines of each command's output, then a line "..."
+  tail=N    keep the last N lines (with head=: the first and the last lines, "..." between)
 
 Commands may begin with VAR=value assignments (set in the command's environment).
 `build/bin/` at the start of a command means the binaries of --bin (default build/bin).
@@ -53,11 +54,14 @@ class Block:
         self.stderr = "stderr" in words
         self.exit = 0
         self.head = None
+        self.tail = None
         for w in words:
             if w.startswith("exit="):
                 self.exit = int(w[5:])
             if w.startswith("head="):
                 self.head = int(w[5:])
+            if w.startswith("tail="):
+                self.tail = int(w[5:])
         self.lines = lines  # the lines between the fences
 
     def commands(self):
@@ -123,8 +127,9 @@ def run(block, command, bin_dir, timeout):
     out = done.stdout + (done.stderr if block.stderr else "")
     lines = out.rstrip("\n").split("\n") if out.strip() else []
     lines = [line.rstrip() for line in lines]
-    if block.head is not None and len(lines) > block.head:
-        lines = lines[:block.head] + ["..."]
+    head, tail = block.head or 0, block.tail or 0
+    if (block.head is not None or block.tail is not None) and len(lines) > head + tail:
+        lines = lines[:head] + ["..."] + (lines[-tail:] if tail else [])
     return lines, seconds
 
 
@@ -241,8 +246,10 @@ def main():
     for f in files:
         text = f.read_text().split("\n")
         changed = False
-        # Last block first, so that earlier line numbers stay valid while replacing.
-        for b in reversed(blocks_of(f)):
+        # Blocks run in the order of the page (a later one may read what an earlier one wrote);
+        # replacements are made last block first, so that earlier line numbers stay valid.
+        replacements = []
+        for b in blocks_of(f):
             if b.kind == "measured" and not args.all:
                 continue
             if args.check and b.kind != "fast":
@@ -261,11 +268,13 @@ def main():
                                                                "in the docs", "printed now", n=1))
                     failed += 1
                 else:
-                    text[b.start + 1:b.end] = body
-                    changed = True
+                    replacements.append((b, body))
                     print(f"docs: {b.where()}: regenerated ({seconds:.1f} s)", file=sys.stderr)
             elif not args.check:
                 print(f"docs: {b.where()}: unchanged ({seconds:.1f} s)", file=sys.stderr)
+        for b, body in reversed(replacements):
+            text[b.start + 1:b.end] = body
+            changed = True
         if changed:
             tmp = f.with_name(f.name + ".tmp")
             tmp.write_text("\n".join(text))

@@ -227,7 +227,7 @@ Action add_recommend(CLI::App& app) {
       "  gradsync recommend --topology dgx1-v100-hybrid-cube-mesh --size 256MiB --gpus 8\n"
       "  gradsync recommend --strategy sampled,ring --param alpha=0.02 --format json -o choices.jsonl");
   cmd->add_option("--topology,-t", f->selection.topology,
-                  "topology: JSON (graph or matrix form), a shipped name, or a tool output (p2pBandwidthLatencyTest, "
+                  "topology: JSON (graph, matrix or generated form), a shipped name, or a tool output (p2pBandwidthLatencyTest, "
                   "nvbandwidth, nvidia-smi topo -m)")
       ->default_val("source-a-titanx-4gpu");
   cmd->add_option("--workload,-w", f->selection.workload, "workload JSON file or preset (default: source-a-ffnn-lm)");

@@ -15,7 +15,7 @@
 namespace gradsync::experiments::cli {
 
 void add_selection_options(CLI::App* cmd, SelectionOptions& o) {
-  cmd->add_option("--topology,-t", o.topology, "topology JSON file (graph or matrix form) or a shipped name")
+  cmd->add_option("--topology,-t", o.topology, "topology JSON file (graph, matrix or generated form), a shipped name, or a tool output")
       ->default_str(kDefaultTopology);
   cmd->add_option("--workload,-w", o.workload, "workload JSON file or preset (default: source-a-ffnn-lm)");
   cmd->add_option("--size,-s", o.size, "bytes to synchronise instead of a workload's gradient, e.g. 64MiB or 1MiB,16MiB");
