@@ -296,6 +296,18 @@ MpiRank mpi_rank_from_environment() {
   return m;
 }
 
+int rank_of_point(std::size_t index, int size) {
+  const auto n = static_cast<std::size_t>(std::max(1, size));
+  const std::size_t round = index / n, position = index % n;
+  return static_cast<int>(round % 2 == 0 ? position : n - 1 - position);
+}
+
+std::size_t point_of_rank(std::size_t round, int rank, int size) {
+  const auto n = static_cast<std::size_t>(std::max(1, size));
+  const auto r = static_cast<std::size_t>(rank);
+  return round * n + (round % 2 == 0 ? r : n - 1 - r);
+}
+
 std::size_t merge_rank_files(const std::string& output, const std::string& format, std::ostream& log) {
   namespace fs = std::filesystem;
   const fs::path target(output);
@@ -325,12 +337,12 @@ std::size_t merge_rank_files(const std::string& output, const std::string& forma
                              std::to_string(n - 1) + " but not " + models::join(missing) +
                              "; expected one file per rank (did every rank finish?)");
   }
-  // Rank r computed the points with index % size == r: a record that breaks this with
-  // size = the number of files found means that some rank's file is missing.
+  // Rank r computed the points rank_of_point gives it: a record that breaks this with size =
+  // the number of files found means that some rank's file is missing.
   std::vector<StoredRecord> all;
   for (const auto& [rank, path] : parts) {
     for (auto& r : read_sweep_file(path.string(), format)) {
-      if (static_cast<int>(r.index % static_cast<std::size_t>(n)) != rank) {
+      if (rank_of_point(r.index, n) != rank) {
         throw models::InputError(path.string() + ":" + std::to_string(r.line) + ": point " + std::to_string(r.index) +
                                  " is not one rank " + std::to_string(rank) + " of " + std::to_string(n) +
                                  " computes: the sweep ran on more ranks than the " + std::to_string(n) +
@@ -340,6 +352,23 @@ std::size_t merge_rank_files(const std::string& output, const std::string& forma
     }
   }
   std::stable_sort(all.begin(), all.end(), [](const StoredRecord& a, const StoredRecord& b) { return a.index < b.index; });
+  // Every point up to the last one found: a rank whose file is missing altogether (the highest
+  // ones leave no gap in the file names) leaves a gap here.
+  constexpr std::size_t kNamed = 8;
+  std::vector<std::string> gaps;
+  std::size_t expected = 0;
+  for (const auto& r : all) {
+    for (; expected < r.index && gaps.size() <= kNamed; ++expected) gaps.push_back(std::to_string(expected));
+    expected = std::max(expected, r.index + 1);
+  }
+  if (!gaps.empty()) {
+    const bool more = gaps.size() > kNamed;
+    if (more) gaps.resize(kNamed);
+    throw models::InputError("--merge " + output + ": points " + models::join(gaps) + (more ? ", ..." : "") +
+                             " are in none of the " + std::to_string(parts.size()) +
+                             " rank files found; expected every point (did the sweep run on more ranks, or did a rank "
+                             "not finish?)");
+  }
   std::string text = format == "csv" ? sweep_csv_header() : "";
   std::set<std::string> seen;
   std::size_t duplicates = 0, count = 0;

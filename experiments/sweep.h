@@ -93,6 +93,12 @@ struct MpiRank {
   int rank = 0;
 };
 MpiRank mpi_rank_from_environment();
+// Which of `size` ranks computes point `index`: points are dealt in rounds of `size`, every
+// other round in reverse (ranks 0,1,2, 2,1,0, 0,1,2, ...), so that points that alternate in
+// cost (an analytic point, then its simulated twin) split evenly between the ranks.
+int rank_of_point(std::size_t index, int size);
+// The point of round `round` that rank `rank` computes.
+std::size_t point_of_rank(std::size_t round, int rank, int size);
 
 // gradsync sweep --merge OUT: OUT.rank0 .. OUT.rank<n-1> -> OUT in point order; the rank
 // files are deleted. Returns the number of records.

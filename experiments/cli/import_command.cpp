@@ -33,6 +33,14 @@ struct ImportOptions {
 
 // A matrix-form topology JSON (e.g. from gradsync-run measure): show what gradsync infers from it.
 int show_matrix_form(const std::string& path, const ImportOptions& o) {
+  if (!o.graph && !o.output.empty() && o.output != "-") {
+    throw models::InputError("-o " + o.output + ": " + path + " is already a topology JSON, which import does not rewrite; "
+                             "expected --graph to write the graph form gradsync infers from it");
+  }
+  if (!o.measured.empty()) {
+    throw models::InputError("--measured " + o.measured + ": " + path + " is a topology JSON, not a tool output with "
+                             "nccl-tests runs; expected the nccl-tests log");
+  }
   const auto loaded = models::load_topology_file(path);
   if (o.graph) models::write_file_atomically(o.output.empty() ? "-" : o.output, models::pretty_json(models::topology_to_graph_json(loaded.topology)));
   std::ostream& report = (o.graph && (o.output.empty() || o.output == "-")) ? std::cerr : std::cout;

@@ -116,8 +116,11 @@ int run_recommend(RecommendFlags& f) {
 
   print_plan_heading(std::cout, "recommend", plan);
   std::cout << "searched " << r.evaluated << " candidates with the analytic model"
-            << (f.options.exact_only ? " (exact strategies only)" : "") << "; the best " << f.options.confirm
-            << " multi-GPU choices simulated\n\n";
+            << (f.options.exact_only ? " (exact strategies only)" : "")
+            << (f.options.confirm == 0   ? "; none simulated (--confirm 0)"
+                : f.options.confirm == 1 ? "; the best multi-GPU choice simulated"
+                                         : "; the best " + std::to_string(f.options.confirm) + " multi-GPU choices simulated")
+            << "\n\n";
   const bool epochs = r.with_workload;
   std::vector<std::string> headers = {">#", ">GPUs", "ranks", "choice", ">sync/step"};
   if (epochs) headers.insert(headers.end(), {">iteration", ">epoch", ">speed-up"});

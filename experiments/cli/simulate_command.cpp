@@ -1,6 +1,7 @@
 // gradsync simulate: the strategies' schedules run by SimGrid actors on the topology,
 // for one synchronisation and for a training loop (compute, stragglers, asynchronous
 // servers), with an optional Chrome-trace timeline.
+#include <algorithm>
 #include <memory>
 
 #include "experiments/cli/commands.h"
@@ -36,7 +37,14 @@ int run_simulate(const SimulateOptions& o) {
     e = load_experiment(o.selection.experiment);
     if (e.executors.empty()) e.executors = {sim::executor().name()};
   } else {
-    e = experiment_from_flags(o.selection, o.executors.empty() ? std::vector<std::string>{sim::executor().name()} : o.executors);
+    // The simulator, and beside it the executors -x names, in the registry's order.
+    std::vector<std::string> executors;
+    for (const std::string& name : models::executor_names()) {
+      if (name == sim::executor().name() || std::find(o.executors.begin(), o.executors.end(), name) != o.executors.end()) {
+        executors.push_back(name);
+      }
+    }
+    e = experiment_from_flags(o.selection, executors);
     e.sim.network_model = o.network_model;
     if (o.iterations > 0) e.sim.iterations = o.iterations;
     if (o.latency_factor > 0) e.sim.latency_factor = o.latency_factor;
@@ -84,8 +92,10 @@ Action add_simulate(CLI::App& app) {
       ->check(number_in(0, 10));
   cmd->add_option("--seed", o->seed, "seed of the jitter")->check(integer_in(0, 9223372036854775807LL));
   cmd->add_option("--executor,-x", o->executors,
-                  "also run other executors side by side: " + models::join(models::executor_names()) + " (default: sim)")
-      ->check(CLI::IsMember(models::executor_names()));
+                  "also run other executors beside the simulator, comma-separated or repeated: " +
+                      models::join(models::executor_names()))
+      ->delimiter(',')
+      ->check(runtime::cli::one_of(models::executor_names()));
   add_output_options(cmd, o->selection, true);
   return [o] { return run_simulate(*o); };
 }

@@ -115,12 +115,7 @@ int run_sweep(const SweepOptions& o) {
   }
   const bool to_file = !o.output.empty() && o.output != "-";
   const std::string file = mpi.size > 1 ? o.output + ".rank" + std::to_string(mpi.rank) : o.output;
-  if (to_file) {
-    const std::filesystem::path parent = std::filesystem::path(file).parent_path();
-    if (!parent.empty() && !std::filesystem::is_directory(parent)) {
-      throw models::InputError("-o " + o.output + ": the folder " + parent.string() + " does not exist");
-    }
-  }
+  if (to_file) models::check_output_path(file, "-o");
 
   // What this process computes: its rank's share, minus what the file already holds.
   std::vector<std::optional<std::string>> texts(points.size());
@@ -133,9 +128,9 @@ int run_sweep(const SweepOptions& o) {
       if (it == index_of.end()) {
         // After the experiment's points, numbered so that they stay with this rank's share.
         const std::size_t size = static_cast<std::size_t>(mpi.size);
-        const std::size_t first = (points.size() + size - 1) / size * size;
-        foreign.push_back(with_index(stored, first + foreign.size() * size + static_cast<std::size_t>(mpi.rank), format));
-      } else if (static_cast<int>(it->second % static_cast<std::size_t>(mpi.size)) != mpi.rank || texts[it->second]) {
+        const std::size_t first_round = (points.size() + size - 1) / size;
+        foreign.push_back(with_index(stored, point_of_rank(first_round + foreign.size(), mpi.rank, mpi.size), format));
+      } else if (rank_of_point(it->second, mpi.size) != mpi.rank || texts[it->second]) {
         ++dropped;  // another rank's point, or a duplicate
       } else {
         texts[it->second] = with_index(stored, it->second, format);
@@ -152,7 +147,7 @@ int run_sweep(const SweepOptions& o) {
   std::vector<std::size_t> todo;
   std::size_t share = 0;
   for (const auto& p : points) {
-    if (static_cast<int>(p.index % static_cast<std::size_t>(mpi.size)) != mpi.rank) continue;
+    if (rank_of_point(p.index, mpi.size) != mpi.rank) continue;
     ++share;
     if (texts[p.index]) continue;
     jobs[p.index] = Job{point_request(plan, p), p.executor, plan.settings, point_label(p)};
@@ -242,7 +237,8 @@ Action add_sweep(CLI::App& app) {
       "point_index and point (the point's identity: topology, executor, strategy, given parameters, ranks,\n"
       "bytes or workload), which --resume and --merge use. With -o the file is rewritten atomically every few\n"
       "points, so an interrupted sweep keeps its progress; --resume then computes only what is missing.\n"
-      "Under mpirun (OMPI_COMM_WORLD_SIZE / _RANK set) rank r takes the points with index % size == r and writes\n"
+      "Under mpirun (OMPI_COMM_WORLD_SIZE / _RANK set) the points are dealt to the ranks in rounds, every other\n"
+      "round in reverse (so that analytic and simulated points split evenly); rank r writes\n"
       "OUT.rank<r>; join the parts with `gradsync sweep --merge OUT`.\n"
       "Examples:\n"
       "  gradsync sweep experiments/specs/source-a-simulate.json\n"

@@ -224,6 +224,8 @@ TEST_F(BadInputCli, GradsyncFlagsAndFiles) {
        {"gradsync: error: " + exp_iter + ": /iterations: got 10000000000; expected an integer between 1 and 1000000"}, {}},
       {"experiment with a fractional size", g, "sweep " + exp_frac + " -o " + o + "/i.csv",
        {"gradsync: error: " + exp_frac + ": /sizes_bytes/1: got 1.5; expected an integer between 0 and 1125899906842624"}, {o + "/i.csv"}},
+      {"a topology JSON to import", g, "import " + std::string(GRADSYNC_TOPOLOGIES) + "/source-a-titanx-4gpu.json -o " + o + "/t.json",
+       {"is already a topology JSON, which import does not rewrite; expected --graph"}, {o + "/t.json"}},
       {"no tool output", g, "import " + junk + " -o " + o + "/j.json",
        {"gradsync: error: " + junk + ": no supported tool output found; expected the text output of p2pBandwidthLatencyTest"}, {o + "/j.json"}},
       {"tool output with a bandwidth beyond reason", g, "import " + p2p_huge + " -o " + o + "/k.json",

@@ -35,6 +35,15 @@ TEST(SimulateCli, EveryStrategyOnEveryShippedTopology) {
   }
 }
 
+// -x adds executors beside the simulator (comma-separated or repeated), rows in registry order.
+TEST(SimulateCli, ExecutorsAreAddedBesideTheSimulator) {
+  const auto r = run_cli("simulate --strategy ring --gpus 2 --size 1MiB -x analytic,formula --format json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::vector<std::string> executors;
+  for (const auto& j : json_lines(r.out)) executors.push_back(j.at("executor").get<std::string>());
+  EXPECT_EQ(executors, (std::vector<std::string>{"formula", "analytic", "sim"}));
+}
+
 TEST(SimulateCli, FewerStepsThanThePeriodAreReported) {
   const auto r = run_cli("simulate --format json --strategy model_avg --iterations 8", false);
   ASSERT_EQ(r.status, 0) << r.out;

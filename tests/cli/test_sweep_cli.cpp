@@ -191,6 +191,15 @@ TEST(SweepCli, MergeRefusesWhenARankFileIsMissing) {
   EXPECT_EQ(m.status, 2) << m.out;
   EXPECT_NE(m.out.find("gap.csv.rank2 missing"), std::string::npos) << m.out;
   EXPECT_TRUE(fs::exists(dir + "/gap.csv.rank0"));  // nothing deleted
+  // The highest rank's file missing leaves no gap in the names: the points tell.
+  ASSERT_EQ(run_command({GRADSYNC_BIN, "sweep", spec, "-o", dir + "/top.jsonl"}, false, 0,
+                        {"OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=0"})
+                .status,
+            0);
+  const auto top = run_cli("sweep --merge " + dir + "/top.jsonl");
+  EXPECT_EQ(top.status, 2) << top.out;
+  EXPECT_NE(top.out.find("points 1, 2, 5, 6, 9, 10, 13, 14 are in none of the 1 rank files found"), std::string::npos) << top.out;
+  EXPECT_TRUE(fs::exists(dir + "/top.jsonl.rank0"));
   const auto none = run_cli("sweep --merge " + dir + "/nothing.jsonl");
   EXPECT_EQ(none.status, 2);
   EXPECT_NE(none.out.find("no rank files"), std::string::npos) << none.out;
