@@ -34,8 +34,9 @@ struct ProcessMap {
   int tag(int from, int to) const { return slot_of[static_cast<std::size_t>(from)] * slots + slot_of[static_cast<std::size_t>(to)]; }
 };
 
-// Workers 0..N-1 on processes 0..N-1. Servers: on processes N, N+1, ... when there are
-// enough processes (they then serve asynchronous rounds as an event loop), else on process 0.
+// Workers 0..N-1 on processes 0..N-1. A server that serves asynchronously gets a process of
+// its own (N, N+1, ..., as long as there are processes; it then serves its rounds as an event
+// loop); every other server runs on process 0.
 ProcessMap map_participants(const models::Schedule& s, int processes);
 
 struct SyncStats {

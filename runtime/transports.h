@@ -1,5 +1,5 @@
-// Transports shared by backends: MPI point-to-point (host buffers, or CUDA buffers with
-// a CUDA-aware MPI), and an in-process transport for the reference executor.
+// The transport backends share: MPI point-to-point (host buffers, or CUDA buffers with a
+// CUDA-aware MPI).
 #pragma once
 
 #include <memory>

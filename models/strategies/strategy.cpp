@@ -306,9 +306,9 @@ std::vector<const Strategy*> inner_strategies(const Strategy& s, bool searched_o
 namespace {
 
 // The one check of a parameter's value against its declared choices: words and auto, the
-// values valid on the topology (when it is known), numbers within bounds, lists of them.
-// Structure the value's reader still checks (a permutation of the ranks, one rate per rank,
-// k dividing N) is left to it. nullopt: accepted; else what was expected.
+// values valid on the topology when it is known (server places, the k that divide N), numbers
+// within bounds, lists of them. Structure the value's reader still checks (a permutation of
+// the ranks, one rate per rank) is left to it. nullopt: accepted; else what was expected.
 std::optional<std::string> value_problem(const ParamSpec& spec, const std::string& v, const ParamContext* context) {
   const ParamDomain& d = spec.domain;
   std::vector<std::string> words = d.words;

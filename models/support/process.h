@@ -1,6 +1,6 @@
 // Other processes, without a shell: every program runs from an argument vector (posix_spawnp
 // looks it up on PATH), so a path with spaces or `$(...)` in it is one argument and nothing
-// else. Three uses share the forking code here:
+// else. Four uses share the forking code here:
 //   - run_process / start_process: external programs (ip, tc, mpirun, gradsync-run, python);
 //   - run_in_child: a function in a forked child whose result comes back as text (SimGrid
 //     allows one engine per process, so every simulation runs this way);

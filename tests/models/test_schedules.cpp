@@ -1,4 +1,5 @@
-// gloo-style sweep: every registered strategy's test variants (wrappers' with each inner) x ranks
+// gloo-style sweep: every registered strategy's test variants (a wrapper lists one per inner it
+// may wrap) x ranks
 // 1..9 x sizes {0, 1, 7, N-1, N+1, 1 Mi + 3} elements x every k dividing N, each schedule
 // proved correct by the symbolic executor: every worker ends holding every worker's
 // contribution exactly once (or, for sampling, the documented rows).

@@ -4,10 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -556,28 +554,20 @@ TEST(SymbolicAsync, ChannelsAreFifo) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Performance.
+// Large schedules (their speed is gradsync-bench's: `gradsync-bench models`).
 
-TEST(SymbolicPerformance, NineRanksOneMebiElementsPlusThree) {
+TEST(SymbolicLarge, NineRanksOneMebiElementsPlusThree) {
   const auto s = ring(9, (1u << 20) + 3);
-  const auto t0 = std::chrono::steady_clock::now();
   const auto r = check_schedule(s);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "[ symbolic ] 9-rank ring, 1 Mi + 3 floats, " << s.rounds.size() << " rounds: " << ms << " ms\n";
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.messages, 9u * 16u);
-  EXPECT_LT(ms, 1000.0);
 }
 
-TEST(SymbolicPerformance, SixtyFourRanks) {
+TEST(SymbolicLarge, SixtyFourRanks) {
   const auto s = ring(64, 4096 + 5);
-  const auto t0 = std::chrono::steady_clock::now();
   const auto r = check_schedule(s);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "[ symbolic ] 64-rank ring, 4101 floats, " << s.rounds.size() << " rounds: " << ms << " ms\n";
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.messages, 64u * 126u);
-  EXPECT_LT(ms, 2000.0);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "models/executors/predict.h"
 #include "models/topology/topology_io.h"
 #include "models/topology/uniform_topologies.h"
+#include "runtime/backends/catalogue.h"
 #include "support/run_command.h"
 
 namespace fs = std::filesystem;
@@ -175,7 +176,9 @@ TEST(Runtime, GpuBackendsRunCheckedOrAreRefusedCleanly) {
   // that is all there is; nccl, which takes one rank per GPU, on one rank then), every
   // element checked. Without one: one clear message, exit 2.
   std::string skipped;
-  for (const char* backend : {"mpi_cuda", "nccl"}) {
+  for (const gradsync::runtime::BackendInfo& info : gradsync::runtime::backend_catalogue()) {
+    if (!info.needs_gpu) continue;
+    const std::string backend = info.name;
     int np = 2;
     for (const gradsync::models::Strategy* s : synchronous_strategies()) {
       const std::string args = std::string("--backend ") + backend + " --strategy " + s->name + " -b 4KiB -e 1MiB -f 16 -n 2 --check";
