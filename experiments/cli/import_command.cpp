@@ -99,7 +99,7 @@ int run_import(const ImportOptions& o) {
 Action add_import(CLI::App& app) {
   auto o = std::make_shared<ImportOptions>();
   auto* cmd = app.add_subcommand(
-      "import", "Turn measurement tool outputs into a topology JSON (p2pBandwidthLatencyTest, nvbandwidth, nvidia-smi topo -m)");
+      "import", "Turn measurement tool outputs into a topology JSON: " + models::join(models::supported_tools(), ", "));
   cmd->footer(
       "Give one or more files holding the tools' printed output (several tools may share a file). The topology is\n"
       "written in matrix form (the measured figures, which gradsync turns into a switch tree when it loads them),\n"

@@ -40,8 +40,8 @@ void check_utf8(const SourceText& src) {
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(b));
         src.fail(i, std::string("byte ") + hex + " at column " + std::to_string(k + 1) +
-                        " is not UTF-8 text; expected the text output of p2pBandwidthLatencyTest, nvbandwidth or "
-                        "nvidia-smi topo (ASCII or UTF-8)");
+                        " is not UTF-8 text; expected the printed output of " + join(supported_tools(), ", ") +
+                        " or nccl-tests (ASCII or UTF-8)");
       }
       k += len;
     }
