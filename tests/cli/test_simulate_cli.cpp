@@ -37,7 +37,7 @@ TEST(SimulateCli, EveryStrategyOnEveryShippedTopology) {
 
 // -x adds executors beside the simulator (comma-separated or repeated), rows in registry order.
 TEST(SimulateCli, ExecutorsAreAddedBesideTheSimulator) {
-  const auto r = run_cli("simulate --strategy ring --gpus 2 --size 1MiB -x analytic,formula --format json");
+  const auto r = run_cli("simulate --strategy ring --gpus 2 --size 1MiB -x analytic,formula --format json", false);
   ASSERT_EQ(r.status, 0) << r.out;
   std::vector<std::string> executors;
   for (const auto& j : json_lines(r.out)) executors.push_back(j.at("executor").get<std::string>());
