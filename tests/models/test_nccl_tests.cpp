@@ -151,7 +151,8 @@ TEST(NcclTests, NewerAndOlderFormatsAndMpiRanks) {
   runs = read_nccl_tests(older, "older.txt");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].collective, "all_gather");
-  EXPECT_EQ(runs[0].ranks(), 1);  // no device lines: what one process shows
+  EXPECT_EQ(runs[0].ranks(), 4);  // no device lines: mpirun -np 4 (and busbw / algbw = 3/4 agrees)
+  EXPECT_EQ(runs[0].ranks_basis(), "the command line (4 processes)");
   EXPECT_FALSE(runs[0].rows[0].root);
   EXPECT_EQ(runs[0].rows[0].in_place->wrong, 0);
   EXPECT_DOUBLE_EQ(runs[0].rows[0].in_place->time_us, 390);
@@ -193,4 +194,67 @@ TEST(NcclTests, BadRowsNameTheFileLineAndToken) {
             "b.txt:1: an nccl-tests table without its \"# nThread ... nGpus ...\" line; expected the whole output of the "
             "*_perf program, which says how many ranks ran");
   EXPECT_EQ(error_of([] { read_nccl_tests_files({"/nonexistent/nccl.txt"}); }), "/nonexistent/nccl.txt: no such file");
+}
+
+// Multi-node logs as published: device lines on several hosts, or none (cut) with the ranks
+// in the launcher's command, or neither (the table's busbw / algbw); a collective named only
+// by a heading; commands over several lines; the command's NCCL_* settings.
+TEST(NcclTests, MultiNodeLogsReadWithTheirRanksAndHosts) {
+  auto runs = read_nccl_tests_files({published("multinode/h100-hgx-2node-16gpu-8x400g-ib-a.txt")});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].collective, "all_reduce");
+  EXPECT_EQ(runs[0].ranks(), 16);
+  EXPECT_EQ(runs[0].hosts(), 2);
+  EXPECT_EQ(runs[0].processes, 16);  // mpirun --np 16 -H bm-h100-01:8,bm-h100-02:8 \ ... over eight lines
+  EXPECT_EQ(runs[0].hosts_named, 2);
+  EXPECT_EQ(runs[0].environment.at("NCCL_NET_GDR_LEVEL"), "1");
+  EXPECT_EQ(runs[0].environment.at("NCCL_P2P_LEVEL"), "NVL");
+
+  runs = read_nccl_tests_files({published("multinode/h100-hgx-2node-16gpu-8x400g-ib-b.txt")});
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].collective, "all_reduce");  // from the heading: the run has no command
+  EXPECT_EQ(runs[0].command, "");
+  EXPECT_EQ(runs[0].ranks(), 16);
+  EXPECT_EQ(runs[0].hosts(), 2);
+  EXPECT_TRUE(runs[0].environment.empty());
+  EXPECT_EQ(runs[1].environment.at("NCCL_ALGO"), "Ring");
+  EXPECT_EQ(runs[1].environment.at("NCCL_MIN_CTAS"), "24");
+  EXPECT_EQ(runs[1].processes_per_host, 8);
+
+  runs = read_nccl_tests_files({published("multinode/h100-hgx-4node-32gpu-8x400g-ib-b.txt")});
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_TRUE(runs[0].devices.empty());
+  EXPECT_EQ(runs[0].ranks(), 32);  // mpirun -np 32 -N 8
+  EXPECT_EQ(runs[0].ranks_basis(), "the command line (32 processes)");
+  EXPECT_EQ(runs[0].hosts(), 4);
+
+  runs = read_nccl_tests_files({published("multinode/h100-hgx-8node-64gpu-8x400g-ib-b.txt")});
+  ASSERT_EQ(runs.size(), 2u);
+  for (const auto& r : runs) {
+    EXPECT_EQ(r.collective, "all_reduce") << r.where;
+    EXPECT_EQ(r.ranks(), 64) << r.where;
+  }
+  EXPECT_EQ(runs[0].ranks_basis(), "busbw / algbw");  // no device lines, no command
+  EXPECT_FALSE(runs[0].hosts());                      // unknown: the topology says
+  EXPECT_EQ(runs[1].hosts(), 8);                      // -np 64 -N 8
+  EXPECT_EQ(runs[1].environment.at("NCCL_IB_QPS_PER_CONNECTION"), "2");
+}
+
+// The rank count from busbw / algbw is the collective's: all-reduce 2(n-1)/n, all-gather (n-1)/n;
+// broadcast's factor is 1 whatever n, so it says nothing.
+TEST(NcclTests, RanksFromTheBusFactor) {
+  const std::string head =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "#       size   count  type  redop  root   time  algbw  busbw #wrong   time  algbw  busbw #wrong\n";
+  auto runs = read_nccl_tests("## all_gather_perf on 3 nodes\n" + head +
+                                  "  1048576  262144  float  none  -1  100.0  10.49  9.83  0  100.0  10.49  9.83  0\n",
+                              "ag.txt");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].collective, "all_gather");
+  EXPECT_EQ(runs[0].ranks(), 16);  // 15/16 = 0.9375
+  runs = read_nccl_tests("## broadcast_perf\n" + head +
+                             "  1048576  262144  float  none  0  100.0  10.49  10.49  0  100.0  10.49  10.49  0\n",
+                         "b.txt");
+  EXPECT_EQ(runs[0].ranks(), 1);
+  EXPECT_EQ(runs[0].ranks_basis(), "one process");
 }

@@ -1,5 +1,6 @@
 #include "models/topology/importers/nccl_tests.h"
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <regex>
@@ -30,16 +31,131 @@ std::string comment_body(std::string_view line) {
   return std::string(trim(t.substr(1)));
 }
 
-// The collective a command line runs: the one token naming a *_perf program.
+// A token without the punctuation prose puts around it: "all_reduce_perf," -> "all_reduce_perf".
+std::string bare(const std::string& token) {
+  std::size_t a = 0, b = token.size();
+  while (a < b && std::string_view("(\"'`").find(token[a]) != std::string_view::npos) ++a;
+  while (b > a && std::string_view(",.;:)\"'`").find(token[b - 1]) != std::string_view::npos) --b;
+  return token.substr(a, b - a);
+}
+
+// The collective a line names: the one token naming a *_perf program (a command, or a
+// heading such as "### nccl-tests all_reduce_perf, default settings").
 std::optional<std::string> program_of(const std::string& line) {
   std::optional<std::string> found;
   for (const auto& tok : tokens(line)) {
     std::smatch m;
-    if (!std::regex_match(tok, m, kNcclProgram)) continue;
+    const std::string t = bare(tok);
+    if (!std::regex_match(t, m, kNcclProgram)) continue;
     if (found && *found != m[1].str()) return std::nullopt;  // a list of programs, not a command
     found = m[1].str();
   }
   return found;
+}
+
+std::vector<std::string> split_list_items(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) items.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+bool is_assignment(const std::string& token) {
+  const auto eq = token.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  for (std::size_t k = 0; k < eq; ++k) {
+    const char c = token[k];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return !std::isdigit(static_cast<unsigned char>(token[0]));
+}
+
+// Is the line a command (its program, a launcher, env or a VAR=value comes first), rather
+// than prose that names the program?
+bool is_command(const std::vector<std::string>& toks) {
+  static const std::set<std::string> starters = {"mpirun", "mpiexec", "orterun", "srun", "env", "numactl", "sudo", "time",
+                                                 "$",      "%",       ">"};
+  for (const auto& tok : toks) {
+    if (is_assignment(tok)) continue;
+    const std::string base = tok.substr(tok.rfind('/') == std::string::npos ? 0 : tok.rfind('/') + 1);
+    std::smatch m;
+    return starters.count(base) > 0 || std::regex_match(tok, m, kNcclProgram);
+  }
+  return false;
+}
+
+// What a launcher's command line says: processes, processes per host, hosts, NCCL_* settings.
+struct CommandFacts {
+  std::optional<int> processes, per_host, hosts;
+  std::map<std::string, std::string> environment;
+};
+
+CommandFacts command_facts(const std::vector<std::string>& toks) {
+  CommandFacts f;
+  auto whole = [](const std::string& s) -> std::optional<int> {
+    if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stoi(s);
+  };
+  auto keep = [&](const std::string& assignment) {
+    const auto eq = assignment.find('=');
+    if (eq != std::string::npos && assignment.rfind("NCCL_", 0) == 0) f.environment[assignment.substr(0, eq)] = assignment.substr(eq + 1);
+  };
+  bool srun = false;
+  for (std::size_t k = 0; k < toks.size(); ++k) {
+    const std::string& t = toks[k];
+    const std::string base = t.substr(t.rfind('/') == std::string::npos ? 0 : t.rfind('/') + 1);
+    if (base == "srun") srun = true;
+    if (is_assignment(t)) {
+      keep(t);
+      continue;
+    }
+    std::smatch m;
+    if (std::regex_match(t, m, kNcclProgram)) break;  // the program's own flags follow
+    // "--flag=value" or "--flag value".
+    std::string flag = t, value;
+    if (const auto eq = t.find('='); t.rfind("--", 0) == 0 && eq != std::string::npos) {
+      flag = t.substr(0, eq);
+      value = t.substr(eq + 1);
+    } else if (k + 1 < toks.size()) {
+      value = toks[k + 1];
+    }
+    if (flag == "-x") {
+      keep(value);
+    } else if (flag == "--export") {
+      for (const auto& item : split_list_items(value)) keep(item);
+    } else if (flag == "-np" || flag == "--np" || (flag == "-n" && !srun) || flag == "-c" || flag == "--ntasks" ||
+               (srun && flag == "-n")) {
+      if (auto v = whole(value)) f.processes = v;
+    } else if ((flag == "-N" && !srun) || flag == "--npernode" || flag == "-npernode" || flag == "--ntasks-per-node") {
+      if (auto v = whole(value)) f.per_host = v;
+    } else if ((flag == "-N" && srun) || flag == "--nodes") {
+      if (auto v = whole(value)) f.hosts = v;
+    } else if (flag == "--map-by" && value.rfind("ppr:", 0) == 0) {
+      const auto colon = value.find(':', 4);
+      if (colon != std::string::npos && value.substr(colon + 1).rfind("node", 0) == 0) {
+        if (auto v = whole(value.substr(4, colon - 4))) f.per_host = v;
+      }
+    } else if (flag == "-H" || flag == "--host" || flag == "-host") {
+      int hosts = 0, slots = 0;
+      bool all_slots = true;
+      for (const auto& item : split_list_items(value)) {
+        ++hosts;
+        const auto colon = item.rfind(':');
+        const auto v = colon == std::string::npos ? std::nullopt : whole(item.substr(colon + 1));
+        if (v) slots += *v;
+        all_slots = all_slots && v.has_value();
+      }
+      if (hosts > 0) f.hosts = hosts;
+      if (hosts > 0 && all_slots && !f.processes) f.processes = slots;
+    }
+  }
+  return f;
 }
 
 // Where each figure sits in a row, from the header's column names.
@@ -109,6 +225,8 @@ class Scanner {
   std::vector<NcclTestsRun> runs_;
   bool open_ = false;  // the last run still takes device lines, a table, a summary
   std::string pending_collective_, pending_command_, pending_version_;
+  CommandFacts pending_facts_;
+  std::string continued_;  // a command line ending in '\\', waiting for its next line
   std::optional<Layout> layout_;  // while reading a table's rows
 
   void line(std::size_t i) {
@@ -142,6 +260,11 @@ class Scanner {
       run.collective = std::exchange(pending_collective_, {});
       run.command = std::exchange(pending_command_, {});
       run.version = std::exchange(pending_version_, {});
+      const CommandFacts facts = std::exchange(pending_facts_, {});
+      run.processes = facts.processes;
+      run.processes_per_host = facts.per_host;
+      run.hosts_named = facts.hosts;
+      run.environment = facts.environment;
       run.threads = std::stoi(m[1].str());
       run.gpus_per_thread = std::stoi(m[2].str());
       runs_.push_back(std::move(run));
@@ -181,10 +304,23 @@ class Scanner {
       open_ = false;  // the summary's last figure ends the run
       return;
     }
-    const std::string command = body.empty() ? std::string(trim(text)) : body;
+    std::string command = body.empty() ? std::string(trim(text)) : body;
+    // A command continued over lines ("mpirun --np 16 \\" then its flags, then the program).
+    if (body.empty() && !command.empty() && command.back() == '\\') {
+      command.pop_back();
+      continued_ += command + " ";
+      return;
+    }
+    if (!continued_.empty()) {
+      command = std::exchange(continued_, {}) + command;
+    }
     if (auto program = program_of(command)) {
       pending_collective_ = *program;
-      pending_command_ = command;
+      const auto toks = tokens(command);
+      if (is_command(toks)) {
+        pending_command_ = command;
+        pending_facts_ = command_facts(toks);
+      }
     }
   }
 
@@ -241,13 +377,65 @@ namespace importers {
 std::vector<NcclTestsRun> scan_nccl_tests(const SourceText& src) { return Scanner(src).scan(); }
 }  // namespace importers
 
+namespace {
+
+// The rank count that the collective's bus factor gives for the table's busbw / algbw (the row
+// with the largest algbw, where two printed decimals say the most); nullopt where the factor
+// does not depend on the ranks (broadcast, reduce) or no row tells.
+std::optional<int> ranks_from_bandwidths(const NcclTestsRun& run) {
+  const NcclTestsTiming* best = nullptr;
+  for (const auto& row : run.rows) {
+    for (const auto* t : {&row.out_of_place, &row.in_place}) {
+      if (*t && (*t)->algbw_GBps >= 0.1 && (!best || (*t)->algbw_GBps > best->algbw_GBps)) best = &**t;
+    }
+  }
+  if (!best) return std::nullopt;
+  const auto two = nccl_tests_busbw_factor(run.collective, 2), four = nccl_tests_busbw_factor(run.collective, 4);
+  if (!two || !four || *two == *four) return std::nullopt;
+  // factor = k (n - 1) / n with k = 1 or 2: n = k / (k - factor).
+  const double k = *two * 2;
+  const double ratio = best->busbw_GBps / best->algbw_GBps;
+  if (!(ratio < k) || !(ratio >= 0)) return std::nullopt;
+  const double n = k / (k - ratio);
+  const double rounded = std::round(n);
+  if (rounded < 2 || rounded > 1 << 20 || std::abs(n - rounded) > 0.25) return std::nullopt;
+  return static_cast<int>(rounded);
+}
+
+}  // namespace
+
 int NcclTestsRun::ranks() const {
-  return devices.empty() ? threads * gpus_per_thread : static_cast<int>(devices.size());
+  if (!devices.empty()) return static_cast<int>(devices.size());
+  if (processes) return *processes * threads * gpus_per_thread;
+  if (const auto n = ranks_from_bandwidths(*this)) return *n;
+  return threads * gpus_per_thread;
+}
+
+std::string NcclTestsRun::ranks_basis() const {
+  if (!devices.empty()) return "device lines";
+  if (processes) return "the command line (" + std::to_string(*processes) + " processes)";
+  if (ranks_from_bandwidths(*this)) return "busbw / algbw";
+  return "one process";
+}
+
+std::optional<int> NcclTestsRun::hosts() const {
+  if (!devices.empty()) {
+    std::set<std::string> names;
+    for (const auto& d : devices) names.insert(d.host);
+    return static_cast<int>(names.size());
+  }
+  if (hosts_named) return hosts_named;
+  if (processes && processes_per_host && *processes_per_host > 0) return (*processes + *processes_per_host - 1) / *processes_per_host;
+  if (!processes && ranks_basis() == "one process") return 1;
+  return std::nullopt;
 }
 
 std::string NcclTestsRun::describe() const {
   std::string s = (collective.empty() ? std::string("unnamed collective") : collective + "_perf") + ", " +
-                  std::to_string(ranks()) + (ranks() == 1 ? " rank, " : " ranks, ") + std::to_string(rows.size()) + " sizes";
+                  std::to_string(ranks()) + (ranks() == 1 ? " rank" : " ranks");
+  if (devices.empty() && ranks_basis() != "one process") s += " (from " + ranks_basis() + ")";
+  if (const auto h = hosts(); h && *h > 1) s += " on " + std::to_string(*h) + " hosts";
+  s += ", " + std::to_string(rows.size()) + " sizes";
   if (!rows.empty()) s += " (" + format_bytes(rows.front().bytes) + " - " + format_bytes(rows.back().bytes) + ")";
   return s + ", " + where;
 }

@@ -15,9 +15,16 @@
 // The table is read by its header's column names, so versions without a root column, with
 // the old "error" column, with per-iteration (i_min, ...) or timestamp columns all read.
 // A malformed row is an InputError naming the file, the line and the token.
+//
+// Multi-node logs often lack the "#  Rank ..." lines (cut for length) and sometimes the
+// command: the ranks then come from the launcher's command line (mpirun -np 32, srun -n 32),
+// else from the table itself (busbw / algbw is the collective's bus factor, which fixes the
+// rank count), and the collective from a heading that names the *_perf program. The command's
+// NCCL_* settings (mpirun -x NCCL_ALGO=Ring, NCCL_ALGO=Ring before it) are kept.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,9 +72,19 @@ struct NcclTestsRun {
   std::optional<std::uint64_t> out_of_bounds;  // "# Out of bounds values : N"
   std::optional<double> avg_busbw_GBps;
   std::string version;  // "# nccl-tests version ..." when printed
+  // From the launcher's command line, when shown: processes (mpirun -np, srun -n), processes
+  // per host (mpirun -N / --npernode / --map-by ppr:K:node, srun --ntasks-per-node), hosts
+  // (mpirun -H a:8,b:8, srun -N).
+  std::optional<int> processes, processes_per_host, hosts_named;
+  std::map<std::string, std::string> environment;  // NCCL_* settings of the command
 
-  // Ranks: one per device line; without them, threads x GPUs per thread (one process).
+  // Ranks: one per device line; else the command's processes x threads x GPUs per thread;
+  // else what the table's busbw / algbw gives; else threads x GPUs per thread (one process).
   int ranks() const;
+  // How ranks() knows: "device lines", "the command line (-np 32)", "busbw / algbw", "one process".
+  std::string ranks_basis() const;
+  // Hosts: those of the device lines; else the command's (-np / -N, -H, srun -N); else unknown.
+  std::optional<int> hosts() const;
   // "all_reduce_perf, 8 ranks, 25 sizes (8 B - 128 MiB), rtx4090.txt:126"
   std::string describe() const;
 };
