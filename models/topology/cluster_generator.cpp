@@ -8,15 +8,9 @@
 #include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/support/units.h"
+#include "models/topology/hardware.h"
 
 namespace gradsync::models {
-
-namespace {
-
-constexpr double kNvlink4GBps = 25;  // per link and direction (NVLink 4, H100)
-constexpr int kNvlinksPerGpu = 18;  // H100 SXM
-
-}  // namespace
 
 const std::vector<ClusterParam>& cluster_params() {
   static const std::vector<ClusterParam> params = {
@@ -31,7 +25,8 @@ const std::vector<ClusterParam>& cluster_params() {
        "GPUs under each PCIe switch (with the NICs spread over the switches: a switch holding two NICs gives its GPUs "
        "two equal routes, of which the model takes one)",
        &ClusterSpec::gpus_per_pcie_switch},
-      {"pcie_GBps", "each PCIe link, per direction (NCCL: Gen4 x16 24, Gen5 x16 48)", &ClusterSpec::pcie_GBps},
+      {"pcie_GBps", "each PCIe link, per direction; default: the GPU model's (NCCL: Gen4 x16 24, Gen5 x16 48)",
+       &ClusterSpec::pcie_GBps, false},
       {"nics_per_node", "network adapters per machine", &ClusterSpec::nics_per_node},
       {"nic_GBps", "each NIC, per direction (400 Gb/s = 50)", &ClusterSpec::nic_GBps},
       {"network", "how the NICs are joined: single | fat-tree | rail", &ClusterSpec::network},
@@ -40,6 +35,20 @@ const std::vector<ClusterParam>& cluster_params() {
       {"pcie_latency_us", "latency of each PCIe link", &ClusterSpec::pcie_latency_us},
       {"nvlink_latency_us", "latency of each NVLink / NVSwitch link", &ClusterSpec::nvlink_latency_us},
       {"network_latency_us", "latency of each network link", &ClusterSpec::network_latency_us},
+      {"gpu", "every GPU's model (its compute capability, NVLink generation and PCIe link)", &ClusterSpec::gpu, true,
+       hardware::gpu_model_names()},
+      {"cpu", "the hosts' CPU vendor (NCCL's P2P level and network overhead depend on it): auto (not stated), intel, "
+              "amd or arm",
+       &ClusterSpec::cpu, true, {"auto", "intel", "amd", "arm"}},
+      {"nic_link_layer", "the NICs' link layer: infiniband, roce or ethernet", &ClusterSpec::nic_link_layer, true,
+       {"infiniband", "roce", "ethernet"}},
+      {"gpudirect", "GPUDirect RDMA between GPUs and NICs: auto (not stated), true or false", &ClusterSpec::gpudirect,
+       true, {"auto", "true", "false"}},
+      {"nic_sharp", "in-network reduction in the network's switches (SHARP, NCCL's CollNet): auto (not stated), true "
+                    "or false",
+       &ClusterSpec::nic_sharp, true, {"auto", "true", "false"}},
+      {"nvlink_sharp", "NVLink SHARP in the NVSwitch (NCCL's NVLS, H100 and later): auto (not stated), true or false",
+       &ClusterSpec::nvlink_sharp, true, {"auto", "true", "false"}},
   };
   return params;
 }
@@ -53,7 +62,7 @@ std::string cluster_flag(const ClusterParam& p) {
 std::vector<std::string> cluster_param_words(const ClusterParam& p) {
   if (std::holds_alternative<IntraFabric ClusterSpec::*>(p.field)) return {"pcie", "nvlink", "nvswitch"};
   if (std::holds_alternative<ClusterNetwork ClusterSpec::*>(p.field)) return {"single", "fat-tree", "rail"};
-  return {};
+  return p.words;
 }
 
 std::string cluster_param_text(const ClusterSpec& spec, const ClusterParam& p) {
@@ -63,6 +72,7 @@ std::string cluster_param_text(const ClusterSpec& spec, const ClusterParam& p) {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, int>) return std::to_string(v);
         else if constexpr (std::is_same_v<T, double>) return number_text(v);
+        else if constexpr (std::is_same_v<T, std::string>) return v;
         else return to_string(v);
       },
       p.field);
@@ -93,9 +103,10 @@ ClusterSpec cluster_spec_from_json(const JsonView& doc) {
           } else {
             const std::string text = v->as_string();
             const auto words = cluster_param_words(p);
-            if (std::find(words.begin(), words.end(), text) == words.end()) v->fail(join(words, " | "));
+            if (std::find(words.begin(), words.end(), text) == words.end()) v->fail(join(words, " | ") + did_you_mean(text, words));
             if constexpr (std::is_same_v<T, IntraFabric>) field = intra_fabric_from(text);
-            else field = cluster_network_from(text);
+            else if constexpr (std::is_same_v<T, ClusterNetwork>) field = cluster_network_from(text);
+            else field = text;
           }
         },
         p.field);
@@ -144,8 +155,11 @@ ordered_json cluster_spec_to_json(const ClusterSpec& spec) {
     std::visit(
         [&](auto member) {
           using T = std::decay_t<decltype(spec.*member)>;
-          if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double>) generate[p.key] = spec.*member;
-          else generate[p.key] = to_string(spec.*member);
+          if constexpr (std::is_same_v<T, int> || std::is_same_v<T, double> || std::is_same_v<T, std::string>) {
+            generate[p.key] = spec.*member;
+          } else {
+            generate[p.key] = to_string(spec.*member);
+          }
         },
         p.field);
   }
@@ -153,10 +167,18 @@ ordered_json cluster_spec_to_json(const ClusterSpec& spec) {
 }
 
 double default_nvlink_GBps(const ClusterSpec& spec) {
-  if (spec.intra == IntraFabric::nvlink) {
-    return kNvlink4GBps * std::max(1, kNvlinksPerGpu / std::max(1, spec.gpus_per_node - 1));
-  }
-  return kNvlink4GBps * kNvlinksPerGpu;
+  const hardware::GpuModel* gpu = hardware::find_gpu_model(spec.gpu);
+  const int cc = gpu ? gpu->compute_capability : 90;
+  const double per_link = hardware::nvlink_physical_GBps_per_link(cc);
+  const int links = hardware::nvlinks_per_gpu(cc);
+  if (spec.intra == IntraFabric::nvlink) return per_link * std::max(1, links / std::max(1, spec.gpus_per_node - 1));
+  return per_link * links;
+}
+
+double pcie_link_GBps(const ClusterSpec& spec) {
+  if (spec.pcie_GBps > 0) return spec.pcie_GBps;
+  const hardware::GpuModel* gpu = hardware::find_gpu_model(spec.gpu);
+  return gpu ? hardware::pcie_GBps(gpu->pcie_gen, gpu->lanes) : 48.0;
 }
 
 void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
@@ -182,7 +204,15 @@ void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
   require_count("gpus_per_pcie_switch", s.gpus_per_pcie_switch, 1);
   require_count("nics_per_node", s.nics_per_node, s.nodes > 1 ? 1 : 0);
   require_count("nodes_per_leaf", s.nodes_per_leaf, 1);
-  require_positive("pcie_GBps", s.pcie_GBps);
+  if (s.pcie_GBps != 0) require_positive("pcie_GBps", s.pcie_GBps);
+  for (const ClusterParam& p : cluster_params()) {
+    const auto* text = std::get_if<std::string ClusterSpec::*>(&p.field);
+    if (!text) continue;
+    const std::string& v = s.*(*text);
+    if (std::find(p.words.begin(), p.words.end(), v) == p.words.end()) {
+      throw InputError(where(p.key) + " " + v + ": expected " + join(p.words, ", ") + did_you_mean(v, p.words));
+    }
+  }
   require_positive("nic_GBps", s.nic_GBps);
   if (s.nvlink_GBps != 0) require_positive("nvlink_GBps", s.nvlink_GBps);
   if (!(s.oversubscription >= 1) || !std::isfinite(s.oversubscription)) {
@@ -208,8 +238,25 @@ Topology generate_cluster(const ClusterSpec& s) {
   check_cluster_spec(s);
   std::vector<Node> nodes;
   std::vector<Link> links;
+  // The facts each kind of node carries (unset where the spec says auto).
+  const auto stated = [](const std::string& v) -> std::optional<bool> {
+    if (v == "auto") return std::nullopt;
+    return v == "true";
+  };
+  NodeFacts gpu_facts, nic_facts, nvswitch_facts, cpu_facts;
+  gpu_facts.gpu_model = s.gpu;
+  nic_facts.link_layer = s.nic_link_layer;
+  nic_facts.gpudirect = stated(s.gpudirect);
+  nic_facts.sharp = stated(s.nic_sharp);
+  nvswitch_facts.sharp = stated(s.nvlink_sharp);
+  if (s.cpu != "auto") cpu_facts.cpu_vendor = s.cpu;
   const auto add_node = [&](std::string id, NodeKind kind) {
-    nodes.push_back({std::move(id), kind});
+    const NodeFacts& facts = kind == NodeKind::gpu ? gpu_facts
+                             : kind == NodeKind::nic ? nic_facts
+                             : kind == NodeKind::nvswitch ? nvswitch_facts
+                             : kind == NodeKind::root_complex ? cpu_facts
+                                                              : NodeFacts{};
+    nodes.push_back({std::move(id), kind, facts});
     return nodes.size() - 1;
   };
   const auto add_link = [&](std::size_t a, std::size_t b, double GBps, double latency_us, const char* label) {
@@ -222,6 +269,7 @@ Topology generate_cluster(const ClusterSpec& s) {
     links.push_back(l);
   };
   const double nvlink = s.nvlink_GBps > 0 ? s.nvlink_GBps : default_nvlink_GBps(s);
+  const double pcie_GBps = pcie_link_GBps(s);
   const int switches = (s.gpus_per_node + s.gpus_per_pcie_switch - 1) / s.gpus_per_pcie_switch;
   const bool networked = s.nodes > 1 && s.nics_per_node > 0;
   const int leaves = (s.nodes + s.nodes_per_leaf - 1) / s.nodes_per_leaf;
@@ -267,15 +315,15 @@ Topology generate_cluster(const ClusterSpec& s) {
     const std::string p = "n" + std::to_string(n) + "-";
     const std::size_t rc = add_node(p + "rc", NodeKind::root_complex);
     const std::size_t host = add_node(p + "host", NodeKind::host_memory);
-    add_link(rc, host, s.pcie_GBps, s.pcie_latency_us, "pcie");
+    add_link(rc, host, pcie_GBps, s.pcie_latency_us, "pcie");
     std::vector<std::size_t> pcie;
     for (int w = 0; w < switches; ++w) {
       pcie.push_back(add_node(p + "pcie" + std::to_string(w), NodeKind::pcie_switch));
-      add_link(pcie.back(), rc, s.pcie_GBps, s.pcie_latency_us, "pcie");
+      add_link(pcie.back(), rc, pcie_GBps, s.pcie_latency_us, "pcie");
     }
     for (int g = 0; g < s.gpus_per_node; ++g) {
       add_link(gpu[static_cast<std::size_t>(n * s.gpus_per_node + g)], pcie[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)],
-               s.pcie_GBps, s.pcie_latency_us, "pcie");
+               pcie_GBps, s.pcie_latency_us, "pcie");
     }
     if (s.intra == IntraFabric::nvswitch) {
       const std::size_t nvs = add_node(p + "nvswitch", NodeKind::nvswitch);
@@ -294,7 +342,7 @@ Topology generate_cluster(const ClusterSpec& s) {
     const int l = n / s.nodes_per_leaf;
     for (int k = 0; k < s.nics_per_node; ++k) {
       const std::size_t nic = add_node(p + "nic" + std::to_string(k), NodeKind::nic);
-      add_link(nic, pcie[static_cast<std::size_t>(k * switches / s.nics_per_node)], s.pcie_GBps, s.pcie_latency_us, "pcie");
+      add_link(nic, pcie[static_cast<std::size_t>(k * switches / s.nics_per_node)], pcie_GBps, s.pcie_latency_us, "pcie");
       std::size_t sw = leaf.front();
       if (s.network == ClusterNetwork::fat_tree) sw = leaf[static_cast<std::size_t>(l)];
       if (s.network == ClusterNetwork::rail) sw = leaf[static_cast<std::size_t>(k * leaves + l)];
@@ -304,8 +352,8 @@ Topology generate_cluster(const ClusterSpec& s) {
   const std::string name = cluster_name(s);
   Topology t(name, std::move(nodes), std::move(links), name);
   t.set_description("Generated by gradsync topology generate: " + std::to_string(s.nodes) + " nodes x " +
-                    std::to_string(s.gpus_per_node) + " GPUs (" + to_string(s.intra) + " inside a node, PCIe " +
-                    number_text(s.pcie_GBps) + " GB/s), " +
+                    std::to_string(s.gpus_per_node) + " " + s.gpu + " GPUs (" + to_string(s.intra) + " inside a node, PCIe " +
+                    number_text(pcie_GBps) + " GB/s), " +
                     (networked ? std::to_string(s.nics_per_node) + " NICs of " + number_text(s.nic_GBps) + " GB/s per node, " +
                                      to_string(s.network) + " network" +
                                      (s.network == ClusterNetwork::single ? std::string()

@@ -37,7 +37,7 @@ struct ClusterSpec {
   int gpus_per_node = 8;
   IntraFabric intra = IntraFabric::nvswitch;
   int gpus_per_pcie_switch = 1;  // with one NIC per GPU, each GPU and its NIC under their own switch (as NCCL pairs them)
-  double pcie_GBps = 48;  // each PCIe link (GPU, NIC, switch uplinks): Gen5 x16, NCCL's 48 GB/s
+  double pcie_GBps = 0;  // each PCIe link (GPU, NIC, switch uplinks); 0: the GPU model's (H100: Gen5 x16, NCCL's 48 GB/s)
   double nvlink_GBps = 0;  // per GPU pair (nvlink) or per GPU to the NVSwitch (nvswitch); 0: the default
   int nics_per_node = 8;
   double nic_GBps = 50;  // per NIC and direction (400 Gb/s)
@@ -45,6 +45,14 @@ struct ClusterSpec {
   double oversubscription = 1;  // fat-tree / rail: a leaf's NIC bandwidth over its uplink's
   int nodes_per_leaf = 32;
   double pcie_latency_us = 1, nvlink_latency_us = 0.5, network_latency_us = 1;
+  // Facts NCCL plans with (models/topology/topology.h NodeFacts); "auto": not stated, so a
+  // prediction says what it assumed, or gives the range over the fact's values.
+  std::string gpu = "H100";                // every GPU's model
+  std::string cpu = "auto";                // intel | amd | arm
+  std::string nic_link_layer = "infiniband";  // infiniband | roce | ethernet
+  std::string gpudirect = "auto";          // GPUDirect RDMA between GPUs and NICs: true | false
+  std::string nic_sharp = "auto";          // in-network reduction at the NICs' switches (CollNet): true | false
+  std::string nvlink_sharp = "auto";       // NVLink SHARP in the NVSwitch (NVLS): true | false
 };
 
 // Every parameter of a generated cluster, once: `gradsync topology generate` makes its flags
@@ -54,8 +62,11 @@ struct ClusterSpec {
 struct ClusterParam {
   std::string key;  // "gpus_per_node"; the flag is "--gpus-per-node"
   std::string help;
-  std::variant<int ClusterSpec::*, double ClusterSpec::*, IntraFabric ClusterSpec::*, ClusterNetwork ClusterSpec::*> field;
+  std::variant<int ClusterSpec::*, double ClusterSpec::*, IntraFabric ClusterSpec::*, ClusterNetwork ClusterSpec::*,
+               std::string ClusterSpec::*>
+      field;
   bool show_default = true;  // false: the help says what the default is (0 stands for "from the other parameters")
+  std::vector<std::string> words = {};  // a text parameter's values
 };
 const std::vector<ClusterParam>& cluster_params();
 std::string cluster_flag(const ClusterParam& p);  // "--gpus-per-node"

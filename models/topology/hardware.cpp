@@ -26,6 +26,27 @@ const GpuModel* gpu_model_of(const std::string& description) {
   return best;
 }
 
+const GpuModel* find_gpu_model(const std::string& name) {
+  for (const GpuModel& m : kGpuModels) {
+    if (name == m.name) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> gpu_model_names() {
+  std::vector<std::string> names;
+  for (const GpuModel& m : kGpuModels) names.push_back(m.name);
+  return names;
+}
+
+double nvlink_physical_GBps_per_link(int cc) { return cc >= 100 ? 50.0 : 25.0; }
+
+int nvlinks_per_gpu(int cc) {
+  if (cc >= 90) return 18;
+  if (cc >= 80) return 12;
+  return 6;
+}
+
 double pcie_GBps(int gen, int lanes) {
   static constexpr std::array<double, 7> kSpeed = {0, 15, 30, 60, 120, 240, 480};
   return lanes * kSpeed[static_cast<std::size_t>(std::clamp(gen, 1, 6))] / 80.0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace gradsync::models::hardware {
 
@@ -17,6 +18,15 @@ struct GpuModel {
 
 // The model named in `description` (the longest name found), or nullptr.
 const GpuModel* gpu_model_of(const std::string& description);
+// The model of exactly this name ("H100"), or nullptr; every name, for messages and choices.
+const GpuModel* find_gpu_model(const std::string& name);
+std::vector<std::string> gpu_model_names();
+
+// NVLink generations by compute capability (x10), per the vendor's specification sheets: each
+// link's rate per direction (NVLink 2, 3 and 4: 25 GB/s; NVLink 5: 50 GB/s) and the links of an
+// SXM GPU (V100: 6, A100: 12, H100 and H200: 18, B200: 18).
+double nvlink_physical_GBps_per_link(int compute_capability);
+int nvlinks_per_gpu(int compute_capability);
 
 // topo.cc: GB/s of a PCIe link, width x (GT/s per lane in 100 Mb/s units) / 80
 // (Gen3 x16 = 12, Gen4 x16 = 24, Gen5 x16 = 48). gen is clamped to 1..6.

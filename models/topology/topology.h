@@ -34,9 +34,22 @@ std::vector<std::string> node_kind_names();
 // May a route pass through a node of this kind? (Not GPUs, not host memory.)
 bool forwards_traffic(NodeKind kind);
 
+// What a node's kind alone does not say but collectives depend on (NCCL plans with them).
+// Each is stated by the topology file or the generator; unset means not known, and a
+// prediction that depends on it says what it assumed (or gives the range over its values).
+struct NodeFacts {
+  std::string gpu_model;          // gpu: a model of models/topology/hardware.h ("H100")
+  std::string link_layer;         // nic: "infiniband", "roce" or "ethernet"
+  std::optional<bool> gpudirect;  // nic: GPUDirect RDMA between GPUs and this NIC
+  std::optional<bool> sharp;      // nic: in-network reduction (NCCL's CollNet); nvswitch: NVLink SHARP (NVLS)
+  std::string cpu_vendor;         // cpu_socket, root_complex: "intel", "amd" or "arm"
+  bool operator==(const NodeFacts&) const = default;
+};
+
 struct Node {
   std::string id;
   NodeKind kind;
+  NodeFacts facts = {};
 };
 
 struct Link {

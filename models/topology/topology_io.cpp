@@ -5,16 +5,68 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "gradsync/config.h"
 #include "models/support/error.h"
 #include "models/support/units.h"
+#include "models/topology/hardware.h"
 
 namespace gradsync::models {
 namespace {
 
 const std::vector<std::string> kGraphKeys = {"name", "description", "nodes", "links"};
-const std::vector<std::string> kNodeKeys = {"id", "kind"};
+const std::vector<std::string> kNodeKeys = {"id", "kind", "model", "link_layer", "gpudirect", "sharp", "vendor"};
+
+// Which kinds of node each fact applies to.
+const std::map<std::string, std::vector<NodeKind>> kFactKinds = {
+    {"model", {NodeKind::gpu}},
+    {"link_layer", {NodeKind::nic}},
+    {"gpudirect", {NodeKind::nic}},
+    {"sharp", {NodeKind::nic, NodeKind::nvswitch}},
+    {"vendor", {NodeKind::cpu_socket, NodeKind::root_complex}},
+};
+
+NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
+  NodeFacts f;
+  for (const auto& [key, kinds] : kFactKinds) {
+    const auto v = nv.get(key);
+    if (!v) continue;
+    if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      std::vector<std::string> names;
+      for (NodeKind k : kinds) names.push_back(to_string(k));
+      v->fail_message("\"" + key + "\" is a fact of " + join(names, " and ") + " nodes; this node is a " + to_string(kind));
+    }
+    if (key == "model") {
+      f.gpu_model = v->as_string();
+      if (!hardware::find_gpu_model(f.gpu_model)) {
+        const auto names = hardware::gpu_model_names();
+        v->fail("a GPU model gradsync knows: " + join(names) + did_you_mean(f.gpu_model, names));
+      }
+    } else if (key == "link_layer") {
+      f.link_layer = v->as_string();
+      if (f.link_layer != "infiniband" && f.link_layer != "roce" && f.link_layer != "ethernet") {
+        v->fail("\"infiniband\", \"roce\" or \"ethernet\"");
+      }
+    } else if (key == "gpudirect") {
+      f.gpudirect = v->as_bool();
+    } else if (key == "sharp") {
+      f.sharp = v->as_bool();
+    } else if (key == "vendor") {
+      f.cpu_vendor = v->as_string();
+      if (f.cpu_vendor != "intel" && f.cpu_vendor != "amd" && f.cpu_vendor != "arm") v->fail("\"intel\", \"amd\" or \"arm\"");
+    }
+  }
+  return f;
+}
+
+void facts_to_json(const NodeFacts& f, ordered_json& node) {
+  if (!f.gpu_model.empty()) node["model"] = f.gpu_model;
+  if (!f.link_layer.empty()) node["link_layer"] = f.link_layer;
+  if (f.gpudirect) node["gpudirect"] = *f.gpudirect;
+  if (f.sharp) node["sharp"] = *f.sharp;
+  if (!f.cpu_vendor.empty()) node["vendor"] = f.cpu_vendor;
+}
 const std::vector<std::string> kLinkKeys = {"a", "b", "bandwidth_GBps", "latency_us", "duplex", "label"};
 
 Topology graph_from_json(const JsonView& doc) {
@@ -34,6 +86,7 @@ Topology graph_from_json(const JsonView& doc) {
     auto k = node_kind_from_string(kind);
     if (!k) nv.at("kind").fail("one of " + join(node_kind_names()) + did_you_mean(kind, node_kind_names()));
     node.kind = *k;
+    node.facts = facts_from_json(nv, node.kind);
     ids[node.id] = nodes.size();
     nodes.push_back(node);
   }
@@ -111,7 +164,11 @@ ordered_json topology_to_graph_json(const Topology& t) {
   out["name"] = t.name();
   if (!t.description().empty()) out["description"] = t.description();
   ordered_json nodes = ordered_json::array();
-  for (const auto& n : t.nodes()) nodes.push_back({{"id", n.id}, {"kind", to_string(n.kind)}});
+  for (const auto& n : t.nodes()) {
+    ordered_json node = {{"id", n.id}, {"kind", to_string(n.kind)}};
+    facts_to_json(n.facts, node);
+    nodes.push_back(std::move(node));
+  }
   ordered_json links = ordered_json::array();
   for (const auto& l : t.links()) {
     ordered_json link = {{"a", t.node(l.a).id},

@@ -134,6 +134,10 @@ TEST(BadInput, TopologyGraphForm) {
       {"cut short", "{\"name\": \"t\",\n \"nodes\": [", {"topo.json:2:", ": not valid JSON"}},
       {"empty file", "", {"topo.json:1:1: not valid JSON"}},
       {"not an object", "[1, 2]", {"topo.json: got an array of 2; expected a topology object"}},
+      {"a fact on the wrong kind of node", replace(g, "\"kind\": \"pcie_switch\"", "\"kind\": \"pcie_switch\", \"sharp\": true"),
+       {"topo.json: /nodes/2/sharp: \"sharp\" is a fact of nic and nvswitch nodes; this node is a pcie_switch"}},
+      {"a GPU model nobody knows", replace(g, "\"id\": \"gpu0\", \"kind\": \"gpu\"", "\"id\": \"gpu0\", \"kind\": \"gpu\", \"model\": \"H10\""),
+       {"topo.json: /nodes/0/model: got \"H10\"; expected a GPU model gradsync knows: TITAN X,", "(did you mean 'A10'?)"}},
       {"neither form", R"({"name": "t"})", {"topo.json: is neither a graph-form topology (keys \"nodes\" and \"links\"), a matrix-form one"}},
       {"both forms", replace(g, "\"nodes\"", "\"gpus\": [\"g0\"], \"nodes\""), {"topo.json: mixes the graph form"}},
   };

@@ -7,6 +7,8 @@
 
 #include "models/topology/cluster_generator.h"
 #include "models/support/error.h"
+#include "models/support/json_input.h"
+#include "models/topology/topology_io.h"
 
 using namespace gradsync::models;
 
@@ -161,4 +163,39 @@ TEST(ClusterGenerator, RoutesOnALargeClusterCostWhatBoostsDijkstraFinds) {
     }
   }
   EXPECT_GT(compared, 20);
+}
+
+// The facts NCCL plans with travel on the nodes: stated ones are written and read back,
+// auto ones stay unset; a fact on a kind of node it does not belong to is refused.
+TEST(ClusterGenerator, NodeFactsAreWrittenAndReadBack) {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 2;
+  s.nics_per_node = 2;
+  s.gpu = "A100";
+  s.cpu = "amd";
+  s.gpudirect = "false";
+  s.nvlink_sharp = "true";
+  const Topology t = generate_cluster(s);
+  const auto back = load_topology(JsonView::wrap(topology_to_graph_json(t), "round-trip.json")).topology;
+  for (const Topology* x : {&t, &back}) {
+    EXPECT_EQ(x->node(x->require("n0-gpu1", "test")).facts.gpu_model, "A100");
+    EXPECT_EQ(x->node(x->require("n1-rc", "test")).facts.cpu_vendor, "amd");
+    const NodeFacts& nic = x->node(x->require("n1-nic0", "test")).facts;
+    EXPECT_EQ(nic.link_layer, "infiniband");
+    EXPECT_EQ(nic.gpudirect, false);
+    EXPECT_FALSE(nic.sharp);  // auto: not stated
+    EXPECT_EQ(x->node(x->require("n0-nvswitch", "test")).facts.sharp, true);
+  }
+  // The A100's NVLink: 12 links of 25 GB/s to the NVSwitch; its PCIe Gen4 x16 (NCCL's 24 GB/s).
+  for (const Link& l : t.links()) {
+    if (t.node(l.a).id == "n0-gpu0" && t.node(l.b).id == "n0-nvswitch") {
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 300e9);
+    }
+    if (t.node(l.a).id == "n0-gpu0" && t.node(l.b).id == "n0-pcie0") {
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 24e9);
+    }
+  }
+  s.gpu = "H1000";
+  EXPECT_NE(error_of(s).find("--gpu H1000: expected TITAN X,"), std::string::npos) << error_of(s);
 }
