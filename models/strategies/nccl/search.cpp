@@ -1,0 +1,629 @@
+#include "models/strategies/nccl/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+namespace gradsync::models::nccl {
+
+namespace {
+
+// Per-channel bandwidths the search tries, highest first (search.cc), by compute capability
+// and whether the channels cross hosts.
+const std::vector<double> kIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+const std::vector<double> kInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                    7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+const std::vector<double> kIntraSm90 = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+const std::vector<double> kInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                        15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+const std::vector<double> kIntraSm100 = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+const std::vector<double> kInterSm100 = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+                                         20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+// The search's budgets: steps of the recursion (search.cc NCCL_SEARCH_*).
+constexpr long kGlobalTimeout = 1L << 19;
+constexpr long kTimeout = 1L << 14;
+constexpr long kTimeoutTree = 1L << 14;
+constexpr long kTimeoutSameChannels = 1L << 8;
+constexpr int kCrossNicParam = 2;  // NCCL_CROSS_NIC default
+constexpr int kMaxChannels = 64;
+
+enum Forced { kFree = 0, kPciOrder = 1, kReplay = 2 };
+
+bool is_tree(Pattern p) { return p == Pattern::balanced_tree || p == Pattern::tree || p == Pattern::split_tree; }
+
+// a = round((a - b) * 1000) / 1000, as NCCL keeps its floats from drifting.
+void sub_round(double& a, double b) { a = std::round((a - b) * 1000) / 1000; }
+
+struct Endpoint {
+  NodeType type;
+  int index;  // rank for GPUs, index among the NICs for NETs, 0 for the NVSwitch; -1: none
+};
+
+class Search {
+ public:
+  Search(System& system, bool inter) : sys_(system), inter_(inter), used_(static_cast<std::size_t>(system.gpu_count()), 0) {}
+
+  void rec(Graph& g, Graph& save, long& time);
+
+ private:
+  int node(Endpoint e) const {
+    switch (e.type) {
+      case NodeType::gpu: return sys_.gpu(e.index);
+      case NodeType::net: return sys_.net(e.index);
+      default: return sys_.of_type(e.type)[static_cast<std::size_t>(e.index)];
+    }
+  }
+  int ngpus() const { return sys_.gpu_count(); }
+
+  // Takes `bw` from each of the first `steps` links of `path` (negative: gives it back); the
+  // number of links that had enough.
+  int follow(const SysPath& path, int start, int steps, double bw) {
+    double pci_bw = bw;
+    const SysNode& from = sys_.nodes()[static_cast<std::size_t>(start)];
+    // P2P through an Intel root complex costs more PCIe bandwidth (64-byte TLPs).
+    for (const auto& [n, li] : path.hops) {
+      const SysNode& on = sys_.nodes()[static_cast<std::size_t>(n)];
+      const int to = on.links[static_cast<std::size_t>(li)].to;
+      const SysNode& next = sys_.nodes()[static_cast<std::size_t>(to)];
+      if (next.type == NodeType::cpu && path.type == kPathPhb && from.type == NodeType::gpu && next.vendor == "intel") pci_bw = bw * 6 / 5;
+    }
+    for (int step = 0; step < steps; ++step) {
+      const auto [n, li] = path.hops[static_cast<std::size_t>(step)];
+      SysLink& link = sys_.nodes()[static_cast<std::size_t>(n)].links[static_cast<std::size_t>(li)];
+      const double fw = link.type == LinkType::pci ? pci_bw : bw;
+      SysLink* reverse = nullptr;
+      double rev = 0;
+      const SysNode& to = sys_.nodes()[static_cast<std::size_t>(link.to)];
+      if (to.type == NodeType::gpu && to.cc < 80 && from.type != NodeType::gpu) {
+        for (SysLink& r : sys_.nodes()[static_cast<std::size_t>(link.to)].links) {
+          if (r.to == n && r.type == link.type) reverse = &r;
+        }
+        if (reverse) rev = fw / 8;
+      }
+      if (link.bw < fw || (reverse && reverse->bw < rev)) return step;
+      sub_round(link.bw, fw);
+      if (reverse) sub_round(reverse->bw, rev);
+    }
+    return steps;
+  }
+
+  // ncclTopoFollowPath: the destination's node when every link of the path could carry the
+  // channel (and the path is within the graph's types), else -1 (nothing taken).
+  int try_path(Graph& g, Endpoint a, Endpoint b, double mult) {
+    const int to = node(b);
+    if (a.index < 0) return to;
+    const int from = node(a);
+    const SysPath& path = sys_.path(from, to);
+    const SysPath& reverse = sys_.path(to, from);
+    const bool intra = (a.type == NodeType::gpu || a.type == NodeType::nvs) && (b.type == NodeType::gpu || b.type == NodeType::nvs);
+    double bw = intra ? g.bw_intra : g.bw_inter;
+    const int type = intra ? g.type_intra : g.type_inter;
+    if (path.type >= kPathDis) return -1;
+    if (mult == 1 && path.type > type) return -1;
+    if (mult == 1 && is_tree(g.pattern) && reverse.type > type) return -1;
+    bw *= mult;
+    const int step = follow(path, from, path.count(), bw);
+    if (step < path.count()) {
+      follow(path, from, step, -bw);
+      return -1;
+    }
+    g.n_hops += static_cast<int>(mult * path.count());
+    return to;
+  }
+
+  std::vector<int>& channel(Graph& g, int c) {
+    while (static_cast<int>(g.intra.size()) <= c) g.intra.emplace_back(static_cast<std::size_t>(ngpus()), -1);
+    while (static_cast<int>(g.inter.size()) <= c) g.inter.push_back({-1, -1});
+    return g.intra[static_cast<std::size_t>(c)];
+  }
+
+  void compare(const Graph& g, const Graph& ref, bool& copy) const {
+    if (g.n_channels < g.min_channels) return;
+    if (g.pattern == Pattern::nvls) {
+      if (g.n_channels > ref.n_channels && g.n_channels <= ngpus()) copy = true;
+      if (g.n_channels * g.bw_inter > ref.n_channels * ref.bw_inter) copy = true;
+      return;
+    }
+    if (g.n_channels * g.bw_intra > ref.n_channels * ref.bw_intra) {
+      copy = true;
+      return;
+    }
+    if (g.n_channels * g.bw_intra < ref.n_channels * ref.bw_intra) return;
+    if (g.pattern == ref.pattern && g.cross_nic == ref.cross_nic && g.n_hops < ref.n_hops) copy = true;
+  }
+
+  // ncclTopoSearchNextGpuSort: the GPUs to try after `gpu`, best first.
+  std::vector<int> next_gpus(Graph& g, int rank, int sort_net) {
+    struct Score {
+      int g, start, intra_hops, intra_bw, inter_hops, inter_pci_bw, inter_bw;
+    };
+    const std::uint64_t flag = 1ULL << g.n_channels;
+    const int n = ngpus();
+    const int from = sys_.gpu(rank);
+    const int net = sort_net && inter_ ? sys_.net(g.inter[static_cast<std::size_t>(g.n_channels)][0]) : -1;
+    std::vector<Score> scores;
+    for (int i = 1; i < n; ++i) {
+      const int other = (rank + i) % n;
+      const SysPath& p = sys_.path(from, sys_.gpu(other));
+      if (p.count() == 0 || (used_[static_cast<std::size_t>(other)] & flag)) continue;
+      Score s{other, i, p.count(), static_cast<int>(p.bw), 0, 0, 0};
+      if (net >= 0) {
+        const SysPath& q = sys_.path(net, sys_.gpu(other));
+        s.inter_hops = q.count();
+        s.inter_bw = static_cast<int>(q.bw);
+        for (const SysLink& l : sys_.nodes()[static_cast<std::size_t>(sys_.gpu(other))].links) {
+          if (l.type == LinkType::pci) s.inter_pci_bw = static_cast<int>(l.bw);
+        }
+      }
+      scores.push_back(s);
+    }
+    std::stable_sort(scores.begin(), scores.end(), [](const Score& a, const Score& b) {
+      if (a.inter_bw != b.inter_bw) return a.inter_bw > b.inter_bw;
+      if (a.inter_pci_bw != b.inter_pci_bw) return a.inter_pci_bw > b.inter_pci_bw;
+      if (a.inter_hops != b.inter_hops) return a.inter_hops < b.inter_hops;
+      if (a.intra_bw != b.intra_bw) return a.intra_bw > b.intra_bw;
+      if (a.intra_hops != b.intra_hops) return a.intra_hops < b.intra_hops;
+      return a.start < b.start;
+    });
+    std::vector<int> next;
+    bool same_intra = true;
+    for (const Score& s : scores) same_intra = same_intra && s.intra_bw == scores.front().intra_bw && s.intra_hops == scores.front().intra_hops;
+    if (sort_net == -1 && same_intra) {
+      for (auto it = scores.rbegin(); it != scores.rend(); ++it) next.push_back(it->g);
+    } else {
+      for (const Score& s : scores) next.push_back(s.g);
+    }
+    if (sys_.has_nvswitch()) {
+      // NVSwitches prefer a limited set of peers: the neighbours only.
+      const int prev = (rank - 1 + n) % n, after = (rank + 1) % n;
+      std::vector<int> first;
+      if (g.pattern == Pattern::ring) first = {after, prev};
+      else if (g.pattern == Pattern::split_tree || g.pattern == Pattern::balanced_tree) first = {prev, after};
+      else first = {after};
+      if (first.size() == 2 && first[0] == first[1]) first.pop_back();
+      std::vector<int> kept;
+      for (int f : first) {
+        if (std::find(next.begin(), next.end(), f) != next.end()) kept.push_back(f);
+      }
+      // Those found go first, in that order; only they are tried.
+      next = kept;
+    }
+    return next;
+  }
+
+  std::vector<int> select_nets(int type_inter, int rank) const {
+    std::vector<int> nets;
+    auto add = [&](int n) {
+      if (n >= 0 && std::find(nets.begin(), nets.end(), n) == nets.end()) nets.push_back(n);
+    };
+    for (int g = 0; g < ngpus(); ++g) {
+      if (rank != -1 && rank != g) continue;
+      const int first = sys_.local_net(g, 0);
+      for (int c = 0; c < kMaxChannels; ++c) {
+        const int n = sys_.local_net(g, c);
+        if (c > 0 && n == first) break;
+        add(n);
+      }
+    }
+    for (int t = 0; t <= type_inter; ++t) {
+      for (int g = 0; g < ngpus(); ++g) {
+        if (rank != -1 && rank != g) continue;
+        for (int n = 0; n < sys_.net_count() && n < kMaxChannels; ++n) {
+          if (sys_.path(sys_.gpu(g), sys_.net(n)).type == t) add(n);
+        }
+      }
+    }
+    return nets;
+  }
+
+  bool check_net(const Graph& g, int start_net, int n, int step) const {
+    if (is_tree(g.pattern) && g.pattern == Pattern::tree && n != start_net) return false;
+    if (g.pattern == Pattern::ring && g.cross_nic == 2) {
+      if ((g.n_channels & 1) && n != g.inter[static_cast<std::size_t>(g.n_channels - 1)][0]) return false;
+    } else if (g.cross_nic == 0) {
+      if (n != start_net) return false;  // each NIC its own device and port
+    }
+    if (g.pattern == Pattern::balanced_tree && step != 0 && n != g.inter[static_cast<std::size_t>(g.n_channels)][1]) return false;
+    return true;
+  }
+
+  void search_params(const Graph& g, int& back_to_net, int& back_to_first) const {
+    if (inter_) {
+      back_to_net = g.pattern == Pattern::ring ? ngpus() - 1 : g.pattern == Pattern::split_tree ? 1 : 0;
+      back_to_first = -1;
+    } else {
+      back_to_net = -1;
+      back_to_first = g.pattern == Pattern::ring ? ngpus() - 1 : -1;
+    }
+  }
+
+  void try_gpu(Graph& g, Graph& save, int step, int back_to_net, int back_to_first, int forced, long& time, Endpoint from, int rank) {
+    const std::uint64_t flag = 1ULL << g.n_channels;
+    const int gpu = try_path(g, from, {NodeType::gpu, rank}, 1);
+    if (gpu < 0) return;
+    used_[static_cast<std::size_t>(rank)] ^= flag;
+    rec_gpu(g, save, rank, step, back_to_net, back_to_first, forced, time);
+    used_[static_cast<std::size_t>(rank)] ^= flag;
+    try_path(g, from, {NodeType::gpu, rank}, -1);
+  }
+
+  void try_nvls(Graph& g, Graph& save, int head, long& time) {
+    const int n = ngpus();
+    int d0 = 0;
+    bool ok = true;
+    for (; d0 < n && ok; ++d0) ok = try_path(g, {NodeType::nvs, 0}, {NodeType::gpu, d0}, d0 == head ? 2 : 1) >= 0;
+    if (!ok) --d0;
+    if (ok) {
+      int d1 = 0;
+      for (; d1 < n && ok; ++d1) ok = try_path(g, {NodeType::gpu, d1}, {NodeType::nvs, 0}, d1 == head ? 2 : 1) >= 0;
+      if (!ok) --d1;
+      if (ok) rec_gpu(g, save, -1, n, -1, -1, kFree, time);
+      while (d1 > 0) {
+        --d1;
+        try_path(g, {NodeType::gpu, d1}, {NodeType::nvs, 0}, d1 == head ? -2 : -1);
+      }
+    }
+    while (d0 > 0) {
+      --d0;
+      try_path(g, {NodeType::nvs, 0}, {NodeType::gpu, d0}, d0 == head ? -2 : -1);
+    }
+  }
+
+  void try_collnet(Graph& g, Graph& save, int head, long& time) {
+    const int n = ngpus();
+    const double mul = 1.0 / std::max(1, n - 1);
+    int fwd = 0;
+    bool ok = true;
+    for (; fwd < n && ok; ++fwd) ok = try_path(g, {NodeType::gpu, head}, {NodeType::gpu, fwd}, mul) >= 0;
+    if (!ok) --fwd;
+    if (ok) {
+      int bwd = 0;
+      for (; bwd < n && ok; ++bwd) ok = try_path(g, {NodeType::gpu, bwd}, {NodeType::gpu, head}, mul) >= 0;
+      if (!ok) --bwd;
+      if (ok) {
+        std::vector<int>& order = channel(g, g.n_channels);
+        int step = 1;
+        for (int i = 0; i < n; ++i) {
+          if (i != head) order[static_cast<std::size_t>(step++)] = i;
+        }
+        rec_gpu(g, save, -1, n, -1, -1, kFree, time);
+      }
+      while (bwd > 0) {
+        --bwd;
+        try_path(g, {NodeType::gpu, bwd}, {NodeType::gpu, head}, -mul);
+      }
+    }
+    while (fwd > 0) {
+      --fwd;
+      try_path(g, {NodeType::gpu, head}, {NodeType::gpu, fwd}, -mul);
+    }
+  }
+
+  int replay_gpu(const Graph& g, int step) const { return g.intra[static_cast<std::size_t>(g.n_channels - 1)][static_cast<std::size_t>(step + 1)]; }
+
+  void rec_gpu(Graph& g, Graph& save, int rank, int step, int back_to_net, int back_to_first, int forced, long& time) {
+    if (time <= 0) return;
+    --time;
+    const int n = ngpus();
+    if (step == n) {
+      bool copy = false;
+      ++g.n_channels;
+      compare(g, save, copy);
+      if (copy) {
+        save = g;
+        save.intra.resize(static_cast<std::size_t>(save.n_channels));
+        save.inter.resize(static_cast<std::size_t>(save.n_channels));
+        if (g.n_channels == g.max_channels) time = -1;
+      }
+      if (g.n_channels < g.max_channels) rec(g, save, time);
+      --g.n_channels;
+      return;
+    }
+    channel(g, g.n_channels)[static_cast<std::size_t>(step)] = rank;
+    if (step == back_to_net) {
+      if (!inter_) return;
+      const int start_net = g.inter[static_cast<std::size_t>(g.n_channels)][0];
+      for (int net : select_nets(g.type_inter, rank)) {
+        if (!check_net(g, start_net, net, step)) continue;
+        int next_back = -1;
+        const double saved = g.bw_inter;
+        if (g.pattern == Pattern::balanced_tree) {
+          if (step == 0) next_back = 1;
+          g.bw_inter /= 2;
+        }
+        const int reached = try_path(g, {NodeType::gpu, rank}, {NodeType::net, net}, 1);
+        g.bw_inter = saved;
+        if (reached >= 0) {
+          g.inter[static_cast<std::size_t>(g.n_channels)][1] = net;
+          rec_gpu(g, save, rank, step, next_back, back_to_first, forced, time);
+          if (g.pattern == Pattern::balanced_tree) g.bw_inter /= 2;
+          try_path(g, {NodeType::gpu, rank}, {NodeType::net, net}, -1);
+          g.bw_inter = saved;
+        }
+      }
+    } else if (g.pattern == Pattern::nvls) {
+      try_nvls(g, save, rank, time);
+    } else if (g.pattern == Pattern::collnet_direct) {
+      try_collnet(g, save, rank, time);
+    } else if (step < n - 1) {
+      std::vector<int> next;
+      if (forced == kPciOrder) next = {step + 1};
+      else if (forced == kReplay) next = {replay_gpu(g, step)};
+      else next = next_gpus(g, rank, back_to_net == -1 ? 0 : back_to_net == step + 1 ? 1 : -1);
+      for (int other : next) try_gpu(g, save, step + 1, back_to_net, back_to_first, forced, time, {NodeType::gpu, rank}, other);
+    } else if (step == back_to_first) {
+      const int first = g.intra[static_cast<std::size_t>(g.n_channels)][0];
+      if (try_path(g, {NodeType::gpu, rank}, {NodeType::gpu, first}, 1) >= 0) {
+        rec_gpu(g, save, first, step + 1, back_to_net, -1, forced, time);
+        try_path(g, {NodeType::gpu, rank}, {NodeType::gpu, first}, -1);
+      }
+    } else {
+      rec_gpu(g, save, rank, n, -1, -1, forced, time);
+    }
+  }
+
+  void rec_net(Graph& g, Graph& save, int back_to_net, int back_to_first, long& time) {
+    const double bw = static_cast<int>(g.bw_inter);  // NCCL keeps it in an int here
+    const std::vector<int> nets = select_nets(g.type_inter, -1);
+    const int count = static_cast<int>(nets.size());
+    bool found = false;
+    for (int i = 0; i < count; ++i) {
+      if ((g.pattern == Pattern::nvls || g.pattern == Pattern::collnet_direct) && found) break;
+      const int n = nets[static_cast<std::size_t>((g.n_channels + i) % count)];
+      SysNode& net = sys_.nodes()[static_cast<std::size_t>(sys_.net(n))];
+      if (g.collnet && !net.coll) continue;
+      if (net.net_bw < bw) continue;
+      if (g.pattern == Pattern::ring && g.cross_nic == 2 && (g.n_channels & 1) &&
+          n != g.inter[static_cast<std::size_t>(g.n_channels - 1)][1]) {
+        continue;
+      }
+      channel(g, g.n_channels);
+      g.inter[static_cast<std::size_t>(g.n_channels)][0] = n;
+      g.latency_inter = 0;  // the IB and socket plugins report none
+      net.net_bw -= bw;
+      if (g.pattern == Pattern::nvls || g.pattern == Pattern::collnet_direct) {
+        if (g.n_channels < count) {
+          const int local = net.local_gpu >= 0 ? sys_.nodes()[static_cast<std::size_t>(net.local_gpu)].rank : -1;
+          bool duplicate = false;
+          for (int c = 0; c < g.n_channels; ++c) duplicate = duplicate || g.intra[static_cast<std::size_t>(c)][0] == local;
+          if (local >= 0 && !duplicate) {
+            try_gpu(g, save, 0, back_to_net, back_to_first, kFree, time, {NodeType::net, n}, local);
+            found = true;
+          }
+        }
+      } else if (g.n_channels > 0 && g.same_channels == 1) {
+        try_gpu(g, save, 0, back_to_net, back_to_first, kReplay, time, {NodeType::net, n}, replay_gpu(g, -1));
+      } else {
+        if (g.n_channels == 0 && !sys_.has_nvswitch()) {
+          long t = 1L << 10;
+          try_gpu(g, save, 0, back_to_net, back_to_first, kPciOrder, t, {NodeType::net, n}, 0);
+          if (t == -1) time = -1;
+        }
+        const int local = net.local_gpu >= 0 ? sys_.nodes()[static_cast<std::size_t>(net.local_gpu)].rank : -1;
+        if (local >= 0) try_gpu(g, save, 0, back_to_net, back_to_first, kFree, time, {NodeType::net, n}, local);
+        for (int other : sys_.local(sys_.net(n), NodeType::gpu)) {
+          if (other != local) try_gpu(g, save, 0, back_to_net, back_to_first, kFree, time, {NodeType::net, n}, other);
+        }
+      }
+      net.net_bw += bw;
+    }
+  }
+
+  System& sys_;
+  bool inter_;
+  std::vector<std::uint64_t> used_;  // per rank: the channels that use its GPU
+};
+
+void Search::rec(Graph& g, Graph& save, long& time) {
+  int back_to_net = -1, back_to_first = -1;
+  search_params(g, back_to_net, back_to_first);
+  if (inter_) {
+    rec_net(g, save, back_to_net, back_to_first, time);
+    return;
+  }
+  if (g.pattern == Pattern::nvls) {
+    try_gpu(g, save, 0, back_to_net, back_to_first, kFree, time, {NodeType::gpu, -1}, g.n_channels);
+    return;
+  }
+  if (g.n_channels == 0) {
+    try_gpu(g, save, 0, back_to_net, back_to_first, kPciOrder, time, {NodeType::gpu, -1}, 0);
+  } else {
+    try_gpu(g, save, 0, back_to_net, back_to_first, kReplay, time, {NodeType::gpu, -1}, replay_gpu(g, -1));
+  }
+  if (g.same_channels == 0 || g.n_channels == 0) {
+    for (int r = 0; r < ngpus(); ++r) try_gpu(g, save, 0, back_to_net, back_to_first, kFree, time, {NodeType::gpu, -1}, r);
+  }
+}
+
+// ncclTopoDupChannels: fast channels are doubled at half the bandwidth each.
+void dup_channels(Graph& g, int cc_min) {
+  if (g.n_channels == 0 || g.pattern == Pattern::nvls) return;
+  if (g.bw_intra < 25.0) return;
+  if (cc_min > 80 && g.bw_intra < 50.0 && g.n_channels > 4) return;
+  const int dup = std::min(g.n_channels * 2, g.max_channels);
+  const int factor = (dup + g.n_channels - 1) / g.n_channels;
+  for (int c = g.n_channels; c < dup; ++c) {
+    g.intra.push_back(g.intra[static_cast<std::size_t>(c - g.n_channels)]);
+    g.inter.push_back(g.inter[static_cast<std::size_t>(c - g.n_channels)]);
+  }
+  g.bw_intra /= factor;
+  g.bw_inter /= factor;
+  g.n_channels = dup;
+}
+
+int min_path_type(const System& s, NodeType to) {
+  int best = kPathSys;
+  for (int a = 0; a < s.gpu_count(); ++a) {
+    for (int b : s.of_type(to)) {
+      if (to == NodeType::gpu && b == s.gpu(a)) continue;
+      best = std::min(best, s.path(s.gpu(a), b).type);
+    }
+  }
+  return best;
+}
+
+int max_path_type(const System& s, NodeType to) {
+  int worst = kPathLoc;
+  for (int a = 0; a < s.gpu_count(); ++a) {
+    for (int b : s.of_type(to)) {
+      if (to == NodeType::gpu && b == s.gpu(a)) continue;
+      worst = std::max(worst, s.path(s.gpu(a), b).type);
+    }
+  }
+  return worst;
+}
+
+}  // namespace
+
+Graph compute_graph(System& system, Pattern pattern, int min_channels, int max_channels, bool inter, bool collnet) {
+  Graph graph;
+  graph.pattern = pattern;
+  graph.collnet = collnet;
+  graph.min_channels = min_channels;
+  graph.max_channels = max_channels;
+  const int cc = system.min_compute_capability();
+  const int ngpus = system.gpu_count();
+  const int cross_nic = system.net_count() > 1 && (pattern == Pattern::ring || pattern == Pattern::balanced_tree || pattern == Pattern::split_tree)
+                            ? kCrossNicParam
+                            : 0;
+  graph.cross_nic = cross_nic == 1 ? 1 : 0;
+  int min_intra = kPathLoc, min_inter = kPathPix, max_intra = kPathSys, max_inter = kPathSys;
+  if (ngpus > 1) {
+    min_intra = min_path_type(system, NodeType::gpu);
+    max_intra = max_path_type(system, NodeType::gpu);
+  }
+  if (inter) {
+    min_inter = min_path_type(system, NodeType::net);
+    max_inter = max_path_type(system, NodeType::net);
+    max_intra = max_inter;
+  }
+  if (cc < 90) max_inter = kPathSys;
+  graph.type_intra = min_intra;
+  graph.type_inter = min_inter;
+  const int try_same = pattern == Pattern::nvls ? 0 : 1;
+  graph.same_channels = try_same;
+  const bool amd = system.cpu_vendor() == "amd";
+
+  if (pattern == Pattern::nvls && (!system.has_nvswitch() || cc < 90)) return graph;
+  if (pattern == Pattern::nvls) graph.max_channels = std::min(32, ngpus);
+  if (pattern == Pattern::collnet_direct) graph.max_channels = std::min(8, ngpus);
+  if (ngpus == 1 && pattern != Pattern::ring) graph.pattern = Pattern::tree;
+  if (!inter && graph.pattern == Pattern::nvls) graph.min_channels = graph.max_channels;
+
+  Graph tmp = graph;
+  const std::vector<double>& speeds = inter ? (cc >= 100 ? kInterSm100 : cc >= 90 ? kInterSm90 : kInter)
+                                            : (cc >= 100 ? kIntraSm100 : cc >= 90 ? kIntraSm90 : kIntra);
+  const int nspeeds = static_cast<int>(speeds.size());
+  double max_bw = system.max_bw(inter);
+  double total_bw = system.total_bw();
+  if (ngpus == 1 && !inter) max_bw = total_bw = 5000.0;
+  if (ngpus > 1 && graph.pattern != Pattern::ring) total_bw *= ngpus * 1.0 / (ngpus - 1);
+  int speed = 0;
+  while ((speeds[static_cast<std::size_t>(speed)] > max_bw || speeds[static_cast<std::size_t>(speed)] * graph.min_channels > total_bw) &&
+         speed < nspeeds - 1) {
+    ++speed;
+  }
+  tmp.bw_intra = tmp.bw_inter = speeds[static_cast<std::size_t>(speed)];
+  long global = kGlobalTimeout;
+  int pass = 1;
+  long time = 0;
+  Search search(system, inter);
+  for (int guard = 0; guard < 10000; ++guard) {
+    // search:
+    time = tmp.same_channels ? kTimeoutSameChannels : tmp.pattern == Pattern::tree ? kTimeoutTree : kTimeout;
+    tmp.n_channels = 0;
+    tmp.intra.clear();
+    tmp.inter.clear();
+    global -= time;
+    search.rec(tmp, graph, time);
+    bool done = time == -1 || graph.n_channels * graph.bw_inter >= total_bw;
+    if (!done && pass == 1) {
+      if (tmp.same_channels == 1 && !(amd && tmp.type_intra == kPathSys)) {
+        tmp.same_channels = 0;
+        continue;
+      }
+      tmp.same_channels = try_same;
+      if (time != -1) global += time;
+      else global = kGlobalTimeout;
+      if (global < 0 && graph.n_channels) {
+        done = true;
+      } else {
+        if (cc >= 90 && tmp.pattern == Pattern::balanced_tree) {
+          tmp.pattern = Pattern::tree;
+          continue;
+        }
+        tmp.pattern = graph.pattern;
+        const int max_type = inter ? tmp.type_inter : max_intra;
+        if (tmp.type_intra < max_type && (graph.n_channels == 0 || tmp.type_intra < graph.type_intra)) {
+          tmp.type_intra += 1;
+          if (tmp.type_intra < kPathDis) continue;
+        }
+        tmp.type_intra = min_intra;
+        if (inter && tmp.type_inter < max_inter &&
+            (graph.n_channels == 0 || tmp.type_inter < graph.type_inter || tmp.type_inter < kPathPxn)) {
+          tmp.type_inter += 1;
+          if (tmp.type_inter < kPathDis) continue;
+        }
+        tmp.type_inter = min_inter;
+        if (cross_nic == 2 && tmp.cross_nic == 0 && (graph.pattern == Pattern::ring || graph.pattern == Pattern::balanced_tree)) {
+          tmp.cross_nic = 2;
+          continue;
+        }
+        tmp.cross_nic = cross_nic == 1 ? 1 : 0;
+        if (speed < nspeeds - 1 &&
+            (graph.n_channels == 0 || speeds[static_cast<std::size_t>(speed + 1)] / graph.bw_inter > .49)) {
+          tmp.bw_inter = tmp.bw_intra = speeds[static_cast<std::size_t>(++speed)];
+          continue;
+        }
+        speed = 0;
+        while (speeds[static_cast<std::size_t>(speed)] > max_bw && speed < nspeeds - 1) ++speed;
+        tmp.bw_intra = tmp.bw_inter = speeds[static_cast<std::size_t>(speed)];
+      }
+    }
+    // done:
+    if (pass == 1) {
+      time = -1;
+      dup_channels(graph, cc);
+      tmp = graph;
+      speed = 0;
+      while (speeds[static_cast<std::size_t>(speed)] > graph.bw_inter && speed < nspeeds - 1) ++speed;
+      tmp.bw_intra = tmp.bw_inter = speeds[static_cast<std::size_t>(speed)];
+      tmp.min_channels = graph.n_channels;
+      pass = 2;
+    }
+    if (pass == 2) {
+      if (time != 0 && speed > 0) {
+        if (graph.pattern == Pattern::ring) {
+          tmp.bw_intra = tmp.bw_inter = speeds[static_cast<std::size_t>(--speed)];
+          continue;
+        }
+        if (graph.pattern == Pattern::nvls && tmp.bw_inter == graph.bw_inter && tmp.bw_inter < tmp.bw_intra * 2) {
+          tmp.min_channels = tmp.max_channels = graph.n_channels;
+          tmp.bw_inter = speeds[static_cast<std::size_t>(--speed)];
+          continue;
+        }
+        if (tmp.bw_intra == graph.bw_intra && tmp.bw_intra < tmp.bw_inter * 2) {
+          tmp.bw_intra = speeds[static_cast<std::size_t>(--speed)];
+          continue;
+        }
+      }
+      break;
+    }
+  }
+  if (graph.n_channels == 0 && !graph.collnet && graph.pattern != Pattern::nvls) {
+    // No path found: the simple order, at a token bandwidth (search.cc's fallback).
+    graph.intra = {std::vector<int>(static_cast<std::size_t>(ngpus))};
+    for (int i = 0; i < ngpus; ++i) graph.intra[0][static_cast<std::size_t>(i)] = i;
+    graph.bw_intra = 0.1;
+    graph.type_intra = kPathSys;
+    graph.inter = {{system.net_count() > 0 ? 0 : -1, system.net_count() > 0 ? 0 : -1}};
+    graph.bw_inter = inter && system.net_count() > 0 ? 0.1 : 0;
+    graph.type_inter = inter && system.net_count() > 0 ? kPathSys : kPathDis;
+    graph.n_channels = 1;
+  }
+  return graph;
+}
+
+}  // namespace gradsync::models::nccl

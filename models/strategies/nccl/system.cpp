@@ -1,0 +1,375 @@
+#include "models/strategies/nccl/system.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include "models/topology/hardware.h"
+#include "models/topology/topology.h"
+
+namespace gradsync::models::nccl {
+
+namespace {
+
+constexpr double kLocBw = 5000.0;  // topo.h LOC_BW
+
+std::size_t ix(NodeType t) { return static_cast<std::size_t>(t); }
+
+// The path type a link starts with (the path types follow the link types: NVL 1, PCI 4 (PIX),
+// SYS 9); a NIC's network port counts as local (only the NIC -> GPU side matters).
+int link_path_type(LinkType t) {
+  switch (t) {
+    case LinkType::nvl: return kPathNvl;
+    case LinkType::pci: return kPathPix;
+    case LinkType::sys: return kPathSys;
+    case LinkType::net: return kPathLoc;
+  }
+  return kPathDis;
+}
+
+// NVLinks behind a topology link: "nvlink x2" says; else its bandwidth over one link's rate.
+int nvlink_count(const Link& l, int cc) {
+  if (l.label.rfind("nvlink x", 0) == 0) return std::max(1, std::atoi(l.label.c_str() + 8));
+  const double per_link = hardware::nvlink_physical_GBps_per_link(cc) * 1e9;
+  return std::max(1, static_cast<int>(std::lround(l.bandwidth_Bps / per_link)));
+}
+
+}  // namespace
+
+std::string path_name(int type) {
+  static const std::array<const char*, 12> names = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS"};
+  return type >= 0 && type < 12 ? names[static_cast<std::size_t>(type)] : "?";
+}
+
+int path_type_from_name(const std::string& name) {
+  for (int t = 0; t < 12; ++t) {
+    if (path_name(t) == name) return t;
+  }
+  if (name == "NODE") return kPathPhb;
+  if (name.rfind("NV", 0) == 0) return kPathNvl;
+  return -1;
+}
+
+System::System(const Topology& t, const std::vector<std::size_t>& gpus, const SystemOptions& options)
+    : by_type_(6), pxn_(options.pxn) {
+  // The host: what the ranks' GPUs reach through switches, CPUs, NVSwitches and NICs.
+  std::vector<char> in_host(t.node_count(), 0), is_rank(t.node_count(), 0);
+  for (std::size_t g : gpus) is_rank[g] = 1;
+  std::deque<std::size_t> queue(gpus.begin(), gpus.end());
+  for (std::size_t g : gpus) in_host[g] = 1;
+  while (!queue.empty()) {
+    const std::size_t u = queue.front();
+    queue.pop_front();
+    const NodeKind ku = t.node(u).kind;
+    if (ku == NodeKind::nic || (ku == NodeKind::gpu && !is_rank[u])) continue;  // NICs and GPUs end the walk
+    for (std::size_t li : t.incident_links(u)) {
+      const Link& l = t.links()[li];
+      const std::size_t v = l.a == u ? l.b : l.a;
+      const NodeKind kv = t.node(v).kind;
+      if (in_host[v] || kv == NodeKind::net_switch || kv == NodeKind::host_memory) continue;
+      if (kv == NodeKind::gpu && !is_rank[v]) continue;  // NCCL keeps only the communicator's GPUs
+      in_host[v] = 1;
+      if (ku == NodeKind::gpu && kv == NodeKind::gpu) continue;  // reached over NVLink: it is a rank, already queued
+      queue.push_back(v);
+    }
+  }
+  // One NVSwitch node for all of them, one CPU for a root complex and the socket it hangs off.
+  std::vector<int> sys_of(t.node_count(), -1);
+  auto add_node = [&](NodeType type, std::size_t topology_node) {
+    SysNode n;
+    n.type = type;
+    n.topology_node = topology_node;
+    nodes_.push_back(n);
+    by_type_[ix(type)].push_back(static_cast<int>(nodes_.size() - 1));
+    return static_cast<int>(nodes_.size() - 1);
+  };
+  for (std::size_t r = 0; r < gpus.size(); ++r) {
+    const int n = add_node(NodeType::gpu, gpus[r]);
+    nodes_[static_cast<std::size_t>(n)].rank = static_cast<int>(r);
+    const hardware::GpuModel* model = hardware::find_gpu_model(t.node(gpus[r]).facts.gpu_model);
+    nodes_[static_cast<std::size_t>(n)].cc = model ? model->compute_capability : options.cc;
+    sys_of[gpus[r]] = n;
+  }
+  int nvs = -1;
+  for (std::size_t u = 0; u < t.node_count(); ++u) {
+    if (!in_host[u] || sys_of[u] >= 0) continue;
+    switch (t.node(u).kind) {
+      case NodeKind::pcie_switch: sys_of[u] = add_node(NodeType::pci, u); break;
+      case NodeKind::nvswitch:
+        if (nvs < 0) nvs = add_node(NodeType::nvs, u);
+        sys_of[u] = nvs;
+        break;
+      case NodeKind::nic: sys_of[u] = add_node(NodeType::nic, u); break;
+      case NodeKind::cpu_socket: sys_of[u] = add_node(NodeType::cpu, u); break;
+      default: break;
+    }
+  }
+  // A root complex is its socket's; alone, it is a CPU of its own.
+  for (std::size_t u = 0; u < t.node_count(); ++u) {
+    if (!in_host[u] || t.node(u).kind != NodeKind::root_complex) continue;
+    for (std::size_t li : t.incident_links(u)) {
+      const Link& l = t.links()[li];
+      const std::size_t v = l.a == u ? l.b : l.a;
+      if (t.node(v).kind == NodeKind::cpu_socket && sys_of[v] >= 0) sys_of[u] = sys_of[v];
+    }
+    if (sys_of[u] < 0) sys_of[u] = add_node(NodeType::cpu, u);
+  }
+  for (int c : of_type(NodeType::cpu)) {
+    SysNode& n = nodes_[static_cast<std::size_t>(c)];
+    n.vendor = t.node(n.topology_node).facts.cpu_vendor;
+    if (n.vendor.empty()) n.vendor = options.cpu_vendor;
+  }
+  const int cc = min_compute_capability();
+  // Links at NCCL's rates (two between the same nodes add up, as ncclTopoConnectNodes does).
+  std::map<std::pair<int, int>, std::pair<LinkType, double>> joined;
+  for (const Link& l : t.links()) {
+    const int a = sys_of[l.a], b = sys_of[l.b];
+    if (a < 0 || b < 0 || a == b) continue;
+    const NodeType ta = nodes_[static_cast<std::size_t>(a)].type, tb = nodes_[static_cast<std::size_t>(b)].type;
+    LinkType type = LinkType::pci;
+    double bw = options.pcie_GBps;
+    if (ta == NodeType::nvs || tb == NodeType::nvs || (ta == NodeType::gpu && tb == NodeType::gpu)) {
+      type = LinkType::nvl;
+      bw = nvlink_count(l, cc) * hardware::nvlink_GBps_per_link(cc);
+    } else if (ta == NodeType::cpu && tb == NodeType::cpu) {
+      type = LinkType::sys;
+      bw = options.inter_socket_GBps;
+    }
+    auto& [kind, sum] = joined[{std::min(a, b), std::max(a, b)}];
+    kind = type;
+    sum += bw;
+  }
+  for (const auto& [pair, link] : joined) add_link(pair.first, pair.second, link.first, link.second);
+  // Each NIC's network port: its links to network switches, at their line rate.
+  for (int nic : std::vector<int>(of_type(NodeType::nic))) {
+    const std::size_t u = nodes_[static_cast<std::size_t>(nic)].topology_node;
+    double rate = 0;
+    for (std::size_t li : t.incident_links(u)) {
+      const Link& l = t.links()[li];
+      const std::size_t v = l.a == u ? l.b : l.a;
+      if (t.node(v).kind == NodeKind::net_switch) rate += l.bandwidth_Bps / 1e9;
+    }
+    const int net = add_node(NodeType::net, u);
+    SysNode& n = nodes_[static_cast<std::size_t>(net)];
+    n.net_bw = rate;
+    const NodeFacts& facts = t.node(u).facts;
+    n.gdr = facts.gpudirect ? *facts.gpudirect : options.gdr != 0;
+    n.coll = facts.sharp.value_or(false);
+    add_link(nic, net, LinkType::net, rate);
+  }
+  // Levels: NCCL_P2P_LEVEL (its default by CPU comes from the caller), NCCL_NET_GDR_LEVEL.
+  p2p_level_ = options.p2p_level >= 0 ? options.p2p_level : kPathPxb;
+  gdr_level_ = options.gdr_level >= 0 ? options.gdr_level : kPathP2c;
+  compute_paths();
+}
+
+void System::add_link(int a, int b, LinkType type, double bw) {
+  nodes_[static_cast<std::size_t>(a)].links.push_back({b, type, bw});
+  nodes_[static_cast<std::size_t>(b)].links.push_back({a, type, bw});
+}
+
+int System::min_compute_capability() const {
+  int cc = 0;
+  for (int g : of_type(NodeType::gpu)) {
+    const int c = nodes_[static_cast<std::size_t>(g)].cc;
+    cc = cc == 0 ? c : std::min(cc, c);
+  }
+  return cc == 0 ? 80 : cc;
+}
+
+std::string System::cpu_vendor() const {
+  const auto& cpus = of_type(NodeType::cpu);
+  return cpus.empty() ? std::string() : nodes_[static_cast<std::size_t>(cpus.front())].vendor;
+}
+
+// Breadth-first from `base`: every node's path to it (paths.cc ncclTopoSetPaths).
+void System::bfs_from(int base) {
+  SysPath& self = path_mut(base, base);
+  self = SysPath{{}, kLocBw, kPathLoc};
+  std::vector<int> frontier = {base};
+  while (!frontier.empty()) {
+    std::vector<int> next;
+    for (int node : frontier) {
+      const SysNode& n = nodes_[static_cast<std::size_t>(node)];
+      const SysPath here = path(node, base);
+      for (std::size_t li = 0; li < n.links.size(); ++li) {
+        const SysLink& link = n.links[li];
+        const int rem = link.to;
+        const SysNode& r = nodes_[static_cast<std::size_t>(rem)];
+        // A GPU is crossed only over NVLink to another GPU, once (NVB).
+        const bool nvb = n.type == NodeType::gpu && link.type == LinkType::nvl && r.type == NodeType::gpu;
+        if (node != base && n.type == NodeType::gpu && !(nvb && here.count() <= 1 && here.type == kPathNvl)) continue;
+        int type = link_path_type(link.type);
+        if (n.type == NodeType::pci && r.type == NodeType::pci) type = kPathPxb;
+        if (link.type == LinkType::pci && (n.type == NodeType::cpu || r.type == NodeType::cpu)) type = kPathPhb;
+        if (node != base && nvb) type = kPathNvb;
+        type = std::max(here.type, type);
+        const double bw = std::min(here.bw, link.bw);
+        SysPath& to = path_mut(rem, base);
+        if (type < to.type || (type == to.type && to.bw < bw) ||
+            (type == to.type && to.bw == bw && to.count() > here.count() + 1)) {
+          // rem -> node over the reverse link, then node's path to base.
+          std::size_t reverse = 0;
+          while (reverse < r.links.size() && !(r.links[reverse].to == node && r.links[reverse].type == link.type)) ++reverse;
+          if (reverse == r.links.size()) throw std::logic_error("nccl system: a link without its reverse");
+          to.hops.clear();
+          to.hops.emplace_back(rem, static_cast<int>(reverse));
+          to.hops.insert(to.hops.end(), here.hops.begin(), here.hops.end());
+          to.bw = bw;
+          to.type = type;
+          if (std::find(next.begin(), next.end(), rem) == next.end()) next.push_back(rem);
+        }
+      }
+    }
+    frontier = std::move(next);
+  }
+}
+
+int System::local_cpu(int node) const {
+  int best = -1;
+  for (int c : of_type(NodeType::cpu)) {
+    const SysPath& p = path(node, c);
+    if (p.type == kPathDis) continue;
+    if (best < 0 || p.type < path(node, best).type || (p.type == path(node, best).type && p.count() < path(node, best).count())) {
+      best = c;
+    }
+  }
+  return best;
+}
+
+void System::reroute(int a, int b, int via, bool via_gpu) {
+  const SysPath first = path(a, via), second = path(via, b);
+  SysPath& p = path_mut(a, b);
+  p.hops = first.hops;
+  p.hops.insert(p.hops.end(), second.hops.begin(), second.hops.end());
+  p.bw = std::min(first.bw, second.bw);
+  p.type = via_gpu ? kPathPxn : std::max(first.type, second.type);
+}
+
+bool System::p2p(int rank_a, int rank_b) const { return path(gpu(rank_a), gpu(rank_b)).type <= p2p_level_; }
+
+bool System::gdr(int rank, int net_index) const {
+  const int g = gpu(rank), n = net(net_index);
+  if (!nodes_[static_cast<std::size_t>(n)].gdr || !nodes_[static_cast<std::size_t>(g)].gdr) return false;
+  return path(g, n).type <= gdr_level_;
+}
+
+void System::compute_paths() {
+  const std::size_t n = nodes_.size();
+  paths_.assign(n * n, SysPath{});
+  for (std::size_t base = 0; base < n; ++base) bfs_from(static_cast<int>(base));
+  // GPUs that may not talk P2P go through the CPU next to the receiver (SHM).
+  for (int a : of_type(NodeType::gpu)) {
+    for (int b : of_type(NodeType::gpu)) {
+      if (a == b || path(a, b).type <= p2p_level_) continue;
+      const int cpu = local_cpu(b);
+      if (cpu >= 0) reroute(a, b, cpu, false);
+    }
+  }
+  // Each NIC's local GPU (from the paths as they are before PXN and GPUDirect change them).
+  for (int i = 0; i < net_count(); ++i) {
+    const int rank = local_gpu(i);
+    nodes_[static_cast<std::size_t>(net(i))].local_gpu = rank >= 0 ? gpu(rank) : -1;
+  }
+  // GPU -> NIC: through an NVLink peer next to the NIC (PXN), or through the CPU without GPUDirect.
+  for (int net : of_type(NodeType::net)) {
+    const SysNode& nn = nodes_[static_cast<std::size_t>(net)];
+    for (int g : of_type(NodeType::gpu)) {
+      const int peer = nn.local_gpu;
+      if (pxn_ && peer >= 0 && peer != g) {
+        const bool peer_gdr = nn.gdr && nodes_[static_cast<std::size_t>(peer)].gdr && path(peer, net).type <= gdr_level_;
+        if (path(peer, net).type <= kPathP2c && peer_gdr && path(g, peer).type <= kPathNvl &&
+            (path(peer, net).bw > path(g, net).bw || path(g, net).type > kPathPxn)) {
+          reroute(g, net, peer, true);
+        }
+      }
+      if (path(g, net).type < kPathPhb) {
+        const bool direct = nn.gdr && nodes_[static_cast<std::size_t>(g)].gdr && path(g, net).type <= gdr_level_;
+        if (!direct) {
+          const int cpu = local_cpu(g);
+          if (cpu >= 0) {
+            reroute(net, g, cpu, false);
+            reroute(g, net, cpu, false);
+          }
+        }
+      }
+    }
+  }
+}
+
+std::vector<int> System::local(int from, NodeType type) const {
+  double best_bw = 0;
+  int best_type = kPathDis;
+  std::vector<int> out;
+  const auto& targets = of_type(type);
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const SysPath& p = path(from, targets[i]);
+    if (p.type >= kPathDis) continue;
+    if (p.bw > best_bw || (p.bw == best_bw && p.type < best_type)) {
+      best_bw = p.bw;
+      best_type = p.type;
+      out.clear();
+    }
+    if (p.bw == best_bw && p.type == best_type) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+int System::local_net(int rank, int channel) const {
+  const std::vector<int> nets = local(gpu(rank), NodeType::net);
+  if (nets.empty()) return -1;
+  const std::vector<int> gpus = local(net(nets.front()), NodeType::gpu);
+  const int gpu_count = std::max<int>(1, static_cast<int>(gpus.size()));
+  const int count = static_cast<int>(nets.size());
+  const int per_gpu = (count + gpu_count - 1) / gpu_count;
+  int n = rank % gpu_count;
+  if ((count & (count - 1)) == 0) {  // a power of two: mirror the bits, so that neighbours spread
+    int bits = 0, mirrored = 0;
+    while ((1 << bits) < count) ++bits;
+    for (int b = 0; b < bits; ++b) mirrored |= ((n >> b) & 1) << (bits - 1 - b);
+    n = mirrored;
+  }
+  n += channel % std::max(1, per_gpu);
+  return nets[static_cast<std::size_t>(n % count)];
+}
+
+int System::local_gpu(int net_index) const {
+  const std::vector<int> gpus = local(net(net_index), NodeType::gpu);
+  for (int c = 0; c < 64; ++c) {
+    for (int g : gpus) {
+      if (local_net(g, c) == net_index) return g;
+    }
+  }
+  return -1;
+}
+
+double System::max_bw(bool inter) const {
+  double best = 0;
+  for (int g : of_type(NodeType::gpu)) {
+    for (int to : of_type(inter ? NodeType::net : NodeType::gpu)) {
+      const SysPath& p = path(g, to);
+      if (p.count() == 0) continue;
+      best = std::max(best, p.bw);
+    }
+  }
+  return best;
+}
+
+double System::total_bw() const {
+  double best = 0;
+  for (int g : of_type(NodeType::gpu)) {
+    double nvl = 0, pci = 0;
+    for (const SysLink& l : nodes_[static_cast<std::size_t>(g)].links) {
+      if (l.type == LinkType::nvl) nvl += l.bw;
+      if (l.type == LinkType::pci) pci = l.bw;
+    }
+    best = std::max({best, nvl, pci});
+  }
+  return best;
+}
+
+}  // namespace gradsync::models::nccl

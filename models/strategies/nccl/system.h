@@ -1,0 +1,147 @@
+// NCCL's view of one host, as NCCL 2.30.7 (NVIDIA/nccl 5067397c) builds it before it plans its
+// channels (src/graph/topo.cc, paths.cc): the communicator's GPUs, the PCIe switches, CPUs
+// (NUMA domains), the NVSwitch, the NICs and their network ports, joined by links that carry
+// NCCL's own nominal rates — an NVLink at its per-link figure by compute capability, a PCIe
+// link at width x speed / 80, the link between sockets by CPU vendor, a network port at its
+// line rate — and, between every pair of nodes, the path NCCL would take with its bandwidth
+// and its type (NVL, PIX, PXB, PXN, PHB, SYS, ...). What a measured matrix says about the
+// machine is not used here: NCCL plans with these figures, and the executors then run the
+// plan on the topology's own links.
+//
+// What the paths follow (paths.cc): breadth-first from each node, a path is better when its
+// type is closer, then when its bandwidth is higher, then when it has fewer hops; a GPU is
+// never crossed; between two GPUs whose path is farther than the P2P level, traffic goes
+// through the CPU (SHM); between a GPU and a NIC farther than the GPUDirect RDMA level, or
+// when either cannot do GPUDirect, through the CPU; and a GPU sends through an NVLink peer
+// sitting next to a NIC (PXN) when that peer reaches the NIC better.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace gradsync::models {
+class Topology;
+}
+
+namespace gradsync::models::nccl {
+
+// Path types, closest first (topo.h PATH_*).
+enum PathType : int {
+  kPathLoc = 0,
+  kPathNvl = 1,
+  kPathNvb = 2,
+  kPathC2c = 3,
+  kPathPix = 4,
+  kPathPxb = 5,
+  kPathPxn = 6,
+  kPathP2c = 7,
+  kPathPhb = 8,
+  kPathSys = 9,
+  kPathNet = 10,
+  kPathDis = 11,
+};
+// "PIX", "NVL", ... as NCCL prints them.
+std::string path_name(int type);
+// The type a name stands for (NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL): "PIX", "NVL", "SYS", ...
+// and nvidia-smi topo -m's NODE (same as PHB here) and NV# (NVL); -1 for anything else.
+int path_type_from_name(const std::string& name);
+
+enum class NodeType { gpu, pci, nvs, cpu, nic, net };
+enum class LinkType { nvl, pci, sys, net };
+
+struct SysLink {
+  int to = 0;
+  LinkType type = LinkType::pci;
+  double bw = 0;  // GB/s, NCCL's; the search takes from it what each channel uses
+};
+
+struct SysNode {
+  NodeType type = NodeType::pci;
+  std::size_t topology_node = static_cast<std::size_t>(-1);  // the gradsync node it stands for
+  int rank = -1;          // gpu: its position among the host's ranks
+  int cc = 0;             // gpu: compute capability x10
+  bool gdr = true;        // gpu, net: GPUDirect RDMA possible
+  double net_bw = 0;      // net: the port's line rate, GB/s (the search takes from it per channel)
+  bool coll = false;      // net: in-network reduction (CollNet)
+  int local_gpu = -1;     // net: the GPU closest to it
+  std::string vendor;     // cpu: intel, amd, arm ("" not known)
+  std::vector<SysLink> links;
+};
+
+struct SysPath {
+  std::vector<std::pair<int, int>> hops;  // (node, index of the link in its links) from the start
+  double bw = 0;
+  int type = kPathDis;
+  int count() const { return static_cast<int>(hops.size()); }
+};
+
+struct SystemOptions {
+  int cc = 80;                  // the GPUs' compute capability x10 (where a GPU's own model is not known)
+  std::string cpu_vendor;       // where the topology does not say: intel, amd, arm, "" (not known)
+  int p2p_level = -1;           // NCCL_P2P_LEVEL as a path type; -1: NCCL's default for the CPU
+  int gdr_level = -1;           // NCCL_NET_GDR_LEVEL; -1: NCCL's default (P2C)
+  int gdr = -1;                 // GPUDirect RDMA where the NICs do not say: 1, 0, -1 (assume possible)
+  bool pxn = true;              // NCCL_PXN_DISABLE=0
+  double pcie_GBps = 24;        // NCCL's rate of the GPUs' PCIe links (width x speed / 80)
+  double inter_socket_GBps = 16;
+};
+
+class System {
+ public:
+  // NCCL's view of the host of `gpus` (topology nodes of the communicator's ranks on that host,
+  // in rank order): what is reachable from them without crossing a network switch.
+  System(const Topology& topology, const std::vector<std::size_t>& gpus, const SystemOptions& options);
+
+  const std::vector<SysNode>& nodes() const { return nodes_; }
+  std::vector<SysNode>& nodes() { return nodes_; }
+  const std::vector<int>& of_type(NodeType type) const { return by_type_[static_cast<std::size_t>(type)]; }
+  int gpu_count() const { return static_cast<int>(of_type(NodeType::gpu).size()); }
+  int net_count() const { return static_cast<int>(of_type(NodeType::net).size()); }
+  int gpu(int rank) const { return of_type(NodeType::gpu)[static_cast<std::size_t>(rank)]; }  // node index
+  int net(int i) const { return of_type(NodeType::net)[static_cast<std::size_t>(i)]; }
+
+  // The path NCCL takes from node `from` to node `to`.
+  const SysPath& path(int from, int to) const { return paths_[static_cast<std::size_t>(from) * nodes_.size() + static_cast<std::size_t>(to)]; }
+  // Between two ranks' GPUs: P2P (type within the P2P level) or through the CPU (SHM).
+  bool p2p(int rank_a, int rank_b) const;
+  // Between a rank's GPU and a NIC: GPUDirect RDMA.
+  bool gdr(int rank, int net) const;
+
+  int min_compute_capability() const;
+  std::string cpu_vendor() const;  // of the first CPU ("" not known)
+  bool has_nvswitch() const { return !of_type(NodeType::nvs).empty(); }
+  // system->maxBw and totalBw (search.cc ncclTopoSearchInit): the best path bandwidth from a GPU
+  // to a GPU (or a NIC when `inter`), and the most a GPU can move (its NVLinks together, or its PCIe link).
+  double max_bw(bool inter) const;
+  double total_bw() const;
+  int p2p_level() const { return p2p_level_; }
+  int gdr_level() const { return gdr_level_; }
+
+  // ncclTopoGetLocal: the nodes of `type` that node `from` reaches best (the highest path
+  // bandwidth, then the closest type), in index order (indices among that type).
+  std::vector<int> local(int from, NodeType type) const;
+  // ncclTopoGetLocalNet: the NIC (index among the NICs) a rank's channel `channel` uses, so that
+  // the GPUs sharing NICs spread over them.
+  int local_net(int rank, int channel) const;
+  // ncclTopoGetLocalGpu: the rank whose local NICs include NIC `net` (index), -1 for none.
+  int local_gpu(int net) const;
+
+ private:
+  void add_link(int a, int b, LinkType type, double bw);
+  void compute_paths();
+  void bfs_from(int base);
+  // The path from `a` to `b` through `via` (a CPU or a GPU): NCCL's addInterStep.
+  void reroute(int a, int b, int via, bool via_gpu);
+  SysPath& path_mut(int from, int to) { return paths_[static_cast<std::size_t>(from) * nodes_.size() + static_cast<std::size_t>(to)]; }
+  int local_cpu(int node) const;
+
+  std::vector<SysNode> nodes_;
+  std::vector<std::vector<int>> by_type_;
+  std::vector<SysPath> paths_;
+  int p2p_level_ = kPathPxb;
+  int gdr_level_ = kPathP2c;
+  bool pxn_ = true;
+};
+
+}  // namespace gradsync::models::nccl

@@ -1,0 +1,244 @@
+#include "models/strategies/nccl/tuning.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gradsync::models::nccl {
+
+namespace {
+
+// tuning.cc's tables, by algorithm (Tree, Ring, CollNet direct, CollNet chain, NVLS, NVLS tree,
+// PAT) and protocol (LL, LL128, Simple).
+constexpr double kBaseLat[kAlgorithms][kProtocols] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
+                                                      {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
+enum Hw { kNvlinkHw = 0, kPciHw = 1, kNetHw = 2 };
+constexpr double kHwLat[3][kAlgorithms][kProtocols] = {
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},      // NVLink
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},         // PCI
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}},        // NET
+};
+// [Volta, Ampere, Hopper, Blackwell][N1, N2, N4]; LL's by GPU on one node, by CPU across nodes.
+constexpr double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
+constexpr double kRingLL128PerCh[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+constexpr double kTreeLL128PerCh[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+constexpr double kTreePerCh[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+constexpr double kNvlsTreePerCh[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
+constexpr double kNvlsEfficiency[4] = {0.0, 0.0, 0.85, 0.74};
+// "Trees are not perfectly sticking to the model for medium sizes": by protocol and log2(bytes / 64).
+constexpr double kTreeCorrection[kProtocols][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+int log2i(long long n) {
+  if (n <= 0) return -1;
+  int l = 0;
+  while ((n >> (l + 1)) != 0) ++l;
+  return l;
+}
+
+int cc_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
+
+bool all_gather_like(Collective c) { return c == Collective::all_gather || c == Collective::reduce_scatter; }
+
+}  // namespace
+
+const char* algorithm_name(int a) {
+  static const char* names[kAlgorithms] = {"Tree", "Ring", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"};
+  return a >= 0 && a < kAlgorithms ? names[a] : "?";
+}
+
+const char* protocol_name(int p) {
+  static const char* names[kProtocols] = {"LL", "LL128", "Simple"};
+  return p >= 0 && p < kProtocols ? names[p] : "?";
+}
+
+int algorithm_from_name(const std::string& name) {
+  for (int a = 0; a < kAlgorithms; ++a) {
+    if (name == algorithm_name(a)) return a;
+  }
+  return -1;
+}
+
+int protocol_from_name(const std::string& name) {
+  for (int p = 0; p < kProtocols; ++p) {
+    if (name == protocol_name(p)) return p;
+  }
+  return -1;
+}
+
+const Graph& Comm::graph(int a) const {
+  switch (a) {
+    case kTree: return tree;
+    case kRing: return ring;
+    case kCollnetDirect: return collnet_direct;
+    case kCollnetChain: return collnet_chain;
+    case kNvls:
+    case kNvlsTree: return nvls;
+    default: return tree;  // PAT: tree's
+  }
+}
+
+Costs tune(const Comm& comm, Collective coll) {
+  Costs c;
+  const int n_nodes = comm.nodes, n_ranks = comm.ranks;
+  if (n_ranks <= 1) return c;
+  const int cci = cc_index(comm.cc_min);
+  const int i2 = n_nodes <= 2 ? n_nodes - 1 : 2;
+  const bool amd = comm.cpu_vendor == "amd";
+  const int i1 = n_nodes == 1 ? cci : amd ? 1 : 0;
+  const double ll_max = kLlMaxBw[i1][i2];
+  const double tree_per_ch = kTreePerCh[cci][i2];
+  const double ring_ll128_per_ch = kRingLL128PerCh[cci][i2];
+  const double tree_ll128_per_ch = kTreeLL128PerCh[cci][i2];
+  const double nvls_tree_per_ch = kNvlsTreePerCh[cci][i2];
+  const double ppn = static_cast<double>(n_ranks) / n_nodes;
+  int intra_hw[kAlgorithms], hw[kAlgorithms];
+  for (int a = 0; a < kAlgorithms; ++a) {
+    intra_hw[a] = comm.graph(a).type_intra == kPathNvl ? kNvlinkHw : kPciHw;
+    hw[a] = n_nodes == 1 ? intra_hw[a] : kNetHw;
+  }
+  const int nsteps = coll == Collective::all_reduce ? 2 * (n_ranks - 1) : all_gather_like(coll) ? n_ranks - 1 : n_ranks;
+  const bool pat_enable = comm.cc_min >= 60 && n_nodes == n_ranks;
+  for (int a = 0; a < kAlgorithms; ++a) {
+    if ((coll == Collective::broadcast || coll == Collective::reduce) && a != kRing) continue;
+    if (all_gather_like(coll) && a != kPat && a != kRing && a != kNvls && a != kCollnetDirect) continue;
+    if (coll == Collective::all_reduce && a == kPat) continue;
+    const Graph& g = comm.graph(a);
+    for (int p = 0; p < kProtocols; ++p) {
+      if ((a == kNvls || a == kNvlsTree) && p != kSimple) continue;
+      if (all_gather_like(coll) && a == kPat && (p != kSimple || !pat_enable)) continue;
+      const bool collnet = a == kCollnetDirect || a == kCollnetChain;
+      double bw = n_nodes <= 2 || collnet ? g.bw_intra : g.bw_inter;
+      if (a == kNvls || a == kNvlsTree) {
+        if (g.n_channels < 2) continue;
+        double intra = g.bw_intra * kNvlsEfficiency[cci] * (g.n_channels - 1) / g.n_channels;
+        intra *= coll == Collective::all_reduce ? 2.0 : (ppn - 1) / ppn;
+        const double inter = g.bw_inter * (n_nodes <= 2 && a == kNvlsTree ? 2 : 1);
+        bw = std::min({intra, inter, a == kNvlsTree ? nvls_tree_per_ch : std::numeric_limits<double>::max()});
+      }
+      double bus = g.n_channels * bw;
+      if (a == kRing && p == kLL) bus = std::min(ll_max, bus * .5);
+      if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.n_channels * ring_ll128_per_ch);
+      if (a == kTree && coll == Collective::all_reduce) bus = std::min(bus * .92, g.n_channels * tree_per_ch);
+      if (a == kTree && p == kLL) bus = std::min(bus * 1.0 / 3.8, ll_max);
+      if (a == kTree && p == kLL128) bus = std::min(bus * (n_nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.n_channels * tree_ll128_per_ch);
+      if (a == kTree && comm.max_tree_pattern == static_cast<int>(Pattern::tree)) bus *= .85;
+      if (a == kPat) bus *= .75;
+      if (collnet && p != kSimple) bus = 0;
+      if (a == kCollnetDirect && p == kSimple) {
+        if (all_gather_like(coll)) {
+          bus = ppn * std::min(g.bw_intra, g.bw_inter * 0.9);
+        } else {
+          double factor = ppn / std::max(1, g.n_channels);
+          factor -= (factor - 1) / 2;
+          bus /= factor;
+          if (comm.cc_min >= 90) bus *= .85;
+        }
+      }
+      if ((a == kNvls || a == kCollnetDirect) && p == kSimple && all_gather_like(coll) && n_nodes > 1) bus = 0;  // no CollNet plugin here
+      if (!(a != kRing && all_gather_like(coll))) {
+        const double ratio = a == kRing || a == kNvls || a == kNvlsTree ? static_cast<double>(n_ranks) / nsteps : 0.5;
+        bus *= ratio;
+      }
+      c.bw[a][p] = bus;
+      double lat = kBaseLat[a][p];
+      double intra_lat = kHwLat[intra_hw[a]][a][p];
+      double inter_lat = (ppn == 1 ? kHwLat[kNetHw][kTree][p] : kHwLat[kNetHw][a][p]) + g.latency_inter;
+      if (p == kSimple) inter_lat += g.latency_inter;
+      if (a == kRing) {
+        double l = kHwLat[hw[a]][a][p];
+        if (coll == Collective::reduce || coll == Collective::broadcast) {
+          if (g.same_channels) {
+            lat += l;
+          } else {
+            if (p == kSimple) l = kHwLat[hw[a]][kTree][p];
+            lat += nsteps * l;
+          }
+        } else {
+          double net_overhead = 0;
+          if (n_nodes > 1) {
+            net_overhead = amd ? 2.0 : 1.0;
+            if (p == kSimple) net_overhead *= 3;
+          }
+          intra_lat = std::max(intra_lat, net_overhead);
+          const int inter_steps = n_nodes == 1 ? 0 : coll == Collective::all_reduce ? 2 * (n_nodes - 1) : n_nodes - 1;
+          lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
+        }
+      } else if (a == kTree) {
+        if (coll == Collective::all_reduce) lat += 2 * ((n_ranks / n_nodes - 1) * intra_lat + log2i(n_nodes) * inter_lat);
+      } else if (a == kCollnetDirect) {
+        const int local = n_ranks / n_nodes - 1;
+        lat += 2 * (std::min(1, local) * intra_lat + local * 0.4) + inter_lat;
+      } else if (a == kCollnetChain) {
+        lat += 2 * (n_ranks / n_nodes - 1) * intra_lat + inter_lat;
+      } else if (a == kNvls) {
+        lat = intra_lat;
+        if (n_nodes > 1) lat += inter_lat;
+      } else if (a == kNvlsTree) {
+        lat += intra_lat + 2 * log2i(n_nodes) * inter_lat;
+      } else if (a == kPat) {
+        if (all_gather_like(coll)) lat += log2i(n_nodes) * (inter_lat / 3.5) + n_ranks * 2.8;
+      }
+      c.lat[a][p] = lat;
+    }
+  }
+  // What is enabled: LL128 by NCCL's rules unless the user chose a protocol; algorithms the
+  // machine does not support are off; the user's NCCL_ALGO / NCCL_PROTO leave only their choice.
+  for (int a = 0; a < kAlgorithms; ++a) {
+    bool algo_on = comm.forced_algorithm < 0 || comm.forced_algorithm == a;
+    if (n_nodes == 1 && a == kNvlsTree) algo_on = false;
+    if (!comm.collnet_enable && (a == kCollnetDirect || a == kCollnetChain || (a == kNvls && n_nodes > 1))) algo_on = false;
+    if (!comm.nvswitch && a == kCollnetDirect) algo_on = false;
+    if ((a == kNvls || a == kNvlsTree) && !comm.nvls_support) algo_on = false;
+    for (int p = 0; p < kProtocols; ++p) {
+      bool proto_on = comm.forced_protocol < 0 || comm.forced_protocol == p;
+      if (comm.forced_protocol < 0 && p == kLL128) {
+        const Graph& g = comm.graph(a);
+        bool on = comm.cc_min >= 90 ? g.type_inter <= kPathPxn : g.type_inter <= kPathPxb;
+        on = on && g.type_intra <= kPathNvb;
+        on = on && (comm.cc_min == comm.cc_max || comm.cc_min >= 90);
+        on = on && comm.cc_min >= 70;
+        proto_on = on;
+      }
+      if (!proto_on || !algo_on) c.bw[a][p] = 0;
+    }
+  }
+  return c;
+}
+
+double algorithm_time_us(const Comm& comm, const Costs& costs, Collective coll, int a, int p, double bytes) {
+  double bw = costs.bw[a][p];
+  double lat = costs.lat[a][p];
+  if (bw == 0) return -1;
+  const int log_size = log2i(static_cast<long long>(bytes) >> 6);
+  if (a == kTree && coll == Collective::all_reduce && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
+  if (a == kNvlsTree && coll == Collective::all_reduce && log_size >= 0 && log_size < 24 && comm.cc_min >= 100) {
+    bw *= kTreeCorrection[p][log_size];
+  }
+  if (a == kRing && p == kSimple && comm.nodes > 1 && coll == Collective::all_reduce &&
+      bytes / (std::max(1, comm.channels) * comm.ranks) >= 64) {
+    lat *= comm.cc_min < 80 ? 1.9 : 1.4;  // the ring's plateau
+  }
+  return lat + bytes / (1000 * bw);
+}
+
+Choice choose(const Comm& comm, const Costs& costs, Collective coll, double bytes) {
+  Choice best;
+  double min_time = std::numeric_limits<double>::max();
+  for (int a = 0; a < kAlgorithms; ++a) {
+    if (a == kNvls && !comm.collnet_enable && comm.nodes > 1) continue;
+    for (int p = 0; p < kProtocols; ++p) {
+      const double t = algorithm_time_us(comm, costs, coll, a, p, bytes);
+      if (t >= 0 && t < min_time) {
+        min_time = t;
+        best = Choice{a, p, t};
+      }
+    }
+  }
+  if (min_time == std::numeric_limits<double>::max()) best.time_us = -1;
+  return best;
+}
+
+}  // namespace gradsync::models::nccl

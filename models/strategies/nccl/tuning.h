@@ -1,0 +1,62 @@
+// NCCL 2.30.7's cost model (src/graph/tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime) and its
+// choice of algorithm and protocol (src/enqueue.cc): for each algorithm (ring, tree, CollNet
+// direct and chain, NVLS, NVLS tree) and protocol (LL, LL128, Simple), a latency and a bus
+// bandwidth built from the channel graphs (search.h) and NCCL's tables, the rules that enable
+// or disable each, and the time NCCL expects for a size: latency + bytes / bandwidth, with the
+// tree's correction by size and the ring's plateau across nodes.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "models/strategies/nccl/search.h"
+
+namespace gradsync::models::nccl {
+
+enum Algorithm : int { kTree = 0, kRing = 1, kCollnetDirect = 2, kCollnetChain = 3, kNvls = 4, kNvlsTree = 5, kPat = 6 };
+constexpr int kAlgorithms = 7;
+enum Protocol : int { kLL = 0, kLL128 = 1, kSimple = 2 };
+constexpr int kProtocols = 3;
+enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce };
+
+const char* algorithm_name(int a);  // "Ring", "Tree", "NVLS", "NVLSTree", "CollnetDirect", "CollnetChain", "PAT"
+const char* protocol_name(int p);   // "LL", "LL128", "Simple"
+int algorithm_from_name(const std::string& name);  // -1 for none
+int protocol_from_name(const std::string& name);
+
+// What NCCL's tuning reads of a communicator.
+struct Comm {
+  int ranks = 1, nodes = 1;
+  int cc_min = 80, cc_max = 80;
+  std::string cpu_vendor;  // intel, amd, arm, "" (not known: NCCL's x86 other)
+  bool nvls_support = false;     // NVLink SHARP available (NVSwitch, H100 or later, multicast)
+  bool collnet_enable = false;   // NCCL_COLLNET_ENABLE and a SHARP-capable network
+  bool nvswitch = false;         // the host has an NVSwitch (CollNet direct needs one)
+  Graph ring, tree, collnet_chain, collnet_direct, nvls;
+  int max_tree_pattern = static_cast<int>(Pattern::balanced_tree);
+  int channels = 1;              // comm->nChannels, for the ring's plateau
+  // User choices (NCCL_ALGO / NCCL_PROTO): -1 for NCCL's own.
+  int forced_algorithm = -1, forced_protocol = -1;
+
+  const Graph& graph(int algorithm) const;
+};
+
+struct Costs {
+  std::array<std::array<double, kProtocols>, kAlgorithms> bw{};   // GB/s of algorithm bandwidth; 0: disabled
+  std::array<std::array<double, kProtocols>, kAlgorithms> lat{};  // us
+};
+
+// ncclTopoTuneModel for one collective, with NCCL's enable rules and the user's choices applied.
+Costs tune(const Comm& comm, Collective collective);
+// ncclTopoGetAlgoTime: microseconds for `bytes`, or a negative value where disabled.
+double algorithm_time_us(const Comm& comm, const Costs& costs, Collective collective, int algorithm, int protocol, double bytes);
+
+struct Choice {
+  int algorithm = kRing;
+  int protocol = kSimple;
+  double time_us = 0;
+};
+// The fastest enabled algorithm and protocol for `bytes` (ties: the first in NCCL's order).
+Choice choose(const Comm& comm, const Costs& costs, Collective collective, double bytes);
+
+}  // namespace gradsync::models::nccl

@@ -1,0 +1,132 @@
+// NCCL's planning as gradsync reproduces it (models/strategies/nccl/): the channel graphs its
+// search finds and the bandwidths its cost model gives, on machines where NCCL's own rules
+// (src/graph/search.cc, tuning.cc of 2.30.7) can be followed by hand. Each expected figure is
+// derived in the comment above it from those rules and NCCL's nominal rates, not from this code.
+#include <gtest/gtest.h>
+
+#include "models/strategies/nccl/search.h"
+#include "models/strategies/nccl/system.h"
+#include "models/strategies/nccl/tuning.h"
+#include "models/topology/cluster_generator.h"
+#include "models/topology/topology.h"
+
+using namespace gradsync::models;
+using namespace gradsync::models::nccl;
+
+namespace {
+
+Topology hgx(int nodes) {
+  ClusterSpec s;
+  s.nodes = nodes;
+  s.gpus_per_node = 8;
+  s.nics_per_node = 8;
+  s.network = ClusterNetwork::single;
+  return generate_cluster(s);
+}
+
+std::vector<std::size_t> host_gpus(const Topology& t, int host) {
+  std::vector<std::size_t> out;
+  for (int g = 0; g < 8; ++g) out.push_back(t.require("n" + std::to_string(host) + "-gpu" + std::to_string(g), "test"));
+  return out;
+}
+
+SystemOptions h100() {
+  SystemOptions o;
+  o.cc = 90;
+  o.pcie_GBps = 48;  // Gen5 x16: 16 x 240 / 80
+  return o;
+}
+
+}  // namespace
+
+// One HGX H100 node: every GPU has 18 NVLinks to the NVSwitch, NCCL's 18 x 20.6 = 370.8 GB/s.
+TEST(NcclPlanner, OneHgxH100Node) {
+  const Topology t = hgx(1);
+  System sys(t, host_gpus(t, 0), h100());
+  ASSERT_EQ(sys.gpu_count(), 8);
+  EXPECT_TRUE(sys.has_nvswitch());
+  EXPECT_DOUBLE_EQ(sys.total_bw(), 18 * 20.6);
+  EXPECT_EQ(sys.path(sys.gpu(0), sys.gpu(5)).type, kPathNvl);
+  // Ring: at 60 GB/s (the first of the SM90 intra speeds) a channel takes 60 from each GPU's
+  // link in each direction: 6 channels fit (360 <= 370.8). Lower speeds give no more than 360;
+  // the 6 channels are doubled at 30 GB/s each (ncclTopoDupChannels: 60 >= 25 and not < 50).
+  const Graph ring = compute_graph(sys, Pattern::ring, 1, 32, false);
+  EXPECT_EQ(ring.n_channels, 12);
+  EXPECT_DOUBLE_EQ(ring.bw_intra, 30);
+  EXPECT_EQ(ring.type_intra, kPathNvl);
+  // NVLS: 8 channels (a head per GPU) needed; the head's link carries twice: (7 + 2) x bw <= 370.8
+  // first holds at 40; then the search raises bwInter, which nothing on one node uses, to 60.
+  System sys2(t, host_gpus(t, 0), h100());
+  const Graph nvls = compute_graph(sys2, Pattern::nvls, 1, 64, false);
+  EXPECT_EQ(nvls.n_channels, 8);
+  EXPECT_DOUBLE_EQ(nvls.bw_intra, 40);
+  EXPECT_DOUBLE_EQ(nvls.bw_inter, 60);
+  // The cost model: NVLS bus bandwidth 8 x min(40 x 0.85 x 7/8 x 2, 60) = 476 GB/s; the ring's
+  // 12 x 30 = 360.
+  Comm comm;
+  comm.ranks = 8;
+  comm.nodes = 1;
+  comm.cc_min = comm.cc_max = 90;
+  comm.nvls_support = comm.nvswitch = true;
+  comm.ring = ring;
+  comm.tree = ring;
+  comm.tree.pattern = Pattern::balanced_tree;
+  comm.nvls = nvls;
+  const Costs c = tune(comm, Collective::all_reduce);
+  const double to_bus = 14.0 / 8;  // algorithm -> bus bandwidth for 8 ranks
+  EXPECT_NEAR(c.bw[kNvls][kSimple] * to_bus, 476, 1e-9);
+  EXPECT_NEAR(c.bw[kRing][kSimple] * to_bus, 360, 1e-9);
+  EXPECT_EQ(c.bw[kNvlsTree][kSimple], 0);  // not on one node
+  EXPECT_EQ(choose(comm, c, Collective::all_reduce, 1 << 30).algorithm, kNvls);
+}
+
+// Two HGX H100 nodes, eight 400 Gb/s NICs each (50 GB/s), one per GPU on its PCIe Gen5 switch (48).
+TEST(NcclPlanner, TwoHgxH100NodesEightNics) {
+  const Topology t = hgx(2);
+  System sys(t, host_gpus(t, 0), h100());
+  ASSERT_EQ(sys.net_count(), 8);
+  // GPU 0 reaches NIC 0 on its own switch (PIX, 48); NIC 3 through GPU 3 over NVLink (PXN).
+  EXPECT_EQ(sys.path(sys.gpu(0), sys.net(0)).type, kPathPix);
+  EXPECT_EQ(sys.path(sys.gpu(0), sys.net(3)).type, kPathPxn);
+  EXPECT_DOUBLE_EQ(sys.path(sys.gpu(0), sys.net(3)).bw, 48);
+  EXPECT_EQ(sys.local_net(5, 0), 5);
+  // Ring: 48 GB/s per channel (the first SM90 inter speed <= 48), one channel per NIC (50 >= 48,
+  // not 2 x 48). Leaving through the entry NIC (PXN: back over NVLink to the NIC's GPU) costs each
+  // channel one more NVLink hop, and 8 x 48 = 384 > 370.8 then fits only 7; leaving through the
+  // last GPU's own NIC (cross NIC, the next channel entering there) keeps every path PIX and fits
+  // 8 channels: 384 >= 370.8 ends the search; not doubled (48 < 50 with 8 > 4 channels on SM90).
+  const Graph ring = compute_graph(sys, Pattern::ring, 1, 32, true);
+  EXPECT_EQ(ring.n_channels, 8);
+  EXPECT_DOUBLE_EQ(ring.bw_inter, 48);
+  EXPECT_DOUBLE_EQ(ring.bw_intra, 48);
+  EXPECT_EQ(ring.type_inter, kPathPix);
+  EXPECT_EQ(ring.cross_nic, 2);
+  ASSERT_EQ(ring.inter.size(), 8u);
+  for (int c = 0; c < 8; c += 2) {  // pairs: one channel leaves where the next one enters
+    EXPECT_EQ(ring.inter[static_cast<std::size_t>(c)][1], ring.inter[static_cast<std::size_t>(c + 1)][0]);
+    EXPECT_EQ(ring.inter[static_cast<std::size_t>(c)][0], ring.inter[static_cast<std::size_t>(c + 1)][1]);
+  }
+  // NVLS: 8 heads at 40 GB/s intra (as on one node), bwInter raised to 48 (a NIC's 50 allows no more).
+  System sys2(t, host_gpus(t, 0), h100());
+  const Graph nvls = compute_graph(sys2, Pattern::nvls, 1, 64, true);
+  EXPECT_EQ(nvls.n_channels, 8);
+  EXPECT_DOUBLE_EQ(nvls.bw_intra, 40);
+  EXPECT_DOUBLE_EQ(nvls.bw_inter, 48);
+  // NVLS tree: 8 x min(59.5, 2 x 48, 57.7 per channel on two Hopper nodes) = 461.6 GB/s bus
+  // bandwidth; the ring 8 x 48 = 384.
+  Comm comm;
+  comm.ranks = 16;
+  comm.nodes = 2;
+  comm.cc_min = comm.cc_max = 90;
+  comm.nvls_support = comm.nvswitch = true;
+  comm.ring = ring;
+  comm.tree = ring;
+  comm.nvls = nvls;
+  comm.channels = 16;
+  const Costs c = tune(comm, Collective::all_reduce);
+  const double to_bus = 30.0 / 16;
+  EXPECT_NEAR(c.bw[kNvlsTree][kSimple] * to_bus, 461.6, 1e-9);
+  EXPECT_NEAR(c.bw[kRing][kSimple] * to_bus, 384, 1e-9);
+  EXPECT_EQ(c.bw[kNvls][kSimple], 0);  // across nodes only with CollNet
+  EXPECT_EQ(choose(comm, c, Collective::all_reduce, 1 << 30).algorithm, kNvlsTree);
+}
