@@ -29,7 +29,9 @@ Platform build_platform(const models::Topology& t, const std::vector<std::pair<s
   Platform platform;
   for (std::size_t i = 0; i < t.node_count(); ++i) {
     const auto kind = t.node(i).kind;
-    if (kind == models::NodeKind::gpu || kind == models::NodeKind::host_memory) {
+    // GPUs and host memories, and any other node a participant runs on (an NVSwitch that
+    // reduces, as NVLS has it).
+    if (kind == models::NodeKind::gpu || kind == models::NodeKind::host_memory || cores.count(i) > 0) {
       platform.hosts[i] = zone->create_host(t.node(i).id, kHostSpeed);
       if (auto c = cores.find(i); c != cores.end()) platform.hosts[i]->set_core_count(c->second);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 
 namespace gradsync::models::nccl {
@@ -193,7 +194,15 @@ class Search {
     return next;
   }
 
-  std::vector<int> select_nets(int type_inter, int rank) const {
+  // The NICs a channel may use (ncclTopoSelectNets): the rank's own first, then by path type. The
+  // host's paths do not change during a search, so each answer is kept.
+  const std::vector<int>& select_nets(int type_inter, int rank) const {
+    auto [it, added] = nets_cache_.try_emplace({type_inter, rank});
+    if (added) it->second = compute_nets(type_inter, rank);
+    return it->second;
+  }
+
+  std::vector<int> compute_nets(int type_inter, int rank) const {
     std::vector<int> nets;
     auto add = [&](int n) {
       if (n >= 0 && std::find(nets.begin(), nets.end(), n) == nets.end()) nets.push_back(n);
@@ -413,6 +422,7 @@ class Search {
 
   System& sys_;
   bool inter_;
+  mutable std::map<std::pair<int, int>, std::vector<int>> nets_cache_;
   std::vector<std::uint64_t> used_;  // per rank: the channels that use its GPU
 };
 

@@ -80,6 +80,16 @@ const Graph& Comm::graph(int a) const {
   }
 }
 
+StepBandwidths step_bandwidths(const Comm& comm, Collective coll, int a) {
+  const Graph& g = comm.graph(a);
+  if (a != kNvls && a != kNvlsTree) return {g.bw_intra, g.bw_inter};
+  if (g.n_channels < 1) return {};
+  const double ppn = static_cast<double>(comm.ranks) / comm.nodes;
+  double intra = g.bw_intra * kNvlsEfficiency[cc_index(comm.cc_min)] * (g.n_channels - 1) / g.n_channels;
+  intra *= coll == Collective::all_reduce ? 2.0 : (ppn - 1) / ppn;
+  return {intra, g.bw_inter * (comm.nodes <= 2 && a == kNvlsTree ? 2 : 1)};
+}
+
 Costs tune(const Comm& comm, Collective coll) {
   Costs c;
   const int n_nodes = comm.nodes, n_ranks = comm.ranks;
@@ -113,10 +123,8 @@ Costs tune(const Comm& comm, Collective coll) {
       double bw = n_nodes <= 2 || collnet ? g.bw_intra : g.bw_inter;
       if (a == kNvls || a == kNvlsTree) {
         if (g.n_channels < 2) continue;
-        double intra = g.bw_intra * kNvlsEfficiency[cci] * (g.n_channels - 1) / g.n_channels;
-        intra *= coll == Collective::all_reduce ? 2.0 : (ppn - 1) / ppn;
-        const double inter = g.bw_inter * (n_nodes <= 2 && a == kNvlsTree ? 2 : 1);
-        bw = std::min({intra, inter, a == kNvlsTree ? nvls_tree_per_ch : std::numeric_limits<double>::max()});
+        const StepBandwidths steps = step_bandwidths(comm, coll, a);
+        bw = std::min({steps.intra, steps.inter, a == kNvlsTree ? nvls_tree_per_ch : std::numeric_limits<double>::max()});
       }
       double bus = g.n_channels * bw;
       if (a == kRing && p == kLL) bus = std::min(ll_max, bus * .5);
@@ -208,21 +216,26 @@ Costs tune(const Comm& comm, Collective coll) {
   return c;
 }
 
-double algorithm_time_us(const Comm& comm, const Costs& costs, Collective coll, int a, int p, double bytes) {
-  double bw = costs.bw[a][p];
-  double lat = costs.lat[a][p];
-  if (bw == 0) return -1;
+AlgoTime algorithm_time(const Comm& comm, const Costs& costs, Collective coll, int a, int p, double bytes) {
+  AlgoTime t{costs.lat[a][p], costs.bw[a][p]};
+  if (t.bw_GBps == 0) return t;
   const int log_size = log2i(static_cast<long long>(bytes) >> 6);
-  if (a == kTree && coll == Collective::all_reduce && log_size >= 0 && log_size < 23) bw *= kTreeCorrection[p][log_size];
+  if (a == kTree && coll == Collective::all_reduce && log_size >= 0 && log_size < 23) t.bw_GBps *= kTreeCorrection[p][log_size];
   if (a == kNvlsTree && coll == Collective::all_reduce && log_size >= 0 && log_size < 24 && comm.cc_min >= 100) {
-    bw *= kTreeCorrection[p][log_size];
+    t.bw_GBps *= kTreeCorrection[p][log_size];
   }
   if (a == kRing && p == kSimple && comm.nodes > 1 && coll == Collective::all_reduce &&
       bytes / (std::max(1, comm.channels) * comm.ranks) >= 64) {
-    lat *= comm.cc_min < 80 ? 1.9 : 1.4;  // the ring's plateau
+    t.latency_us *= comm.cc_min < 80 ? 1.9 : 1.4;  // the ring's plateau
   }
-  return lat + bytes / (1000 * bw);
+  return t;
 }
+
+double algorithm_time_us(const Comm& comm, const Costs& costs, Collective coll, int a, int p, double bytes) {
+  return algorithm_time(comm, costs, coll, a, p, bytes).time_us(bytes);
+}
+
+double base_latency_us(int a, int p) { return a >= 0 && a < kAlgorithms && p >= 0 && p < kProtocols ? kBaseLat[a][p] : 0.0; }
 
 Choice choose(const Comm& comm, const Costs& costs, Collective coll, double bytes) {
   Choice best;

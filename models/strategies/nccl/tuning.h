@@ -46,10 +46,29 @@ struct Costs {
   std::array<std::array<double, kProtocols>, kAlgorithms> lat{};  // us
 };
 
+// What ncclTopoTuneModel gives a channel of an algorithm per step within a host and between
+// hosts (GB/s), before its protocol factors and caps: the graph's bandwidths, and for NVLS the
+// switch's efficiency on the heads' links.
+struct StepBandwidths {
+  double intra = 0, inter = 0;
+};
+StepBandwidths step_bandwidths(const Comm& comm, Collective collective, int algorithm);
+
 // ncclTopoTuneModel for one collective, with NCCL's enable rules and the user's choices applied.
 Costs tune(const Comm& comm, Collective collective);
-// ncclTopoGetAlgoTime: microseconds for `bytes`, or a negative value where disabled.
+// ncclTopoGetAlgoTime, in its parts: the latency (us, the ring's plateau applied) and the
+// bandwidth (GB/s, the tree's correction for the size applied) NCCL expects for `bytes`; a
+// bandwidth of 0 where disabled.
+struct AlgoTime {
+  double latency_us = 0;
+  double bw_GBps = 0;
+  double time_us(double bytes) const { return bw_GBps > 0 ? latency_us + bytes / (1000 * bw_GBps) : -1; }
+};
+AlgoTime algorithm_time(const Comm& comm, const Costs& costs, Collective collective, int algorithm, int protocol, double bytes);
+// Microseconds for `bytes`, or a negative value where disabled.
 double algorithm_time_us(const Comm& comm, const Costs& costs, Collective collective, int algorithm, int protocol, double bytes);
+// tuning.cc's baseLat: the fixed part of an algorithm's latency with a protocol (us).
+double base_latency_us(int algorithm, int protocol);
 
 struct Choice {
   int algorithm = kRing;

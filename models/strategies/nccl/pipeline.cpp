@@ -1,0 +1,203 @@
+#include "models/strategies/nccl/pipeline.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <tuple>
+
+namespace gradsync::models::nccl {
+
+namespace {
+
+template <class T>
+std::size_t ix(T v) {
+  return static_cast<std::size_t>(v);
+}
+
+Op engined(Op op, const Engine& e) {
+  op.payload_share = e.payload_share;
+  op.max_Bps = e.max_Bps;
+  return op;
+}
+
+}  // namespace
+
+void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, Region region, const Engine& engine,
+                       const std::string& prefix) {
+  if (rings.empty()) return;
+  const int n = static_cast<int>(rings.front().size());
+  const int channels = static_cast<int>(rings.size());
+  if (n < 2 || region.elements == 0) return;
+  if (region.elements % (static_cast<std::uint64_t>(channels) * static_cast<std::uint64_t>(n)) != 0) {
+    throw std::logic_error("add_channel_rings: the region is not a whole number of blocks per channel");
+  }
+  const std::uint64_t block = region.elements / (static_cast<std::uint64_t>(channels) * static_cast<std::uint64_t>(n));
+  const std::uint64_t block_bytes = block * static_cast<std::uint64_t>(region.element_bytes);
+  // position[c][p]: where participant p stands on ring c.
+  auto position = std::make_shared<std::vector<std::vector<int>>>(ix(channels), std::vector<int>(ix(s.participant_count()), -1));
+  auto order = std::make_shared<const std::vector<std::vector<int>>>(rings);
+  for (int c = 0; c < channels; ++c) {
+    for (int j = 0; j < n; ++j) (*position)[ix(c)][ix(rings[ix(c)][ix(j)])] = j;
+  }
+  auto slice = [region, block, block_bytes, n](int channel, int b) {
+    const std::uint64_t at = (static_cast<std::uint64_t>(channel) * static_cast<std::uint64_t>(n) + static_cast<std::uint64_t>(b)) * block;
+    return Slice{region.base + at * static_cast<std::uint64_t>(region.element_bytes), block_bytes};
+  };
+  for (int half = 0; half < 2; ++half) {
+    const bool gather = half == 1;
+    const int first = static_cast<int>(s.rounds.size());
+    for (int step = 0; step < n - 1; ++step) {
+      Round round{prefix + (gather ? "all-gather" : "reduce-scatter"), "step latency",
+                  [=](int p, std::vector<Op>& out) {
+                    if (ix(p) >= (*position)[0].size() || (*position)[0][ix(p)] < 0) return;
+                    for (int c = 0; c < channels; ++c) {
+                      const std::vector<int>& ring = (*order)[ix(c)];
+                      const int j = (*position)[ix(c)][ix(p)];
+                      const int next = ring[ix((j + 1) % n)], prev = ring[ix((j + n - 1) % n)];
+                      const int sent = gather ? (j + 1 - step + 2 * n) % n : (j - step + 2 * n) % n;
+                      const int got = gather ? (j - step + 2 * n) % n : (j - step - 1 + 2 * n) % n;
+                      out.push_back(engined(Op::send(next, slice(c, sent)), engine));
+                      out.push_back(engined(gather ? Op::recv(prev, slice(c, got)) : Op::recv_reduce(prev, slice(c, got)), engine));
+                    }
+                    if (engine.step_s > 0) out.push_back(Op::compute(engine.step_s));
+                  }};
+      if (step > 0) round.same_as = first;
+      s.rounds.push_back(std::move(round));
+    }
+  }
+}
+
+namespace {
+
+struct Shape {
+  std::vector<std::vector<int>> children;
+  std::vector<int> height, depth;
+  int root = -1;
+  int top = 0;     // the root's height
+  int deepest = 0; // the largest depth
+};
+
+Shape shape_of(const PipelinedTree& t) {
+  Shape sh;
+  const std::size_t n = t.nodes.size();
+  sh.children.assign(n, {});
+  for (std::size_t v = 0; v < n; ++v) {
+    const int parent = t.nodes[v].parent;
+    if (parent < 0) {
+      if (sh.root >= 0) throw std::logic_error("pipelined tree with two roots");
+      sh.root = static_cast<int>(v);
+    } else {
+      if (t.nodes[ix(parent)].participant == t.nodes[v].participant) throw std::logic_error("pipelined tree edge within a participant");
+      sh.children[ix(parent)].push_back(static_cast<int>(v));
+    }
+  }
+  if (sh.root < 0) throw std::logic_error("pipelined tree without a root");
+  // Depths from the root (breadth first), heights from the deepest nodes up.
+  sh.depth.assign(n, -1);
+  sh.height.assign(n, 0);
+  std::vector<int> order = {sh.root};
+  sh.depth[ix(sh.root)] = 0;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    for (int c : sh.children[ix(order[i])]) {
+      sh.depth[ix(c)] = sh.depth[ix(order[i])] + 1;
+      order.push_back(c);
+    }
+  }
+  if (order.size() != n) throw std::logic_error("pipelined tree with nodes off the root's tree");
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int v = *it;
+    sh.deepest = std::max(sh.deepest, sh.depth[ix(v)]);
+    const int parent = t.nodes[ix(v)].parent;
+    if (parent >= 0) sh.height[ix(parent)] = std::max(sh.height[ix(parent)], sh.height[ix(v)] + 1);
+  }
+  sh.top = sh.height[ix(sh.root)];
+  return sh;
+}
+
+// One end of a tree edge, as a participant sees it in a round.
+struct Entry {
+  int tree = 0;
+  int down = 0;   // 0: the up phase, 1: the down phase
+  int node = 0;   // the edge's child node
+  bool sends = false;
+  int peer = 0;
+  int offset = 0;  // the chunk moved at round r is r - offset
+  bool replaces = false;
+  bool local = false;
+};
+
+}  // namespace
+
+int pipelined_rounds(const std::vector<PipelinedTree>& trees, int chunks) {
+  int span = 0;
+  for (const PipelinedTree& t : trees) {
+    const Shape sh = shape_of(t);
+    span = std::max(span, sh.top + sh.deepest);
+  }
+  return trees.empty() ? 0 : chunks + span - 1;
+}
+
+void add_pipelined_trees(Schedule& s, const std::vector<PipelinedTree>& trees, int chunks, const Engine& engine,
+                         const std::string& phase) {
+  if (trees.empty() || chunks < 1) return;
+  auto entries = std::make_shared<std::vector<std::vector<Entry>>>(ix(s.participant_count()));
+  int span = 0;
+  for (std::size_t t = 0; t < trees.size(); ++t) {
+    const PipelinedTree& tree = trees[t];
+    if (tree.region.elements < static_cast<std::uint64_t>(chunks)) throw std::logic_error("pipelined tree: fewer elements than chunks");
+    const Shape sh = shape_of(tree);
+    span = std::max(span, sh.top + sh.deepest);
+    for (std::size_t v = 0; v < tree.nodes.size(); ++v) {
+      const int parent = tree.nodes[v].parent;
+      if (parent < 0) continue;
+      const int child_p = tree.nodes[v].participant, parent_p = tree.nodes[ix(parent)].participant;
+      const int up = sh.height[v];                           // chunk k goes up at k + the child's height
+      const int down = sh.top + sh.depth[ix(parent)];         // and down at k + the root's height + the parent's depth
+      const bool replaces = tree.nodes[v].replaces, local = tree.nodes[v].local;
+      (*entries)[ix(child_p)].push_back({static_cast<int>(t), 0, static_cast<int>(v), true, parent_p, up, false, local});
+      (*entries)[ix(parent_p)].push_back({static_cast<int>(t), 0, static_cast<int>(v), false, child_p, up, replaces, local});
+      (*entries)[ix(parent_p)].push_back({static_cast<int>(t), 1, static_cast<int>(v), true, child_p, down, false, local});
+      (*entries)[ix(child_p)].push_back({static_cast<int>(t), 1, static_cast<int>(v), false, parent_p, down, false, local});
+    }
+  }
+  // Both ends of every edge list it in the same order: sends and receives between two
+  // participants match in FIFO order.
+  for (auto& list : *entries) {
+    std::sort(list.begin(), list.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.tree, a.down, a.node) < std::tie(b.tree, b.down, b.node);
+    });
+  }
+  struct Part {
+    std::uint64_t base = 0, chunk = 0, last = 0;  // bytes
+  };
+  auto parts = std::make_shared<std::vector<Part>>();
+  for (const PipelinedTree& tree : trees) {
+    const std::uint64_t eb = static_cast<std::uint64_t>(tree.region.element_bytes);
+    const std::uint64_t per = tree.region.elements / static_cast<std::uint64_t>(chunks);
+    parts->push_back({tree.region.base, per * eb, (tree.region.elements - per * static_cast<std::uint64_t>(chunks - 1)) * eb});
+  }
+  const int rounds = chunks + span - 1;
+  const int steady_first = span - 1, steady_last = chunks - 2;
+  for (int r = 0; r < rounds; ++r) {
+    Round round{phase, "step latency", [=](int p, std::vector<Op>& out) {
+                  if (ix(p) >= entries->size() || (*entries)[ix(p)].empty()) return;
+                  for (const Entry& e : (*entries)[ix(p)]) {
+                    const int k = r - e.offset;
+                    if (k < 0 || k >= chunks) continue;
+                    const Part& part = (*parts)[ix(e.tree)];
+                    const Slice slice{part.base + static_cast<std::uint64_t>(k) * part.chunk, k == chunks - 1 ? part.last : part.chunk};
+                    Op op = e.sends ? Op::send(e.peer, slice)
+                            : (e.down || e.replaces) ? Op::recv(e.peer, slice)
+                                                     : Op::recv_reduce(e.peer, slice);
+                    op = engined(op, engine);
+                    if (e.local && engine.local_max_Bps > 0) op.max_Bps = engine.local_max_Bps;
+                    out.push_back(op);
+                  }
+                  if (engine.step_s > 0) out.push_back(Op::compute(engine.step_s));
+                }};
+    if (r > steady_first && r <= steady_last) round.same_as = static_cast<int>(s.rounds.size()) - (r - steady_first);
+    s.rounds.push_back(std::move(round));
+  }
+}
+
+}  // namespace gradsync::models::nccl

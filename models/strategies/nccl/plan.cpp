@@ -1,0 +1,319 @@
+#include "models/strategies/nccl/plan.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "models/strategies/nccl/system.h"
+#include "models/topology/hardware.h"
+#include "models/topology/topology.h"
+
+namespace gradsync::models::nccl {
+
+namespace {
+
+constexpr int kMaxCommChannels = 64;  // device.h MAXCHANNELS
+
+std::size_t find_root(std::vector<std::size_t>& parent, std::size_t x) {
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+// A host's shape: its System as text, so that hosts alike share one search.
+std::string signature(const System& s) {
+  std::ostringstream out;
+  for (const SysNode& n : s.nodes()) {
+    out << static_cast<int>(n.type) << ':' << n.cc << ':' << n.gdr << ':' << n.net_bw << ':' << n.coll << ':' << n.vendor << '[';
+    for (const SysLink& l : n.links) out << l.to << ',' << static_cast<int>(l.type) << ',' << l.bw << ';';
+    out << ']';
+  }
+  return out.str();
+}
+
+// Every graph NCCL searches for a host (init.cc: ring, then the tree with the ring's channel
+// count, CollNet when enabled, NVLS where supported), each on a fresh copy of the host (the
+// search takes bandwidth from the links it uses).
+Comm search_host(const System& system, bool inter, bool nvls, bool collnet) {
+  Comm c;
+  System ring_sys = system;
+  c.ring = compute_graph(ring_sys, Pattern::ring, 1, kMaxCommChannels / 2, inter);
+  System tree_sys = system;
+  c.tree = compute_graph(tree_sys, Pattern::balanced_tree, c.ring.n_channels, c.ring.n_channels, inter);
+  if (collnet) {
+    System chain_sys = system;
+    c.collnet_chain = compute_graph(chain_sys, Pattern::tree, c.ring.n_channels, c.ring.n_channels, inter, true);
+    System direct_sys = system;
+    c.collnet_direct = compute_graph(direct_sys, Pattern::collnet_direct, 1, kMaxCommChannels, inter, true);
+  }
+  if (nvls) {
+    System nvls_sys = system;
+    c.nvls = compute_graph(nvls_sys, Pattern::nvls, 1, kMaxCommChannels, inter);
+  }
+  return c;
+}
+
+// The communicator's view of a graph: minima of channels and bandwidths, maxima of path types
+// over the hosts (init.cc after AllGather3).
+void agree(Graph& into, const Graph& host, bool first) {
+  if (first) {
+    into = host;
+    return;
+  }
+  into.n_channels = std::min(into.n_channels, host.n_channels);
+  into.same_channels = std::min(into.same_channels, host.same_channels);
+  into.bw_intra = std::min(into.bw_intra, host.bw_intra);
+  into.bw_inter = std::min(into.bw_inter, host.bw_inter);
+  into.type_intra = std::max(into.type_intra, host.type_intra);
+  into.type_inter = std::max(into.type_inter, host.type_inter);
+  into.cross_nic = std::max(into.cross_nic, host.cross_nic);
+  into.pattern = static_cast<Pattern>(std::max(static_cast<int>(into.pattern), static_cast<int>(host.pattern)));
+}
+
+}  // namespace
+
+double Plan::algorithm_GBps() const {
+  const double rest_us = choice.time_us - latency_us();
+  return rest_us > 0 ? bytes / (1000.0 * rest_us) : 0.0;
+}
+
+std::vector<std::vector<int>> hosts_of(const Topology& t, const std::vector<std::size_t>& gpus) {
+  // Nodes joined by links that do not touch a network switch form one host.
+  std::vector<std::size_t> parent(t.node_count());
+  std::iota(parent.begin(), parent.end(), std::size_t{0});
+  for (const Link& l : t.links()) {
+    if (t.node(l.a).kind == NodeKind::net_switch || t.node(l.b).kind == NodeKind::net_switch) continue;
+    const std::size_t a = find_root(parent, l.a), b = find_root(parent, l.b);
+    if (a != b) parent[a] = b;
+  }
+  std::vector<std::vector<int>> hosts;
+  std::map<std::size_t, std::size_t> index;
+  for (std::size_t r = 0; r < gpus.size(); ++r) {
+    const std::size_t root = find_root(parent, gpus[r]);
+    auto [it, added] = index.emplace(root, hosts.size());
+    if (added) hosts.emplace_back();
+    hosts[it->second].push_back(static_cast<int>(r));
+  }
+  return hosts;
+}
+
+std::optional<std::size_t> nvswitch_of(const Topology& t, std::size_t gpu) {
+  for (const Link& l : t.links()) {
+    if (l.a == gpu && t.node(l.b).kind == NodeKind::nvswitch) return l.b;
+    if (l.b == gpu && t.node(l.a).kind == NodeKind::nvswitch) return l.a;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> nvls_algorithms(const Topology& t, const std::vector<std::size_t>& gpus) {
+  if (gpus.size() < 2) return {};
+  const std::vector<std::vector<int>> hosts = hosts_of(t, gpus);
+  for (const std::vector<int>& host : hosts) {
+    if (!nvswitch_of(t, gpus[static_cast<std::size_t>(host.front())])) return {};
+  }
+  for (std::size_t g : gpus) {
+    const hardware::GpuModel* model = hardware::find_gpu_model(t.node(g).facts.gpu_model);
+    if (!model) model = hardware::gpu_model_of(t.description());
+    if (!model || model->compute_capability < 90) return {};
+  }
+  return {hosts.size() == 1 ? "NVLS" : "NVLSTree"};
+}
+
+namespace {
+
+// Everything of the plan but the size's choice: the searches, the communicator, the costs.
+Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const PlanOptions& o) {
+  Plan plan;
+  plan.hosts = hosts_of(t, gpus);
+  const int nodes = static_cast<int>(plan.hosts.size());
+  const bool inter = nodes > 1;
+
+  // The facts the search needs that the topology may leave open.
+  bool nic_gdr_stated = true, nic_sharp = true, any_nic = false;
+  std::optional<bool> nvswitch_sharp;
+  bool cpu_stated = !o.cpu_vendor.empty();
+  for (const Node& n : t.nodes()) {
+    if (n.kind == NodeKind::nic) {
+      any_nic = true;
+      if (!n.facts.gpudirect) nic_gdr_stated = false;
+      if (!n.facts.sharp.value_or(false)) nic_sharp = false;
+    }
+    if (n.kind == NodeKind::nvswitch && n.facts.sharp) nvswitch_sharp = n.facts.sharp;
+    if ((n.kind == NodeKind::cpu_socket || n.kind == NodeKind::root_complex) && !n.facts.cpu_vendor.empty()) cpu_stated = true;
+  }
+
+  SystemOptions so;
+  so.cpu_vendor = o.cpu_vendor;
+  so.gdr_level = o.gdr_level;
+  so.gdr = o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1;
+  const hardware::GpuModel* model = hardware::find_gpu_model(t.node(gpus.front()).facts.gpu_model);
+  if (!model) model = hardware::gpu_model_of(t.description());
+  if (model) {
+    so.cc = model->compute_capability;
+    so.pcie_GBps = hardware::pcie_GBps(model->pcie_gen, model->lanes);
+  }
+
+  // Each host's system; hosts alike share their search.
+  std::map<std::string, int> shape_of;
+  std::vector<System> systems;
+  bool nvswitch_everywhere = true;
+  int cc_min = 0, cc_max = 0;
+  std::string vendor;
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    std::vector<std::size_t> host_gpus;
+    for (int r : plan.hosts[h]) host_gpus.push_back(gpus[static_cast<std::size_t>(r)]);
+    SystemOptions options = so;
+    // NCCL_P2P_LEVEL, else PXB, or SYS between two GPUs on an AMD host (paths.cc ncclTopoCheckP2p).
+    options.p2p_level = o.p2p_level;
+    System system(t, host_gpus, options);
+    if (o.p2p_level < 0 && system.cpu_vendor() == "amd" && system.gpu_count() <= 2) {
+      options.p2p_level = kPathSys;
+      system = System(t, host_gpus, options);
+    }
+    const std::string key = signature(system);
+    auto [it, added] = shape_of.emplace(key, static_cast<int>(systems.size()));
+    if (added) systems.push_back(std::move(system));
+    plan.host_shape.push_back(it->second);
+    const System& s = systems[static_cast<std::size_t>(it->second)];
+    nvswitch_everywhere = nvswitch_everywhere && s.has_nvswitch();
+    for (int g : s.of_type(NodeType::gpu)) {
+      const int c = s.nodes()[static_cast<std::size_t>(g)].cc;
+      cc_min = cc_min == 0 ? c : std::min(cc_min, c);
+      cc_max = std::max(cc_max, c);
+    }
+    if (vendor.empty()) vendor = s.cpu_vendor();
+  }
+
+  // NVLink SHARP: NCCL_NVLS_ENABLE's default uses it where the GPUs (Hopper on) and the
+  // NVSwitch offer multicast; the topology may say, else it is assumed.
+  const bool nvls_hardware = nvswitch_everywhere && cc_min >= 90 && static_cast<int>(gpus.size()) >= 2;
+  bool nvls = false;
+  if (nvls_hardware) {
+    if (o.nvls) {
+      nvls = *o.nvls;
+    } else if (nvswitch_sharp) {
+      nvls = *nvswitch_sharp;
+    } else {
+      nvls = true;
+      PlanOptions off = o;
+      off.nvls = false;
+      plan.assumed.push_back({"NVLink SHARP", "on (NVSwitch with Hopper or later GPUs: NCCL uses NVLS where the switch offers multicast)", "off",
+                              off});
+    }
+  }
+  // CollNet: asked for (NCCL_COLLNET_ENABLE=1), across two nodes or more, with NICs whose
+  // network reduces (SHARP).
+  const bool collnet = o.collnet && inter && nic_sharp && any_nic;
+  if (inter && any_nic && !nic_gdr_stated && !o.gpudirect) {
+    PlanOptions off = o;
+    off.gpudirect = false;
+    plan.assumed.push_back({"GPUDirect RDMA", "on (nvidia-peermem loaded: NCCL's default where GPU and NIC are close)", "off", off});
+  }
+  if (!cpu_stated) {
+    PlanOptions amd = o;
+    amd.cpu_vendor = "amd";
+    plan.assumed.push_back({"CPU vendor", "not AMD (NCCL's x86 default latencies)", "AMD", amd});
+  }
+
+  // The searches, one per host shape.
+  for (const System& s : systems) plan.shapes.push_back(search_host(s, inter, nvls, collnet));
+
+  Comm& comm = plan.comm;
+  comm.ranks = static_cast<int>(gpus.size());
+  comm.nodes = nodes;
+  comm.cc_min = cc_min == 0 ? so.cc : cc_min;
+  comm.cc_max = cc_max == 0 ? so.cc : cc_max;
+  comm.cpu_vendor = vendor.empty() ? o.cpu_vendor : vendor;
+  comm.nvswitch = nvswitch_everywhere;
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    const Comm& shape = plan.shapes[static_cast<std::size_t>(plan.host_shape[h])];
+    const bool first = h == 0;
+    agree(comm.ring, shape.ring, first);
+    agree(comm.tree, shape.tree, first);
+    agree(comm.collnet_chain, shape.collnet_chain, first);
+    agree(comm.collnet_direct, shape.collnet_direct, first);
+    agree(comm.nvls, shape.nvls, first);
+    comm.max_tree_pattern = std::max(comm.max_tree_pattern, static_cast<int>(shape.tree.pattern));
+  }
+  comm.ring.n_channels = comm.tree.n_channels = std::min(comm.ring.n_channels, comm.tree.n_channels);
+  comm.nvls_support = nvls && comm.nvls.n_channels > 0;
+  comm.collnet_enable = collnet && comm.collnet_chain.n_channels > 0;
+  // ncclTopoPostset: rings doubled; on Hopper across nodes doubled again while fewer than 16
+  // with fast NVLink; then NCCL_MIN_CTAS / NCCL_MAX_CTAS.
+  int channels = std::min(kMaxCommChannels, 2 * comm.ring.n_channels);
+  if (comm.collnet_enable && comm.collnet_chain.bw_intra > comm.collnet_chain.bw_inter && comm.ranks > comm.nodes) {
+    channels = std::min(kMaxCommChannels, channels + channels / 2);
+  }
+  if (comm.cc_min >= 90 && inter && comm.ring.bw_intra > 45.0 && channels < 16) channels *= 2;
+  if (o.max_ctas > 0) channels = std::min(channels, o.max_ctas);
+  channels = std::max(channels, std::min(o.min_ctas, kMaxCommChannels));
+  comm.channels = channels;
+  // NVLS compute channels (nvls.cc ncclNvlsTuning): 16 on Hopper, 32 / 24 on Blackwell.
+  plan.nvls_channels = comm.cc_min >= 100 ? (inter ? 32 : 24) : 16;
+  if (o.min_ctas > 0 || o.max_ctas > 0) {
+    plan.nvls_channels = std::max(o.min_ctas > 0 ? o.min_ctas : 1, std::min(o.max_ctas > 0 ? o.max_ctas : kMaxCommChannels, plan.nvls_channels));
+  }
+  comm.forced_algorithm = o.forced_algorithm;
+  comm.forced_protocol = o.forced_protocol;
+
+  plan.costs = tune(comm, Collective::all_reduce);
+  return plan;
+}
+
+// What identifies a search: the topology (by address and shape: a topology lives as long as the
+// requests on it), the ranks' GPUs, and every option.
+std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, const PlanOptions& o) {
+  std::ostringstream k;
+  k << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size() << '|' << o.forced_algorithm << ','
+    << o.forced_protocol << ',' << o.p2p_level << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
+    << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
+    << o.max_ctas << '|';
+  for (std::size_t g : gpus) k << g << ',';
+  // The facts NCCL plans with and the links' rates, folded into one number each.
+  std::size_t facts = 0;
+  double rates = 0;
+  for (const Node& n : t.nodes()) {
+    const NodeFacts& f = n.facts;
+    facts = facts * 31 + std::hash<std::string>{}(f.gpu_model + '/' + f.link_layer + '/' + f.cpu_vendor) +
+            static_cast<std::size_t>(f.gpudirect ? 1 + *f.gpudirect : 0) * 7 + static_cast<std::size_t>(f.sharp ? 1 + *f.sharp : 0) * 17;
+  }
+  for (const Link& l : t.links()) rates += l.bandwidth_Bps * static_cast<double>(l.a + 1) + static_cast<double>(l.b);
+  k << '|' << facts << '|' << rates;
+  return k.str();
+}
+
+}  // namespace
+
+Plan make_plan(const Topology& t, const std::vector<std::size_t>& gpus, double bytes, const PlanOptions& o) {
+  // The search does not depend on the size: a sweep over sizes (compare, predict --size a,b,c)
+  // searches once. The last few searches are kept.
+  static std::mutex mutex;
+  static std::deque<std::pair<std::string, std::shared_ptr<const Plan>>> cache;
+  constexpr std::size_t kKept = 16;
+  const std::string key = search_key(t, gpus, o);
+  std::shared_ptr<const Plan> searched;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [k, p] : cache) {
+      if (k == key) searched = p;
+    }
+  }
+  if (!searched) {
+    searched = std::make_shared<const Plan>(search_plan(t, gpus, o));
+    std::lock_guard<std::mutex> lock(mutex);
+    cache.emplace_back(key, searched);
+    if (cache.size() > kKept) cache.pop_front();
+  }
+  Plan plan = *searched;
+  plan.bytes = bytes;
+  plan.choice = choose(plan.comm, plan.costs, Collective::all_reduce, bytes);
+  return plan;
+}
+
+}  // namespace gradsync::models::nccl

@@ -1,0 +1,338 @@
+#include "models/strategies/nccl/planned.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "models/strategies/common.h"
+#include "models/strategies/nccl/pipeline.h"
+#include "models/support/format.h"
+#include "models/topology/topology.h"
+
+namespace gradsync::models::nccl {
+
+namespace {
+
+using strategies::add_compute;
+using strategies::add_ring_allreduce;
+using strategies::all_workers;
+using strategies::start_schedule;
+
+template <class T>
+std::size_t pos(T v) {
+  return static_cast<std::size_t>(v);
+}
+
+// The payload share of each protocol's lines: LL stores a flag beside every 4 bytes, LL128 120
+// of every 128 bytes, Simple only data.
+constexpr std::array<double, kProtocols> kPayloadShare = {0.5, 120.0 / 128.0, 1.0};
+// enqueue.cc: a tree step's chunk is the protocol's buffer over NCCL_STEPS (8): LL's 512 KiB
+// of lines (half of it payload), LL128's 4.9 MB (15/16 payload), Simple's 4 MiB.
+constexpr std::array<double, kProtocols> kTreeChunkBytes = {32768, 576000, 524288};
+constexpr double kNvlsChunkBytes = 131072;  // nvls.cc NCCL_NVLS_CHUNKSIZE
+
+struct Up {
+  int parent = -1;
+  int child_type = 0;  // 0: the parent's first child, 1: its second
+};
+
+// trees.cc ncclGetBtree: the parent of `rank` in the binary tree of n ranks rooted at 0.
+Up btree_up(int n, int rank) {
+  if (rank == 0) return {};
+  int bit = 1;
+  for (; bit < n; bit <<= 1) {
+    if ((bit & rank) != 0) break;
+  }
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= n) up = rank ^ bit;
+  return {up, rank < up ? 0 : 1};
+}
+
+// ncclGetDtree: tree 0 is the binary tree; tree 1 its mirror (n even) or the tree shifted by
+// one rank (n odd), so that a node that is a leaf in one is inner in the other.
+Up dtree_up(int n, int rank, int tree) {
+  if (tree == 0) return btree_up(n, rank);
+  if (n % 2 == 1) {
+    Up u = btree_up(n, (rank - 1 + n) % n);
+    if (u.parent >= 0) u.parent = (u.parent + 1) % n;
+    return u;
+  }
+  Up u = btree_up(n, n - 1 - rank);
+  if (u.parent >= 0) u.parent = n - 1 - u.parent;
+  return u;
+}
+
+// A host's ranks in the order its graph gives for a channel (intra positions -> ranks).
+std::vector<int> host_order(const Plan& plan, std::size_t host, int algorithm, int channel) {
+  const std::vector<int>& ranks = plan.hosts[host];
+  const Graph& g = plan.host_graph(host, algorithm);
+  if (g.n_channels == 0 || g.intra.empty()) return ranks;
+  const std::vector<int>& intra = g.intra[pos(channel % static_cast<int>(g.intra.size()))];
+  std::vector<int> order;
+  for (int local : intra) {
+    if (local >= 0 && pos(local) < ranks.size()) order.push_back(ranks[pos(local)]);
+  }
+  if (order.size() != ranks.size()) return ranks;
+  return order;
+}
+
+// The GPU (rank) heading NVLS channel `head` on a host: the search records it first.
+int nvls_head(const Plan& plan, std::size_t host, int head) {
+  const std::vector<int>& ranks = plan.hosts[host];
+  const Graph& g = plan.host_graph(host, kNvls);
+  if (g.intra.empty()) return ranks[pos(head) % ranks.size()];
+  const int local = g.intra[pos(head % static_cast<int>(g.intra.size()))].front();
+  return local >= 0 && pos(local) < ranks.size() ? ranks[pos(local)] : ranks[pos(head) % ranks.size()];
+}
+
+bool is_tree(int a) { return a == kTree || a == kNvls || a == kNvlsTree; }
+
+// How the plan's algorithm cuts the buffer: rings or trees, chunks per tree.
+struct Layout {
+  int algorithm = kRing;
+  int protocol = kSimple;
+  AlgoTime time;     // NCCL's latency and algorithm bandwidth for this size
+  int parts = 1;     // channels (ring, tree) or trees (NVLS: one per head; NVLS tree: two per head)
+  int heads = 0;     // NVLS heads
+  int chunks = 1;    // per tree
+  int span = 0;      // a chunk's extra rounds up and down the deepest tree
+};
+
+std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const std::vector<int>& servers, std::uint64_t elements,
+                                    int element_bytes);
+
+Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
+  Layout lay;
+  lay.algorithm = plan.algorithm();
+  lay.protocol = plan.protocol();
+  const double bytes = ctx.bytes();
+  lay.time = algorithm_time(plan.comm, plan.costs, Collective::all_reduce, lay.algorithm, lay.protocol, bytes);
+  const auto n = static_cast<std::uint64_t>(ctx.N());
+  const int channels = std::max(1, plan.comm.channels);
+  const int nodes = static_cast<int>(plan.hosts.size());
+  if (lay.algorithm == kRing) {
+    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements / n)));
+    return lay;
+  }
+  double chunk = kTreeChunkBytes[pos(lay.protocol)];
+  if (lay.algorithm == kTree) {
+    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements)));
+    if (lay.protocol == kLL128) {
+      // enqueue.cc: smaller LL128 chunks while each channel would have few.
+      const double ppn = static_cast<double>(ctx.N()) / nodes;
+      const double steps = 1 + static_cast<int>(std::log2(nodes)) + 0.1 * ppn;
+      auto per_channel = [&] { return std::floor(bytes / (channels * chunk)); };
+      while (per_channel() < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+      while (per_channel() < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+    }
+    const double part_bytes = bytes / lay.parts;
+    lay.chunks = static_cast<int>(std::max(1.0, std::ceil(part_bytes / chunk)));
+  } else {
+    lay.heads = std::max(1, plan.comm.nvls.n_channels);
+    lay.parts = lay.algorithm == kNvls ? lay.heads : 2 * lay.heads;
+    const double ops = static_cast<double>(plan.nvls_channels) * lay.heads;
+    // enqueue.cc: NVLS and NVLS tree chunks, smaller for small sizes.
+    if (lay.algorithm == kNvls) {
+      chunk = kNvlsChunkBytes;
+      if (nodes > 1 && lay.time.bw_GBps < 150) chunk = std::min(chunk, 32768.0);
+      if (bytes < 64 * ops * chunk && chunk > 65536) chunk = 65536;
+      if (bytes < 8 * ops * chunk && chunk > 32768) chunk = 32768;
+      if (bytes < 2 * ops * chunk && chunk > 16384) chunk = 16384;
+    } else {
+      chunk = nodes >= 4 ? std::min(kNvlsChunkBytes, 65536.0) : kNvlsChunkBytes;
+      if (bytes < 32 * ops * chunk && chunk > 262144) chunk = 262144;
+      if (bytes < 16 * ops * chunk && chunk > 131072) chunk = 131072;
+      if (bytes < 4 * ops * chunk && chunk > 65536) chunk = 65536;
+      if (bytes < 1 * ops * chunk && chunk > 32768) chunk = 32768;
+    }
+    lay.chunks = static_cast<int>(std::max(1.0, std::ceil(bytes / (ops * chunk))));
+  }
+  lay.parts = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(lay.parts), std::max<std::uint64_t>(1, ctx.elements)));
+  lay.chunks = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(lay.chunks),
+                                                        std::max<std::uint64_t>(1, ctx.elements / static_cast<std::uint64_t>(lay.parts))));
+  // Stand-ins for the switches' participants (they do not change the trees' shape).
+  std::vector<int> servers;
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) servers.push_back(ctx.N() + static_cast<int>(h));
+  const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
+  lay.span = pipelined_rounds(trees, lay.chunks) - lay.chunks + 1;
+  return lay;
+}
+
+// The trees of the layout: part k of the buffer on tree k. `servers[h]`: host h's NVSwitch
+// participant (NVLS).
+std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const std::vector<int>& servers, std::uint64_t elements,
+                                    int element_bytes) {
+  const int nodes = static_cast<int>(plan.hosts.size());
+  std::vector<PipelinedTree> trees;
+  const std::uint64_t per = elements / static_cast<std::uint64_t>(lay.parts);
+  for (int k = 0; k < lay.parts; ++k) {
+    PipelinedTree t;
+    const std::uint64_t first = per * static_cast<std::uint64_t>(k);
+    t.region = Region{first * static_cast<std::uint64_t>(element_bytes), k + 1 == lay.parts ? elements - first : per, element_bytes};
+    if (lay.algorithm == kTree) {
+      // connect.cc: channels [0, n) on tree 0 and [n, 2n) on tree 1 of the search's n; in each
+      // host the chain of its graph, its head (intra[0]) sending to the parent host's rank
+      // that takes that child (connectTrees: intra[1] for the first child of a balanced tree).
+      const int search_channels = std::max(1, plan.comm.tree.n_channels);
+      const int base = k % (2 * search_channels);
+      const int which = base >= search_channels ? 1 : 0;
+      const int channel = base % search_channels;
+      std::vector<std::vector<int>> chains;
+      std::vector<int> offset;
+      for (int h = 0; h < nodes; ++h) {
+        offset.push_back(static_cast<int>(t.nodes.size()));
+        chains.push_back(host_order(plan, pos(h), kTree, channel));
+        for (std::size_t i = 0; i < chains.back().size(); ++i) {
+          t.nodes.push_back({chains.back()[i], i == 0 ? -1 : offset.back() + static_cast<int>(i) - 1, false, i > 0});
+        }
+      }
+      const auto pattern = static_cast<Pattern>(plan.comm.max_tree_pattern);
+      for (int h = 0; h < nodes; ++h) {
+        const Up up = dtree_up(nodes, h, which);
+        if (up.parent < 0) continue;
+        const int child0 = pattern == Pattern::tree ? 0 : 1;
+        const int child1 = pattern == Pattern::split_tree ? 1 : 0;
+        int at = up.child_type == 0 ? child0 : child1;
+        at = std::min(at, static_cast<int>(chains[pos(up.parent)].size()) - 1);
+        t.nodes[pos(offset[pos(h)])].parent = offset[pos(up.parent)] + at;
+      }
+    } else {
+      const int head = k % lay.heads;
+      const int which = k / lay.heads;  // NVLS tree: the first half of the parts on tree 0
+      std::vector<int> head_node(pos(nodes), -1);
+      for (int h = 0; h < nodes; ++h) {
+        const int server = static_cast<int>(t.nodes.size());
+        t.nodes.push_back({servers[pos(h)], -1, lay.algorithm == kNvlsTree, lay.algorithm == kNvlsTree});
+        for (int r : plan.hosts[pos(h)]) t.nodes.push_back({r, server, false, true});
+        if (lay.algorithm == kNvlsTree) {
+          // The head of this part on host h: the GPU of the NVLS graph's channel `head`.
+          head_node[pos(h)] = static_cast<int>(t.nodes.size());
+          t.nodes.push_back({nvls_head(plan, pos(h), head), -1, false});
+          t.nodes[pos(server)].parent = head_node[pos(h)];
+        }
+      }
+      if (lay.algorithm == kNvlsTree) {
+        for (int h = 0; h < nodes; ++h) {
+          const Up up = dtree_up(nodes, h, which);
+          if (up.parent >= 0) t.nodes[pos(head_node[pos(h)])].parent = head_node[pos(up.parent)];
+        }
+      }
+    }
+    trees.push_back(std::move(t));
+  }
+  return trees;
+}
+
+double fill_of(const Layout& lay) {
+  return is_tree(lay.algorithm) ? static_cast<double>(lay.chunks + lay.span - 1) / lay.chunks : 1.0;
+}
+
+}  // namespace
+
+double planned_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s) {
+  if (ctx.N() < 2) return 0.0;
+  const Layout lay = layout_of(ctx, plan);
+  if (lay.time.bw_GBps <= 0) return launch_s + lay.time.latency_us * 1e-6;
+  return launch_s + lay.time.latency_us * 1e-6 + ctx.bytes() / (lay.time.bw_GBps * 1e9) * fill_of(lay);
+}
+
+Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double launch_s) {
+  Schedule s = start_schedule("nccl", ctx);
+  const int n = ctx.N();
+  if (n < 2 || ctx.elements == 0) return s;
+  const Layout lay = layout_of(ctx, plan);
+  const int a = lay.algorithm, p = lay.protocol;
+  // NVLS: each host's NVSwitch reduces (a server participant at its node).
+  std::vector<int> servers(plan.hosts.size(), -1);
+  if (a == kNvls || a == kNvlsTree) {
+    for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+      const std::size_t gpu = ctx.placement.ranks[pos(plan.hosts[h].front())];
+      const std::optional<std::size_t> nvswitch = nvswitch_of(ctx.topology, gpu);
+      if (!nvswitch) throw std::logic_error("nccl: NVLS planned for a GPU without an NVSwitch link: " + ctx.topology.node(gpu).id);
+      s.participants.push_back({Role::server, *nvswitch, LocalCosts{}});
+      servers[h] = s.participant_count() - 1;
+    }
+  }
+  // The reduction happens inside the copy loop (or the switch): no local pass costs anything.
+  for (Participant& part : s.participants) part.costs = LocalCosts{};
+  s.latency_in_ops = true;
+  const double base_us = base_latency_us(a, p);
+  add_compute(s, all_workers(s), launch_s + base_us * 1e-6, "launch + base latency");
+  const double spread_s = std::max(0.0, lay.time.latency_us - base_us) * 1e-6;
+  const double algbw_Bps = lay.time.bw_GBps * 1e9;
+  const double share = kPayloadShare[pos(p)];
+  if (a == kRing) {
+    std::vector<std::vector<int>> rings;
+    for (int c = 0; c < lay.parts; ++c) {
+      std::vector<int> ring;
+      for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+        const std::vector<int> order = host_order(plan, h, kRing, c);
+        ring.insert(ring.end(), order.begin(), order.end());
+      }
+      rings.push_back(std::move(ring));
+    }
+    // Each channel moves its share of the bus bandwidth: 2(N-1)/N of the bytes at the algorithm bandwidth.
+    const double per_channel_Bps = algbw_Bps * 2.0 * (n - 1) / n / lay.parts;
+    const std::uint64_t unit = static_cast<std::uint64_t>(lay.parts) * static_cast<std::uint64_t>(n);
+    const Region main{0, ctx.elements / unit * unit, ctx.element_bytes};
+    const Engine engine{.payload_share = share, .max_Bps = per_channel_Bps / share, .step_s = spread_s / (2.0 * (n - 1))};
+    add_channel_rings(s, rings, main, engine, "");
+    if (main.elements < ctx.elements) {
+      const Region rest{main.slice().end(), ctx.elements - main.elements, ctx.element_bytes};
+      add_ring_allreduce(s, {rings.front()}, rest, "remainder ");
+    }
+  } else {
+    const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
+    const int rounds = lay.chunks + lay.span - 1;
+    // Each tree moves its part at the algorithm's bandwidth. Its steps within a host go faster
+    // where NCCL's model has them faster: a chain's NVLink hops by the ratio of its per-channel
+    // bandwidths; an NVSwitch's two hops (to the switch and on) are one NVLS step, a load-reduce
+    // through the switch, so each takes half of it.
+    const double per_tree_Bps = algbw_Bps / lay.parts;
+    double local_factor = 1.0;
+    if (a == kNvls || a == kNvlsTree) {
+      local_factor = 2.0;
+    } else if (plan.hosts.size() > 1) {
+      const StepBandwidths steps = step_bandwidths(plan.comm, Collective::all_reduce, a);
+      const double slower = std::min(steps.intra, steps.inter);
+      if (slower > 0) local_factor = std::max(1.0, steps.intra / slower);
+    }
+    const Engine engine{.payload_share = share, .max_Bps = per_tree_Bps / share, .local_max_Bps = local_factor * per_tree_Bps / share,
+                        .step_s = spread_s / rounds};
+    add_pipelined_trees(s, trees, lay.chunks, engine, a == kTree ? "tree" : a == kNvls ? "nvls" : "nvls tree");
+  }
+  return s;
+}
+
+std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& plan) {
+  std::vector<std::string> out;
+  const Layout lay = layout_of(ctx, plan);
+  const int a = lay.algorithm;
+  std::string line = std::string(algorithm_name(a)) + "/" + protocol_name(lay.protocol) + " by NCCL 2.30.7's planner";
+  line += " on " + std::to_string(plan.hosts.size()) + (plan.hosts.size() == 1 ? " host" : " hosts");
+  if (a == kRing) line += ", " + std::to_string(lay.parts) + " channels";
+  if (a == kTree) line += ", " + std::to_string(lay.parts) + " channels on a double binary tree of hosts, " + std::to_string(lay.chunks) + " chunks each";
+  if (a == kNvls || a == kNvlsTree) {
+    line += ", " + std::to_string(lay.heads) + " NVLS heads x " + std::to_string(plan.nvls_channels) + " channels, " +
+            std::to_string(lay.chunks) + " chunks";
+  }
+  line += "; NCCL's model: " + format_fixed(lay.time.latency_us, 1) + " us + bytes at " + format_fixed(lay.time.bw_GBps, 1) +
+          " GB/s (bus " + format_fixed(lay.time.bw_GBps * 2.0 * (ctx.N() - 1) / std::max(1, ctx.N()), 1) + " GB/s)";
+  out.push_back(line);
+  const Graph& g = plan.comm.graph(a);
+  out.push_back("graph: " + std::to_string(g.n_channels) + " searched channels at " + format_fixed(g.bw_intra, 1) + " GB/s intra, " +
+                format_fixed(g.bw_inter, 1) + " GB/s inter per channel; paths " + path_name(g.type_intra) +
+                (plan.hosts.size() > 1 ? " within a host, " + path_name(g.type_inter) + " to the NICs" : std::string()));
+  if (a == kNvlsTree) {
+    std::string heads = "NVLS heads on host 0:";
+    for (int h = 0; h < lay.heads; ++h) {
+      heads += " " + ctx.topology.node(ctx.placement.ranks[pos(nvls_head(plan, 0, h))]).id;
+    }
+    out.push_back(heads);
+  }
+  return out;
+}
+
+}  // namespace gradsync::models::nccl
