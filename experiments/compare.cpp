@@ -100,6 +100,12 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
     if (models::declares(strategy, "gpus_per_thread") && !run_params.get("gpus_per_thread")) {
       run_params.set("gpus_per_thread", std::to_string(std::max(1, run.gpus_per_thread)));
     }
+    // And what the log's command set (NCCL_ALGO=Ring, NCCL_MIN_CTAS=24, ...), unless the user said.
+    if (strategy.params_from_environment) {
+      for (const auto& [name, value] : strategy.params_from_environment(run.environment)) {
+        if (!run_params.get(name)) run_params.set(name, value);
+      }
+    }
     const auto measured = models::measured_records(run, topology.name());
     for (const auto& m : measured) {
       const bool in_place = std::find(m.notes.begin(), m.notes.end(), "in-place") != m.notes.end();

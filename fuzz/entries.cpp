@@ -441,6 +441,16 @@ ScheduleCase schedule_case(Choices& c) {
       }
     }
   }
+  // Values that cannot run with another's value (algorithm=NVLS with protocol=LL): the other
+  // parameter keeps its default.
+  for (const auto& spec : models::params_of(*sc.strategy)) {
+    for (const auto& x : spec.excludes) {
+      if (chosen.count(spec.name) && chosen[spec.name] == x.value && chosen.count(x.other) &&
+          std::find(x.other_values.begin(), x.other_values.end(), chosen[x.other]) != x.other_values.end()) {
+        chosen.erase(x.other);
+      }
+    }
+  }
   for (const auto& [key, value] : chosen) sc.params.push_back(key + "=" + value);
   return sc;
 }

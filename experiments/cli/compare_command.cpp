@@ -68,10 +68,11 @@ int run_compare(const CompareFlags& f) {
       std::cout << "  not compared: " << c.skipped << "\n\n";
       continue;
     }
-    // The protocol a strategy chose for each size (NCCL's changes with the size).
+    // The algorithm and protocol a strategy chose for each size (NCCL's change with the size).
     const bool protocols = !c.points.empty() && c.points.front().predicted.begin()->second.params.count("protocol");
+    const bool algorithms = protocols && c.points.front().predicted.begin()->second.params.count("algorithm");
     std::vector<std::string> headers = {">size", ">measured busbw"};
-    if (protocols) headers.push_back("protocol");
+    if (protocols) headers.push_back(algorithms ? "algorithm/protocol" : "protocol");
     for (const auto& e : options.executors) {
       headers.push_back(">" + e + " busbw");
       headers.push_back(">error");
@@ -79,7 +80,10 @@ int run_compare(const CompareFlags& f) {
     Table table(headers);
     for (const auto& p : c.points) {
       std::vector<std::string> row = {format_bytes(p.bytes), format_fixed(*p.measured.busbw_GBps(), 2)};
-      if (protocols) row.push_back(p.predicted.begin()->second.params.at("protocol"));
+      if (protocols) {
+        const auto& params = p.predicted.begin()->second.params;
+        row.push_back((algorithms ? params.at("algorithm") + "/" : std::string()) + params.at("protocol"));
+      }
       for (const auto& e : options.executors) {
         const auto& pred = p.predicted.at(e);
         row.push_back(format_fixed(*pred.busbw_GBps(), 2));

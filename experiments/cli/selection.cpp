@@ -140,7 +140,12 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
               r.mean_staleness ? format_fixed(*r.mean_staleness, 2) + " / " + std::to_string(*r.max_staleness) : ""};
           any_async = any_async || r.updates_per_s.has_value();
           rows.push_back(std::move(row));
-          row_notes.push_back("");
+          // What a strategy assumed where the inputs left a fact open, and how much it matters.
+          std::string open;
+          for (const std::string& note : r.notes) {
+            if (note.rfind("open facts: ", 0) == 0) open = "^ " + note;
+          }
+          row_notes.push_back(open);
           records.push_back(std::move(r));
         }
       }

@@ -398,6 +398,16 @@ StrategyParams resolve_params(const Strategy& s, const SyncParams& given, const 
     }
     values[key] = value;
   }
+  for (const auto& spec : params_of(s)) {
+    for (const auto& x : spec.excludes) {
+      if (values[spec.name] != x.value) continue;
+      const std::string& other = values[x.other];
+      if (std::find(x.other_values.begin(), x.other_values.end(), other) != x.other_values.end()) {
+        throw InputError("--param " + spec.name + "=" + x.value + " (strategy " + s.name + ") cannot run with " + x.other + "=" + other +
+                         ": " + x.why);
+      }
+    }
+  }
   return StrategyParams(s, std::move(values));
 }
 

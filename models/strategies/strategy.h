@@ -91,6 +91,15 @@ struct ParamSpec {
   Shown shown = Shown::when_given;
   // Values that need another parameter given: {"speed", "speeds"} (grouping=speed needs speeds).
   std::vector<std::pair<std::string, std::string>> needs;
+  // Values that cannot run with some values of another parameter (checked with the values,
+  // in one place): {"NVLS", "protocol", {"LL", "LL128"}, "NCCL runs NVLS with Simple only"}.
+  struct Exclusion {
+    std::string value;
+    std::string other;
+    std::vector<std::string> other_values;
+    std::string why;
+  };
+  std::vector<Exclusion> excludes;
 };
 
 // Parameters as the user gave them ("k=2" pairs), before any strategy checks them.
@@ -166,6 +175,9 @@ struct Strategy {
   // The strategy commands run when none is named (gradsync-run, gradsync-bench): exactly one
   // strategy says so — the ring all-reduce, what nccl-tests' all_reduce_perf times.
   bool is_default = false;
+  // The parameters a measured run's environment set (a log's NCCL_ALGO=Ring as algorithm=Ring),
+  // values the strategy would refuse left out; empty: none are read.
+  std::function<std::map<std::string, std::string>(const std::map<std::string, std::string>& environment)> params_from_environment;
   // The papers' closed form on a uniform network; empty when the documents give none.
   std::function<formulas::Breakdown(const StrategyContext&)> closed_form;
   // The schedule every executor runs.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "cli_runner.h"
@@ -69,6 +70,52 @@ TEST(CompareCli, EveryPublishedAllReduceTableWithItsSummary) {
   }
 }
 
+// Multi-node logs against the clusters their threads describe: every table compared with NCCL's
+// plan for it, the settings of the log's command applied (NCCL_ALGO=Ring gives the ring;
+// NCCL_MIN_CTAS=24 at least 24 channels), and the prediction within the published measurements'
+// reach: over every size >= 1 MiB of the four files, median |error| at most 25 % (the figures
+// per file are in docs/fidelity.md).
+TEST(CompareCli, MultiNodeLogsAgainstTheirClusters) {
+  const std::vector<std::pair<const char*, const char*>> files = {
+      {"multinode/h100-hgx-2node-8x400g-ib.json", "multinode/h100-hgx-2node-16gpu-8x400g-ib-a.txt"},
+      {"multinode/h100-hgx-2node-8x400g-ib.json", "multinode/h100-hgx-2node-16gpu-8x400g-ib-b.txt"},
+      {"multinode/h100-hgx-4node-8x400g-ib.json", "multinode/h100-hgx-4node-32gpu-8x400g-ib-b.txt"},
+      {"multinode/h100-hgx-8node-8x400g-ib.json", "multinode/h100-hgx-8node-64gpu-8x400g-ib-b.txt"},
+  };
+  std::vector<double> errors;
+  std::set<std::string> algorithms;
+  int tables = 0;
+  for (const auto& [cluster, log] : files) {
+    const std::string out = temp_file(std::string("compare-multinode-") + std::to_string(tables) + ".jsonl", "");
+    const auto r = run_cli({"compare", published(cluster), published(log), "-x", "analytic", "-o", out}, false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_EQ(r.out.find("not compared"), std::string::npos) << r.out;
+    const auto records = json_lines(read_all(out));
+    ASSERT_FALSE(records.empty()) << log;
+    for (std::size_t i = 0; i + 1 < records.size(); i += 2) {
+      const json& m = records[i];
+      const json& p = records[i + 1];
+      ASSERT_EQ(m["executor"], "measured");
+      ASSERT_EQ(p["strategy"], "nccl");
+      const std::string env = m["params"].value("NCCL_ALGO", "");
+      const std::string algorithm = p["params"]["algorithm"];
+      if (!env.empty()) {
+        EXPECT_EQ(algorithm, "Ring") << log;
+      }
+      if (m["params"].value("NCCL_MIN_CTAS", "") == "24") {
+        EXPECT_GE(std::stoi(p["params"]["channels"].get<std::string>()), 24) << log;
+      }
+      algorithms.insert(algorithm);
+      if (m["bytes"].get<double>() >= 1 << 20) errors.push_back(std::abs(p["time_per_sync_s"].get<double>() / m["time_per_sync_s"].get<double>() - 1));
+    }
+    ++tables;
+  }
+  EXPECT_TRUE(algorithms.count("NVLSTree")) << "NCCL picks NVLS tree on HGX H100 clusters at large sizes";
+  EXPECT_TRUE(algorithms.count("Ring"));
+  ASSERT_GT(errors.size(), 60u);
+  EXPECT_LE(median(errors), 0.25);
+}
+
 TEST(CompareCli, OtherCollectivesAreNamedNotCompared) {
   const std::string file = published("rtx2080ti-2gpu-pix.txt");
   const auto r = run_cli({"compare", file, file, "-x", "analytic"}, false);
@@ -78,7 +125,7 @@ TEST(CompareCli, OtherCollectivesAreNamedNotCompared) {
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not compared: reduce is not modelled yet"), std::string::npos) << r.out;
   // The all-reduce table: 2 GPUs, sizes 8 B to 1 GiB, 28 rows.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +Simple +[0-9.]+ +[-+][0-9]+ %\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +Ring/Simple +[0-9.]+ +[-+][0-9]+ %\n"))) << r.out;
 }
 
 TEST(CompareCli, BadInputGivesOneMessageAndStatus2) {

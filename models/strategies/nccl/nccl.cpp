@@ -32,14 +32,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/strategies/common.h"
+#include "models/strategies/nccl/plan.h"
+#include "models/strategies/nccl/planned.h"
+#include "models/strategies/nccl/system.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/topology/hardware.h"
-#include "models/strategies/common.h"
 
 namespace gradsync::models::strategies {
 
@@ -131,6 +136,11 @@ struct Plan {
 };
 
 double param_number(const StrategyContext& ctx, const char* name) { return ctx.params.number(name); }
+
+// Launching the kernels: the cost per GPU a host thread drives, times the GPUs it drives.
+double launch_seconds(const StrategyContext& ctx) {
+  return param_number(ctx, "launch_us") * 1e-6 * static_cast<double>(ctx.params.integer("gpus_per_thread"));
+}
 
 // What the links carry for a hop at most (0: no limit): the transport's engine limit (SHM),
 // and the payload cap of the algorithm and protocol in link bytes.
@@ -236,6 +246,11 @@ Plan plan_for(const StrategyContext& ctx) {
   Plan plan;
   const Topology& t = ctx.topology;
   const int n = ctx.N();
+  const std::string& forced = ctx.params.text("algorithm");
+  if (forced == "NVLS" || forced == "NVLSTree") {
+    throw InputError("--param algorithm=" + forced + ": NCCL runs NVLS only on NVSwitch hosts with Hopper or later GPUs (NVLSTree "
+                     "across two hosts or more); these ranks share one host without an NVSwitch");
+  }
   plan.ring = ring_of_ranks(ctx);
   const int level = p2p_level(ctx);
   const double efficiency = param_number(ctx, "shm_efficiency");
@@ -303,7 +318,7 @@ Plan plan_for(const StrategyContext& ctx) {
     }
     plan.channels = std::min(32, 2 * links);
   }
-  plan.launch_s = param_number(ctx, "launch_us") * 1e-6 * static_cast<double>(ctx.params.integer("gpus_per_thread"));
+  plan.launch_s = launch_seconds(ctx);
 
   // Payload caps: LL's per channel over PCIe (fitted), LL128's and the tree's Simple per
   // channel by compute capability (tuning.cc).
@@ -428,7 +443,109 @@ void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region regi
 
 namespace {
 
+// Across hosts, and on NVSwitch hosts, NCCL's own planner decides (plan.h: its search, its
+// tuning, ring, double binary tree, NVLS and NVLS tree); on one host of PCIe or point-to-point
+// NVLink the per-hop model above, whose three constants were fitted on such machines.
+bool use_planner(const StrategyContext& ctx) {
+  if (nccl::hosts_of(ctx.topology, ctx.placement.ranks).size() > 1) return true;
+  for (std::size_t node : ctx.placement.ranks) {
+    if (nccl::nvswitch_of(ctx.topology, node)) return true;
+  }
+  return false;
+}
+
+std::optional<bool> on_off(const StrategyContext& ctx, const char* name) {
+  const std::string& v = ctx.params.text(name);
+  if (v == "auto") return std::nullopt;
+  return v == "on";
+}
+
+nccl::Plan planner_plan(const StrategyContext& ctx) {
+  nccl::PlanOptions o;
+  const std::string& algorithm = ctx.params.text("algorithm");
+  if (algorithm != "auto") o.forced_algorithm = nccl::algorithm_from_name(algorithm);
+  const std::string& protocol = ctx.params.text("protocol");
+  if (protocol != "auto") o.forced_protocol = nccl::protocol_from_name(protocol);
+  const std::string& level = ctx.params.text("p2p_level");
+  if (level != "auto") o.p2p_level = nccl::path_type_from_name(level);
+  const std::string& gdr = ctx.params.text("gdr_level");
+  if (gdr != "auto") o.gdr_level = nccl::path_type_from_name(gdr);
+  const std::string& cpu = ctx.params.text("cpu");
+  if (cpu != "auto") o.cpu_vendor = cpu;
+  o.nvls = on_off(ctx, "nvls");
+  o.gpudirect = on_off(ctx, "gpudirect");
+  if (ctx.params.text("min_ctas") != "auto") o.min_ctas = static_cast<int>(ctx.params.integer("min_ctas"));
+  if (ctx.params.text("max_ctas") != "auto") o.max_ctas = static_cast<int>(ctx.params.integer("max_ctas"));
+  if (ctx.params.text("channels") != "auto") o.min_ctas = o.max_ctas = static_cast<int>(ctx.params.integer("channels"));
+  nccl::Plan plan = nccl::make_plan(ctx.topology, ctx.placement.ranks, ctx.bytes(), o);
+  if (plan.choice.time_us < 0 && ctx.N() > 1) {
+    throw InputError("--param algorithm=" + algorithm + " protocol=" + protocol +
+                     ": NCCL would not run this here (NVLS needs an NVSwitch with Hopper or later GPUs and NVLink SHARP on; "
+                     "NVLSTree also needs two hosts or more; LL128 and NVLS have protocol limits)");
+  }
+  return plan;
+}
+
+// How much the facts the plan assumed matter: the plan again under each one's other value, its
+// algorithm and bus bandwidth by the plan's closed form, and the range they span.
+std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan) {
+  if (plan.assumed.empty() || ctx.N() < 2) return "";
+  const double launch = launch_seconds(ctx);
+  const double factor = allreduce_busbw_factor(ctx.N());
+  auto busbw = [&](const nccl::Plan& p) {
+    const double seconds = nccl::planned_seconds(ctx, p, launch);
+    return seconds > 0 ? ctx.bytes() / seconds * factor / 1e9 : 0.0;
+  };
+  const double as_assumed = busbw(plan);
+  double lo = as_assumed, hi = as_assumed;
+  std::string facts;
+  for (const nccl::Assumption& a : plan.assumed) {
+    const nccl::Plan other = nccl::make_plan(ctx.topology, ctx.placement.ranks, ctx.bytes(), a.with_other);
+    std::string result;
+    if (other.choice.time_us < 0) {
+      result = "the chosen algorithm would not run";
+    } else {
+      const double b = busbw(other);
+      lo = std::min(lo, b);
+      hi = std::max(hi, b);
+      result = std::string(nccl::algorithm_name(other.algorithm())) + "/" + nccl::protocol_name(other.protocol()) + " " + format_fixed(b, 1) +
+               " GB/s";
+    }
+    facts += (facts.empty() ? "" : ", ") + a.fact + " " + a.value.substr(0, a.value.find(" (")) + " (" + a.other + ": " + result + ")";
+  }
+  return "open facts: " + facts + "; busbw " + format_fixed(lo, 1) + "-" + format_fixed(hi, 1) + " GB/s over them, " +
+         format_fixed(as_assumed, 1) + " as assumed (NCCL's plan, closed form)";
+}
+
+void resolve_planned(const StrategyContext& ctx, const nccl::Plan& plan) {
+  ctx.resolved_as("algorithm", nccl::algorithm_name(plan.algorithm()));
+  ctx.resolved_as("protocol", nccl::protocol_name(plan.protocol()));
+  const bool nvls = plan.algorithm() == nccl::kNvls || plan.algorithm() == nccl::kNvlsTree;
+  ctx.resolved_as("channels", std::to_string(nvls ? plan.nvls_channels : plan.comm.channels));
+}
+
 const char* transport_name(Transport t) { return t == Transport::p2p ? "P2P" : t == Transport::shm ? "SHM" : "NET"; }
+
+// NCCL_ALGO: the ring and the tree run everywhere; NVLS where every host of the ranks has an
+// NVSwitch and Hopper or later GPUs (one host), NVLS tree across two or more such hosts.
+ParamSpec algorithm_param() {
+  ParamDomain d = word_domain({"Ring", "Tree"}, true);
+  d.values = [](const ParamContext& c) { return nccl::nvls_algorithms(c.topology, c.placement.ranks); };
+  d.values_text = [](const ParamContext& c) {
+    const std::vector<std::string> v = nccl::nvls_algorithms(c.topology, c.placement.ranks);
+    return v.empty() ? std::string("NVLS or NVLSTree where the ranks' hosts have an NVSwitch with Hopper or later GPUs (not here)")
+                     : v.front();
+  };
+  ParamSpec p{"algorithm", "auto",
+              "Ring, Tree, NVLS or NVLSTree (NCCL_ALGO); auto: the fastest by NCCL's cost model (across hosts the tree is "
+              "NCCL's double binary tree; NVLS needs NVSwitch hosts with Hopper or later GPUs, NVLSTree two of them or more)",
+              std::move(d)};
+  for (const char* nvls : {"NVLS", "NVLSTree"}) {
+    p.excludes.push_back({nvls, "protocol", {"LL", "LL128"}, "NCCL runs NVLS with its Simple protocol only"});
+    p.excludes.push_back({nvls, "nvls", {"off"}, "NVLS needs NVLink SHARP"});
+  }
+  return p;
+}
 
 Strategy definition() {
   Strategy s;
@@ -439,9 +556,7 @@ Strategy definition() {
   s.order = 27;
   s.searched = false;  // recommend compares schedules on gradsync's engine; NCCL's is its own
   s.params = {
-      ParamSpec{"algorithm", "auto", "Ring or Tree (NCCL_ALGO); auto: the faster by NCCL's cost model (the tree is a chain "
-                                     "of the GPUs on one node)",
-                word_domain({"Ring", "Tree"}, true)},
+      algorithm_param(),
       ParamSpec{"protocol", "auto", "LL, LL128 or Simple (NCCL_PROTO); auto: the fastest by NCCL's cost model, LL128 only on "
                                     "rings that are NVLink end to end",
                 word_domain({"LL", "LL128", "Simple"}, true)},
@@ -451,7 +566,20 @@ Strategy definition() {
       ParamSpec{"p2p_level", "auto",
                 "NCCL_P2P_LEVEL: the farthest path class (PIX, PXB, PHB, NODE, SYS) P2P is used over; auto: SYS, or "
                 "PXB when cpu=intel|arm",
-                word_domain({"PIX", "PXB", "PHB", "NODE", "SYS"}, true)},
+                word_domain({"NVL", "PIX", "PXB", "PHB", "NODE", "SYS"}, true)},
+      ParamSpec{"min_ctas", "auto", "NCCL_MIN_CTAS: at least this many channels (across hosts and on NVSwitch hosts)",
+                integer_domain(1, 64, 0, true)},
+      ParamSpec{"max_ctas", "auto", "NCCL_MAX_CTAS: at most this many channels (across hosts and on NVSwitch hosts)",
+                integer_domain(1, 64, 0, true)},
+      ParamSpec{"gdr_level", "auto",
+                "NCCL_NET_GDR_LEVEL: the farthest path class between a GPU and a NIC that GPUDirect RDMA is used over "
+                "(else staged through host memory); auto: NCCL's default (the GPU and NIC under one PCIe root: PXB)",
+                word_domain({"PIX", "PXB", "PHB", "SYS"}, true)},
+      ParamSpec{"gpudirect", "auto", "GPUDirect RDMA between GPUs and NICs (nvidia-peermem); auto: the NICs' fact, else on",
+                word_domain({"on", "off"}, true)},
+      ParamSpec{"nvls", "auto", "NVLink SHARP on NVSwitch hosts (NCCL_NVLS_ENABLE); auto: the switch's fact, else on with "
+                                "Hopper or later GPUs",
+                word_domain({"on", "off"}, true)},
       ParamSpec{"cpu", "auto", "the host's CPU (NCCL stops P2P at PXB on Intel and ARM); auto: not known",
                 word_domain({"amd", "intel", "arm"}, true)},
       ParamSpec{"pcie", "auto", "the GPUs' PCIe generation (x16) for SHM; auto: measured host copies, else the GPU model",
@@ -473,9 +601,49 @@ Strategy definition() {
       p.shown = ParamSpec::Shown::when_resolved;
     }
   }
+  s.params_from_environment = [](const std::map<std::string, std::string>& env) {
+    std::map<std::string, std::string> out;
+    auto word = [&](const char* key, const char* param, std::vector<std::string> words) {
+      const auto it = env.find(key);
+      if (it == env.end()) return;
+      for (const std::string& w : words) {
+        std::string a = w, b = it->second;
+        std::transform(a.begin(), a.end(), a.begin(), ::tolower);
+        std::transform(b.begin(), b.end(), b.begin(), ::tolower);
+        if (a == b) out[param] = w;
+      }
+    };
+    word("NCCL_ALGO", "algorithm", {"Ring", "Tree", "NVLS", "NVLSTree"});
+    word("NCCL_PROTO", "protocol", {"LL", "LL128", "Simple"});
+    word("NCCL_P2P_LEVEL", "p2p_level", {"NVL", "PIX", "PXB", "PHB", "NODE", "SYS"});
+    word("NCCL_NET_GDR_LEVEL", "gdr_level", {"PIX", "PXB", "PHB", "SYS"});
+    // NCCL's integer levels for both (paths.cc: 1 PIX, 2 PXB, 3 PHB, 4 SYS, 5 SYS; 0, LOC, is not
+    // among the parameter's choices and is left out).
+    static const std::array<const char*, 6> levels = {"", "PIX", "PXB", "PHB", "SYS", "SYS"};
+    for (const auto& [key, param] : {std::pair<const char*, const char*>{"NCCL_P2P_LEVEL", "p2p_level"}, {"NCCL_NET_GDR_LEVEL", "gdr_level"}}) {
+      const auto it = env.find(key);
+      if (it != env.end() && it->second.size() == 1 && it->second[0] >= '1' && it->second[0] <= '5') out[param] = levels[ix(it->second[0] - '0')];
+    }
+    for (const auto& [key, param] : {std::pair<const char*, const char*>{"NCCL_MIN_CTAS", "min_ctas"}, {"NCCL_MAX_CTAS", "max_ctas"}}) {
+      const auto it = env.find(key);
+      if (it == env.end()) continue;
+      char* end = nullptr;
+      const long v = std::strtol(it->second.c_str(), &end, 10);
+      if (end != it->second.c_str() && *end == '\0' && v >= 1 && v <= 64) out[param] = std::to_string(v);
+    }
+    if (const auto it = env.find("NCCL_NVLS_ENABLE"); it != env.end() && (it->second == "0" || it->second == "1")) {
+      out["nvls"] = it->second == "1" ? "on" : "off";
+    }
+    return out;
+  };
   s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}, {{"algorithm=Tree"}},
                      {{"algorithm=Tree", "protocol=LL"}}};
   s.closed_form = [](const StrategyContext& ctx) {
+    if (use_planner(ctx)) {
+      const nccl::Plan planned = planner_plan(ctx);
+      resolve_planned(ctx, planned);
+      return formulas::Breakdown{{{"all-reduce", nccl::planned_seconds(ctx, planned, launch_seconds(ctx))}}};
+    }
     const Plan plan = plan_for(ctx);
     ctx.resolved_as("algorithm", kAlgorithmNames[ix(plan.algorithm)]);
     ctx.resolved_as("protocol", kProtocolNames[ix(plan.protocol)]);
@@ -492,6 +660,14 @@ Strategy definition() {
     return formulas::Breakdown{{{"all-reduce", seconds}}};
   };
   s.build = [](const StrategyContext& ctx) {
+    if (use_planner(ctx)) {
+      const nccl::Plan planned = planner_plan(ctx);
+      resolve_planned(ctx, planned);
+      Schedule s = nccl::planned_schedule(ctx, planned, launch_seconds(ctx));
+      for (std::string& line : nccl::describe_plan(ctx, planned)) s.notes.push_back(std::move(line));
+      if (std::string facts = open_facts(ctx, planned); !facts.empty()) s.notes.push_back(std::move(facts));
+      return s;
+    }
     const auto plan = std::make_shared<const Plan>(plan_for(ctx));
     const auto a = ix(plan->algorithm);
     const auto p = ix(plan->protocol);

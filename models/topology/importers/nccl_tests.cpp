@@ -481,6 +481,7 @@ std::vector<ResultRecord> measured_records(const NcclTestsRun& run, const std::s
       r.topology = topology;
       r.strategy = "nccl";
       if (!run.collective.empty()) r.params["collective"] = run.collective;
+      for (const auto& [name, value] : run.environment) r.params[name] = value;  // what the command set: NCCL_ALGO, ...
       r.ranks = run.ranks();
       r.rank_nodes = nodes;
       r.bytes = row.bytes;
