@@ -64,11 +64,12 @@ class Search {
     double pci_bw = bw;
     const SysNode& from = sys_.nodes()[static_cast<std::size_t>(start)];
     // P2P through an Intel root complex costs more PCIe bandwidth (64-byte TLPs).
-    for (const auto& [n, li] : path.hops) {
-      const SysNode& on = sys_.nodes()[static_cast<std::size_t>(n)];
-      const int to = on.links[static_cast<std::size_t>(li)].to;
-      const SysNode& next = sys_.nodes()[static_cast<std::size_t>(to)];
-      if (next.type == NodeType::cpu && path.type == kPathPhb && from.type == NodeType::gpu && next.vendor == "intel") pci_bw = bw * 6 / 5;
+    if (path.type == kPathPhb && from.type == NodeType::gpu) {
+      for (const auto& [n, li] : path.hops) {
+        const SysNode& on = sys_.nodes()[static_cast<std::size_t>(n)];
+        const SysNode& next = sys_.nodes()[static_cast<std::size_t>(on.links[static_cast<std::size_t>(li)].to)];
+        if (next.type == NodeType::cpu && next.vendor == "intel") pci_bw = bw * 6 / 5;
+      }
     }
     for (int step = 0; step < steps; ++step) {
       const auto [n, li] = path.hops[static_cast<std::size_t>(step)];

@@ -7,6 +7,8 @@
 #include <map>
 #include <numeric>
 #include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "models/topology/hardware.h"
 #include "models/topology/topology.h"
@@ -56,29 +58,33 @@ int path_type_from_name(const std::string& name) {
 
 System::System(const Topology& t, const std::vector<std::size_t>& gpus, const SystemOptions& options)
     : by_type_(6), pxn_(options.pxn) {
-  // The host: what the ranks' GPUs reach through switches, CPUs, NVSwitches and NICs.
-  std::vector<char> in_host(t.node_count(), 0), is_rank(t.node_count(), 0);
-  for (std::size_t g : gpus) is_rank[g] = 1;
+  // The host: what the ranks' GPUs reach through switches, CPUs, NVSwitches and NICs. Only the
+  // host's own nodes are visited (a cluster has thousands of hosts).
+  std::unordered_set<std::size_t> in_host(gpus.begin(), gpus.end());
+  const std::unordered_set<std::size_t> is_rank(gpus.begin(), gpus.end());
+  std::vector<std::size_t> members(gpus.begin(), gpus.end());
   std::deque<std::size_t> queue(gpus.begin(), gpus.end());
-  for (std::size_t g : gpus) in_host[g] = 1;
   while (!queue.empty()) {
     const std::size_t u = queue.front();
     queue.pop_front();
     const NodeKind ku = t.node(u).kind;
-    if (ku == NodeKind::nic || (ku == NodeKind::gpu && !is_rank[u])) continue;  // NICs and GPUs end the walk
+    if (ku == NodeKind::nic || (ku == NodeKind::gpu && !is_rank.count(u))) continue;  // NICs and GPUs end the walk
     for (std::size_t li : t.incident_links(u)) {
       const Link& l = t.links()[li];
       const std::size_t v = l.a == u ? l.b : l.a;
       const NodeKind kv = t.node(v).kind;
-      if (in_host[v] || kv == NodeKind::net_switch || kv == NodeKind::host_memory) continue;
-      if (kv == NodeKind::gpu && !is_rank[v]) continue;  // NCCL keeps only the communicator's GPUs
-      in_host[v] = 1;
+      if (in_host.count(v) || kv == NodeKind::net_switch || kv == NodeKind::host_memory) continue;
+      if (kv == NodeKind::gpu && !is_rank.count(v)) continue;  // NCCL keeps only the communicator's GPUs
+      in_host.insert(v);
+      members.push_back(v);
       if (ku == NodeKind::gpu && kv == NodeKind::gpu) continue;  // reached over NVLink: it is a rank, already queued
       queue.push_back(v);
     }
   }
+  std::sort(members.begin(), members.end());  // in the topology's order, as NCCL numbers its nodes
   // One NVSwitch node for all of them, one CPU for a root complex and the socket it hangs off.
-  std::vector<int> sys_of(t.node_count(), -1);
+  std::unordered_map<std::size_t, int> sys_of;
+  for (std::size_t u : members) sys_of[u] = -1;
   auto add_node = [&](NodeType type, std::size_t topology_node) {
     SysNode n;
     n.type = type;
@@ -95,8 +101,8 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
     sys_of[gpus[r]] = n;
   }
   int nvs = -1;
-  for (std::size_t u = 0; u < t.node_count(); ++u) {
-    if (!in_host[u] || sys_of[u] >= 0) continue;
+  for (std::size_t u : members) {
+    if (sys_of[u] >= 0) continue;
     switch (t.node(u).kind) {
       case NodeKind::pcie_switch: sys_of[u] = add_node(NodeType::pci, u); break;
       case NodeKind::nvswitch:
@@ -109,12 +115,12 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
     }
   }
   // A root complex is its socket's; alone, it is a CPU of its own.
-  for (std::size_t u = 0; u < t.node_count(); ++u) {
-    if (!in_host[u] || t.node(u).kind != NodeKind::root_complex) continue;
+  for (std::size_t u : members) {
+    if (t.node(u).kind != NodeKind::root_complex) continue;
     for (std::size_t li : t.incident_links(u)) {
       const Link& l = t.links()[li];
       const std::size_t v = l.a == u ? l.b : l.a;
-      if (t.node(v).kind == NodeKind::cpu_socket && sys_of[v] >= 0) sys_of[u] = sys_of[v];
+      if (t.node(v).kind == NodeKind::cpu_socket && sys_of.count(v) && sys_of[v] >= 0) sys_of[u] = sys_of[v];
     }
     if (sys_of[u] < 0) sys_of[u] = add_node(NodeType::cpu, u);
   }
@@ -126,22 +132,26 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
   const int cc = min_compute_capability();
   // Links at NCCL's rates (two between the same nodes add up, as ncclTopoConnectNodes does).
   std::map<std::pair<int, int>, std::pair<LinkType, double>> joined;
-  for (const Link& l : t.links()) {
-    const int a = sys_of[l.a], b = sys_of[l.b];
-    if (a < 0 || b < 0 || a == b) continue;
-    const NodeType ta = nodes_[static_cast<std::size_t>(a)].type, tb = nodes_[static_cast<std::size_t>(b)].type;
-    LinkType type = LinkType::pci;
-    double bw = options.pcie_GBps;
-    if (ta == NodeType::nvs || tb == NodeType::nvs || (ta == NodeType::gpu && tb == NodeType::gpu)) {
-      type = LinkType::nvl;
-      bw = nvlink_count(l, cc) * hardware::nvlink_GBps_per_link(cc);
-    } else if (ta == NodeType::cpu && tb == NodeType::cpu) {
-      type = LinkType::sys;
-      bw = options.inter_socket_GBps;
+  for (std::size_t u : members) {
+    for (std::size_t li : t.incident_links(u)) {
+      const Link& l = t.links()[li];
+      if (l.a != u || !sys_of.count(l.b)) continue;  // each link of the host once, from its first end
+      const int a = sys_of[l.a], b = sys_of[l.b];
+      if (a < 0 || b < 0 || a == b) continue;
+      const NodeType ta = nodes_[static_cast<std::size_t>(a)].type, tb = nodes_[static_cast<std::size_t>(b)].type;
+      LinkType type = LinkType::pci;
+      double bw = options.pcie_GBps;
+      if (ta == NodeType::nvs || tb == NodeType::nvs || (ta == NodeType::gpu && tb == NodeType::gpu)) {
+        type = LinkType::nvl;
+        bw = nvlink_count(l, cc) * hardware::nvlink_GBps_per_link(cc);
+      } else if (ta == NodeType::cpu && tb == NodeType::cpu) {
+        type = LinkType::sys;
+        bw = options.inter_socket_GBps;
+      }
+      auto& [kind, sum] = joined[{std::min(a, b), std::max(a, b)}];
+      kind = type;
+      sum += bw;
     }
-    auto& [kind, sum] = joined[{std::min(a, b), std::max(a, b)}];
-    kind = type;
-    sum += bw;
   }
   for (const auto& [pair, link] : joined) add_link(pair.first, pair.second, link.first, link.second);
   // Each NIC's network port: its links to network switches, at their line rate.
