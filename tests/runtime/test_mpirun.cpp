@@ -96,14 +96,17 @@ TEST(Runtime, StrategiesWithParametersAndATopology) {
   EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
 }
 
-// NCCL's plans across hosts run for real on host ranks, checked element by element: two GPUs
-// on each of two HGX H100 nodes, the ring over both NICs, the double binary tree, and NVLS tree
-// with each node's NVSwitch reducing on a process of its own (ranks 4 and 5).
+// NCCL's plans across hosts run for real on host ranks, checked element by element: two nodes
+// of two H100 GPUs on an NVSwitch each (a generated cluster), the ring over both NICs, the double
+// binary tree, and NVLS tree with each node's NVSwitch reducing on a process of its own (ranks 4
+// and 5).
 TEST(Runtime, NcclPlansAcrossHostsRunChecked) {
+  const std::string cluster = ::testing::TempDir() + "/gradsync-nccl-2x2gpu.json";
+  std::ofstream(cluster) << R"({"name": "test-2x2gpu-nvswitch", "generate": {"nodes": 2, "gpus_per_node": 2, )"
+                            R"("nics_per_node": 2, "network": "single"}})";
   for (const char* algorithm : {"Ring", "Tree", "NVLSTree"}) {
-    const auto r = mpirun(6, std::string("--strategy nccl --param algorithm=") + algorithm +
-                                 " --topology cluster-128gpu-nvswitch-rail --ranks n0-gpu0,n0-gpu1,n1-gpu0,n1-gpu1 --workers 4"
-                                 " -b 4KiB -e 1MiB -f 16 -n 2 --check");
+    const auto r = mpirun(6, std::string("--strategy nccl --param algorithm=") + algorithm + " --topology " + cluster +
+                                 " --workers 4 -b 4KiB -e 1MiB -f 16 -n 2 --check --timeout 120");
     EXPECT_EQ(r.status, 0) << algorithm << "\n" << r.out;
     EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << algorithm << "\n" << r.out;
   }
