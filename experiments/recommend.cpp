@@ -172,7 +172,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   std::vector<const models::Strategy*> strategies;
   if (o.strategies.empty()) {
     for (const auto* s : models::all_strategies()) {
-      if (!s->searched) continue;  // named with --strategies only
+      if (!s->searched && !(s->searched_on && s->searched_on(t))) continue;  // named with --strategies only
       // A bare size has no steps to space synchronisations over nor compute to overlap: the
       // periodic and asynchronous strategies need a workload (or to be asked for).
       if (s->needs_workload && !rec.with_workload) {
@@ -362,6 +362,9 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
   }
   lines.push_back("Best: " + figure(best) + (best.changes_training.empty() ? "." : " — it " + best.changes_training + "."));
   if (const auto b = bound_text(best); !b.empty()) lines.push_back("Why: " + b + ".");
+  if (!best.alone() && best.strategy->decided_by) {
+    if (const std::string d = best.strategy->decided_by(best.analytic); !d.empty()) lines.push_back("How: " + d + ".");
+  }
   // The runner-up of another strategy, and what bounds it.
   const auto other = std::find_if(r.ranked.begin() + 1, r.ranked.end(), [&](const Choice& c) {
     return c.alone() || c.strategy->name != best.strategy->name;

@@ -165,6 +165,9 @@ struct Strategy {
   // How its result differs from the exact synchronous sum, for this record ("" when it is
   // exact): "sends 1-bit gradients (error feedback)".
   std::function<std::string(const ResultRecord&)> changes_training;
+  // What decides its time, in words, for this record (recommend's explanation of a pick; "":
+  // the bounding link says it): nccl names the algorithm NCCL's cost model chose and why.
+  std::function<std::string(const ResultRecord&)> decided_by;
   // nccl-tests' bus bandwidth = algbw x this (all-reduce: 2(N-1)/N).
   std::function<double(int ranks)> busbw_factor;
   std::vector<TestVariant> test_variants;  // empty: its defaults only
@@ -172,6 +175,9 @@ struct Strategy {
   // a library's own collective (nccl), whose engine (fused reduction, its protocols) is not
   // the one the other schedules are costed with; predict, compare and --strategies use it.
   bool searched = true;
+  // Where a search tries it although `searched` is false (nccl: where NCCL's own planner models
+  // it, across hosts and on NVSwitch hosts).
+  std::function<bool(const Topology&)> searched_on;
   // The strategy commands run when none is named (gradsync-run, gradsync-bench): exactly one
   // strategy says so — the ring all-reduce, what nccl-tests' all_reduce_perf times.
   bool is_default = false;

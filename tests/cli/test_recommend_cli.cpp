@@ -114,3 +114,18 @@ TEST(RecommendCli, BadInputIsOneMessageAndStatus2) {
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
   }
 }
+
+// On a cluster NCCL is what runs: a search weighs its own pick beside gradsync's schedules and
+// says which algorithm NCCL's cost model chose. Two HGX H100 nodes, 256 MiB: NVLS tree (the
+// NVSwitches reduce, eight NICs a node carry the tree) beats every schedule of single transfers.
+TEST(RecommendCli, OnAClusterNcclsOwnPickIsWeighedAndExplained) {
+  const auto r = run_cli("recommend --topology " GRADSYNC_PUBLISHED_DATA
+                         "/multinode/h100-hgx-2node-8x400g-ib.json --size 256MiB --gpus 16 --exact-only --confirm 0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Best: nccl (algorithm=NVLSTree) on 16 GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("How: NCCL's cost model picks NVLSTree/Simple"), std::string::npos) << r.out;
+  // On one PCIe machine it is tried only when named.
+  const auto single = run_cli("recommend --topology " GRADSYNC_PUBLISHED_DATA "/rtx2080ti-2gpu-pix.txt --size 64MiB --confirm 0");
+  ASSERT_EQ(single.status, 0) << single.out;
+  EXPECT_EQ(single.out.find("nccl"), std::string::npos) << single.out;
+}

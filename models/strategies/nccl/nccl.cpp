@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "models/executors/result.h"
 #include "models/strategies/common.h"
 #include "models/strategies/nccl/plan.h"
 #include "models/strategies/nccl/planned.h"
@@ -540,6 +541,8 @@ ParamSpec algorithm_param() {
               "Ring, Tree, NVLS or NVLSTree (NCCL_ALGO); auto: the fastest by NCCL's cost model (across hosts the tree is "
               "NCCL's double binary tree; NVLS needs NVSwitch hosts with Hopper or later GPUs, NVLSTree two of them or more)",
               std::move(d)};
+  // A search takes NCCL's own pick (shown as what it became: algorithm=NVLSTree).
+  p.search = [](const ParamContext&) { return std::vector<std::string>{"auto"}; };
   for (const char* nvls : {"NVLS", "NVLSTree"}) {
     p.excludes.push_back({nvls, "protocol", {"LL", "LL128"}, "NCCL runs NVLS with its Simple protocol only"});
     p.excludes.push_back({nvls, "nvls", {"off"}, "NVLS needs NVLink SHARP"});
@@ -554,7 +557,16 @@ Strategy definition() {
               "channels, reduction fused into the copy, P2P/SHM/NET per hop from the topology and its topo -m classes";
   s.source = "NVIDIA NCCL 2.30.7 (src/graph/tuning.cc, paths.cc, topo.cc; src/transport/shm.cc)";
   s.order = 27;
-  s.searched = false;  // recommend compares schedules on gradsync's engine; NCCL's is its own
+  // recommend compares schedules on gradsync's engine; NCCL's fused one on a single PCIe host is
+  // its own (tried when named). Across hosts and on NVSwitch hosts it is what the cluster runs:
+  // a search weighs it beside the others.
+  s.searched = false;
+  s.searched_on = [](const Topology& t) {
+    for (std::size_t g : t.gpus()) {
+      if (nccl::nvswitch_of(t, g)) return true;
+    }
+    return nccl::hosts_of(t, t.gpus()).size() > 1;
+  };
   s.params = {
       algorithm_param(),
       ParamSpec{"protocol", "auto", "LL, LL128 or Simple (NCCL_PROTO); auto: the fastest by NCCL's cost model, LL128 only on "
@@ -601,6 +613,13 @@ Strategy definition() {
       p.shown = ParamSpec::Shown::when_resolved;
     }
   }
+  s.decided_by = [](const ResultRecord& r) {
+    // The planner's first note: the algorithm and protocol NCCL's cost model chose, with its figures.
+    for (const std::string& note : r.notes) {
+      if (note.find("by NCCL 2.30.7's planner") != std::string::npos) return "NCCL's cost model picks " + note;
+    }
+    return std::string();
+  };
   s.params_from_environment = [](const std::map<std::string, std::string>& env) {
     std::map<std::string, std::string> out;
     auto word = [&](const char* key, const char* param, std::vector<std::string> words) {
