@@ -137,6 +137,33 @@ int pipelined_rounds(const std::vector<PipelinedTree>& trees, int chunks) {
   return trees.empty() ? 0 : chunks + span - 1;
 }
 
+double pipelined_chunk_times(const std::vector<PipelinedTree>& trees, int chunks, double local_speedup) {
+  if (trees.empty() || chunks < 1) return 0;
+  // The rounds in which an edge between hosts is busy: [offset, offset + chunks) for each such
+  // edge's offset, up (its child's height) and down (the root's height + its parent's depth).
+  std::vector<int> offsets;
+  int span = 0;
+  for (const PipelinedTree& t : trees) {
+    const Shape sh = shape_of(t);
+    span = std::max(span, sh.top + sh.deepest);
+    for (std::size_t v = 0; v < t.nodes.size(); ++v) {
+      if (t.nodes[v].parent < 0 || t.nodes[v].local) continue;
+      offsets.push_back(sh.height[v]);
+      offsets.push_back(sh.top + sh.depth[ix(t.nodes[v].parent)]);
+    }
+  }
+  const int rounds = chunks + span - 1;
+  std::sort(offsets.begin(), offsets.end());
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  int covered = 0, reached = 0;  // rounds [0, reached) counted
+  for (int o : offsets) {
+    const int from = std::max(o, reached), to = std::min(o + chunks, rounds);
+    if (to > from) covered += to - from;
+    reached = std::max(reached, to);
+  }
+  return covered + (rounds - covered) / std::max(1.0, local_speedup);
+}
+
 void add_pipelined_trees(Schedule& s, const std::vector<PipelinedTree>& trees, int chunks, const Engine& engine,
                          const std::string& phase) {
   if (trees.empty() || chunks < 1) return;

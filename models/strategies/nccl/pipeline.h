@@ -60,4 +60,9 @@ void add_pipelined_trees(Schedule& s, const std::vector<PipelinedTree>& trees, i
 // The rounds add_pipelined_trees makes for these trees and chunk count.
 int pipelined_rounds(const std::vector<PipelinedTree>& trees, int chunks);
 
+// How long those rounds take, in rounds of a full chunk at Engine::max_Bps, where the edges
+// within a host (TreeNode::local) move `local_speedup` times faster: a round in which some edge
+// between hosts moves a chunk counts 1, one with only local edges 1 / local_speedup.
+double pipelined_chunk_times(const std::vector<PipelinedTree>& trees, int chunks, double local_speedup);
+
 }  // namespace gradsync::models::nccl

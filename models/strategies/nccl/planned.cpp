@@ -98,10 +98,24 @@ struct Layout {
   int heads = 0;     // NVLS heads
   int chunks = 1;    // per tree
   int span = 0;      // a chunk's extra rounds up and down the deepest tree
+  double local_speedup = 1;  // how much faster a tree's edges within a host move
+  double chunk_times = 1;    // the trees' rounds in full-chunk times (the pipeline's fill included)
 };
 
 std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const std::vector<int>& servers, std::uint64_t elements,
                                     int element_bytes);
+
+// Each tree moves its part at the algorithm's bandwidth. Its steps within a host go faster where
+// NCCL's model has them faster: a chain's NVLink hops by the ratio of its per-channel
+// bandwidths; an NVSwitch's two hops (to the switch and on) are one NVLS step, a load-reduce
+// through the switch, so each takes half of it.
+double local_speedup_of(const Plan& plan, int a) {
+  if (a == kNvls || a == kNvlsTree) return 2.0;
+  if (plan.hosts.size() < 2) return 1.0;
+  const StepBandwidths steps = step_bandwidths(plan.comm, Collective::all_reduce, a);
+  const double slower = std::min(steps.intra, steps.inter);
+  return slower > 0 ? std::max(1.0, steps.intra / slower) : 1.0;
+}
 
 Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   Layout lay;
@@ -157,6 +171,8 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   for (std::size_t h = 0; h < plan.hosts.size(); ++h) servers.push_back(ctx.N() + static_cast<int>(h));
   const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
   lay.span = pipelined_rounds(trees, lay.chunks) - lay.chunks + 1;
+  lay.local_speedup = local_speedup_of(plan, lay.algorithm);
+  lay.chunk_times = pipelined_chunk_times(trees, lay.chunks, lay.local_speedup);
   return lay;
 }
 
@@ -225,8 +241,9 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
   return trees;
 }
 
+// The pipeline's time over the bytes at the algorithm's bandwidth (a ring's rounds are all alike).
 double fill_of(const Layout& lay) {
-  return is_tree(lay.algorithm) ? static_cast<double>(lay.chunks + lay.span - 1) / lay.chunks : 1.0;
+  return is_tree(lay.algorithm) ? lay.chunk_times / lay.chunks : 1.0;
 }
 
 }  // namespace
@@ -286,19 +303,8 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   } else {
     const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
     const int rounds = lay.chunks + lay.span - 1;
-    // Each tree moves its part at the algorithm's bandwidth. Its steps within a host go faster
-    // where NCCL's model has them faster: a chain's NVLink hops by the ratio of its per-channel
-    // bandwidths; an NVSwitch's two hops (to the switch and on) are one NVLS step, a load-reduce
-    // through the switch, so each takes half of it.
     const double per_tree_Bps = algbw_Bps / lay.parts;
-    double local_factor = 1.0;
-    if (a == kNvls || a == kNvlsTree) {
-      local_factor = 2.0;
-    } else if (plan.hosts.size() > 1) {
-      const StepBandwidths steps = step_bandwidths(plan.comm, Collective::all_reduce, a);
-      const double slower = std::min(steps.intra, steps.inter);
-      if (slower > 0) local_factor = std::max(1.0, steps.intra / slower);
-    }
+    const double local_factor = lay.local_speedup;
     const Engine engine{.payload_share = share, .max_Bps = per_tree_Bps / share, .local_max_Bps = local_factor * per_tree_Bps / share,
                         .step_s = spread_s / rounds};
     add_pipelined_trees(s, trees, lay.chunks, engine, a == kTree ? "tree" : a == kNvls ? "nvls" : "nvls tree");
