@@ -9,6 +9,8 @@
 #include "experiments/cli/commands.h"
 #include "experiments/cli/output.h"
 #include "models/topology/cluster_generator.h"
+#include "models/topology/node_cluster.h"
+#include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/support/json_input.h"
 #include "models/topology/topology_io.h"
@@ -22,7 +24,14 @@ struct GenerateOptions {
   models::ClusterSpec spec;
   std::map<std::string, std::string> words;  // word parameters as given (intra, network)
   std::string output, form = "graph";
+  std::vector<std::string> node_files;  // --node: one node's nvidia-smi topo -m
 };
+
+// The parameters a node's nvidia-smi topo -m gives (topology generate --node).
+const std::vector<std::string>& node_inside_keys() {
+  static const std::vector<std::string> keys = {"gpus_per_node", "intra", "nvlink_GBps", "gpus_per_pcie_switch", "nics_per_node"};
+  return keys;
+}
 
 int run_generate(GenerateOptions o) {
   for (const models::ClusterParam& p : models::cluster_params()) {
@@ -30,9 +39,21 @@ int run_generate(GenerateOptions o) {
       o.spec.*(*intra) = models::intra_fabric_from(o.words.at(p.key));
     } else if (const auto* network = std::get_if<models::ClusterNetwork models::ClusterSpec::*>(&p.field)) {
       o.spec.*(*network) = models::cluster_network_from(o.words.at(p.key));
+    } else if (const auto* text = std::get_if<std::string models::ClusterSpec::*>(&p.field)) {
+      o.spec.*(*text) = o.words.at(p.key);
     }
   }
-  const models::Topology t = models::generate_cluster(o.spec);
+  if (!o.node_files.empty() && o.form == "generated") {
+    throw models::InputError("--form generated with --node: the generated form holds parameters only, not a node's "
+                             "nvidia-smi topo -m; expected --form graph");
+  }
+  std::vector<std::string> notes;
+  const models::Topology t = [&] {
+    if (o.node_files.empty()) return models::generate_cluster(o.spec);
+    models::NodeCluster built = models::cluster_from_node(o.node_files, o.spec);
+    notes = std::move(built.notes);
+    return std::move(built.topology);
+  }();
   const bool to_stdout = o.output.empty() || o.output == "-";
   if (!to_stdout) check_output_path(o.output, "--output");
   if (o.form == "generated") {
@@ -64,6 +85,7 @@ int run_generate(GenerateOptions o) {
   report << "generated " << t.name() << ": " << t.gpus().size() << " GPUs, " << t.node_count() << " nodes (" << switches
          << " switches, NICs and root complexes), " << t.links().size() << " links\n"
          << t.description() << "\n";
+  for (const std::string& note : notes) report << "  " << note << "\n";
   if (!to_stdout) report << "wrote " << o.output << " (" << models::format_bytes(static_cast<double>(text.size())) << ")\n";
   return 0;
 }
@@ -87,8 +109,11 @@ Action add_topology(CLI::App& app) {
       "auto leaves a fact unstated, and the predictions that depend on it give the range over its values.\n"
       "--form generated writes the parameters instead of the graph: {\"name\", \"generate\": {\"nodes\": 16, ...}}, which\n"
       "every command reads as the cluster they build (the shipped clusters are such files).\n"
+      "--node FILE builds each node as one machine's nvidia-smi topo -m shows it (NCCL's documented rates), its NICs\n"
+      "where the NIC columns put them (those PIX or PXB to a GPU form the network, one rail each).\n"
       "Examples:\n"
       "  gradsync topology generate --nodes 16 --gpus-per-node 8 -o c128.json\n"
+      "  gradsync topology generate --node topo.txt --nodes 4 --nic-GBps 50 --network rail -o c32.json\n"
       "  gradsync topology generate --nodes 128 --network fat-tree --oversubscription 2 --form generated \\\n"
       "      --name cluster-1024gpu-fat-tree-2to1 -o topologies/cluster-1024gpu-fat-tree-2to1.json");
   const models::ClusterSpec defaults;
@@ -105,6 +130,15 @@ Action add_topology(CLI::App& app) {
         },
         p.field);
     if (p.show_default) opt->default_str(models::cluster_param_text(defaults, p));
+  }
+  auto* node = gen->add_option("--node", o->node_files,
+                                "one node's nvidia-smi topo -m output (with its NIC columns), repeated --nodes times: it gives "
+                                "the node's GPUs, NVLinks, PCIe tree and where each NIC sits; the other flags give the network");
+  node->type_name("FILE");
+  for (const std::string& key : node_inside_keys()) {
+    for (const models::ClusterParam& p : models::cluster_params()) {
+      if (p.key == key) node->excludes(gen->get_option(models::cluster_flag(p)));
+    }
   }
   gen->add_option("--name", o->spec.name, "topology name (default from the parameters, e.g. 16x8gpu-nvswitch-rail)");
   gen->add_option("--form", o->form, "graph (every node and link written out) or generated (the parameters only)")

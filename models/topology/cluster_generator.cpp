@@ -234,46 +234,107 @@ std::string cluster_name(const ClusterSpec& s) {
          to_string(s.network) + (s.oversubscription > 1 ? "-" + number_text(s.oversubscription) + "to1" : "");
 }
 
-Topology generate_cluster(const ClusterSpec& s) {
-  check_cluster_spec(s);
-  std::vector<Node> nodes;
-  std::vector<Link> links;
-  // The facts each kind of node carries (unset where the spec says auto).
+void append_link(std::vector<Link>& links, std::size_t a, std::size_t b, double GBps, double latency_us, const char* label) {
+  Link l;
+  l.a = a;
+  l.b = b;
+  l.bandwidth_Bps = GBps_to_Bps(GBps);
+  l.latency_s = us_to_s(latency_us);
+  l.label = label;
+  links.push_back(l);
+}
+
+NodeFacts ClusterFacts::of(NodeKind kind) const {
+  switch (kind) {
+    case NodeKind::gpu: return gpu;
+    case NodeKind::nic: return nic;
+    case NodeKind::nvswitch: return nvswitch;
+    case NodeKind::root_complex:
+    case NodeKind::cpu_socket: return cpu;
+    default: return {};
+  }
+}
+
+ClusterFacts cluster_facts(const ClusterSpec& s) {
+  // Unset where the spec says auto.
   const auto stated = [](const std::string& v) -> std::optional<bool> {
     if (v == "auto") return std::nullopt;
     return v == "true";
   };
-  NodeFacts gpu_facts, nic_facts, nvswitch_facts, cpu_facts;
-  gpu_facts.gpu_model = s.gpu;
-  nic_facts.link_layer = s.nic_link_layer;
-  nic_facts.gpudirect = stated(s.gpudirect);
-  nic_facts.sharp = stated(s.nic_sharp);
-  nvswitch_facts.sharp = stated(s.nvlink_sharp);
-  if (s.cpu != "auto") cpu_facts.cpu_vendor = s.cpu;
+  ClusterFacts f;
+  f.gpu.gpu_model = s.gpu;
+  f.nic.link_layer = s.nic_link_layer;
+  f.nic.gpudirect = stated(s.gpudirect);
+  f.nic.sharp = stated(s.nic_sharp);
+  f.nvswitch.sharp = stated(s.nvlink_sharp);
+  if (s.cpu != "auto") f.cpu.cpu_vendor = s.cpu;
+  return f;
+}
+
+ClusterFabric::ClusterFabric(const ClusterSpec& s, int nics_per_node, std::vector<Node>& nodes, std::vector<Link>& links)
+    : spec_(s), nics_per_node_(nics_per_node), links_(links) {
+  if (s.nodes < 2 || nics_per_node < 1) return;
+  leaves_ = (s.nodes + s.nodes_per_leaf - 1) / s.nodes_per_leaf;
+  const auto add_switch = [&](std::string id) {
+    nodes.push_back({std::move(id), NodeKind::net_switch, {}});
+    return nodes.size() - 1;
+  };
+  if (s.network == ClusterNetwork::single) {
+    leaf_.push_back(add_switch("net-switch"));
+    return;
+  }
+  const int rails = s.network == ClusterNetwork::rail ? nics_per_node : 1;
+  for (int r = 0; r < rails; ++r) {
+    for (int l = 0; l < leaves_; ++l) {
+      leaf_.push_back(add_switch((s.network == ClusterNetwork::rail ? "rail" + std::to_string(r) + "-" : std::string()) + "leaf" +
+                                 std::to_string(l)));
+    }
+  }
+  if (leaf_.size() < 2) return;
+  const std::size_t core = add_switch("core");
+  // Each leaf's uplink: the NIC bandwidth under it over the oversubscription.
+  const int nics_per_leaf = s.nodes_per_leaf * (s.network == ClusterNetwork::rail ? 1 : nics_per_node);
+  const int last_nodes = s.nodes - (leaves_ - 1) * s.nodes_per_leaf;  // the last leaf may hold fewer
+  for (std::size_t i = 0; i < leaf_.size(); ++i) {
+    const bool last = static_cast<int>(i % static_cast<std::size_t>(leaves_)) == leaves_ - 1;
+    const int nics = last ? nics_per_leaf / s.nodes_per_leaf * last_nodes : nics_per_leaf;
+    append_link(links_, leaf_[i], core, nics * s.nic_GBps / s.oversubscription, s.network_latency_us, "network");
+  }
+}
+
+void ClusterFabric::plug(std::size_t nic, int node, int k) {
+  if (leaf_.empty()) return;
+  const int l = node / spec_.nodes_per_leaf;
+  std::size_t sw = leaf_.front();
+  if (spec_.network == ClusterNetwork::fat_tree) sw = leaf_[static_cast<std::size_t>(l)];
+  if (spec_.network == ClusterNetwork::rail) sw = leaf_[static_cast<std::size_t>(k * leaves_ + l)];
+  append_link(links_, nic, sw, spec_.nic_GBps, spec_.network_latency_us, "network");
+}
+
+std::string ClusterFabric::describe() const {
+  if (leaf_.empty()) return "no network";
+  return std::to_string(nics_per_node_) + " NICs of " + number_text(spec_.nic_GBps) + " GB/s per node, " + to_string(spec_.network) +
+         " network" +
+         (spec_.network == ClusterNetwork::single
+              ? std::string()
+              : ", " + std::to_string(spec_.nodes_per_leaf) + " nodes per leaf, oversubscription " + number_text(spec_.oversubscription) + ":1");
+}
+
+Topology generate_cluster(const ClusterSpec& s) {
+  check_cluster_spec(s);
+  std::vector<Node> nodes;
+  std::vector<Link> links;
+  const ClusterFacts facts = cluster_facts(s);
   const auto add_node = [&](std::string id, NodeKind kind) {
-    const NodeFacts& facts = kind == NodeKind::gpu ? gpu_facts
-                             : kind == NodeKind::nic ? nic_facts
-                             : kind == NodeKind::nvswitch ? nvswitch_facts
-                             : kind == NodeKind::root_complex ? cpu_facts
-                                                              : NodeFacts{};
-    nodes.push_back({std::move(id), kind, facts});
+    nodes.push_back({std::move(id), kind, facts.of(kind)});
     return nodes.size() - 1;
   };
   const auto add_link = [&](std::size_t a, std::size_t b, double GBps, double latency_us, const char* label) {
-    Link l;
-    l.a = a;
-    l.b = b;
-    l.bandwidth_Bps = GBps_to_Bps(GBps);
-    l.latency_s = us_to_s(latency_us);
-    l.label = label;
-    links.push_back(l);
+    append_link(links, a, b, GBps, latency_us, label);
   };
   const double nvlink = s.nvlink_GBps > 0 ? s.nvlink_GBps : default_nvlink_GBps(s);
   const double pcie_GBps = pcie_link_GBps(s);
   const int switches = (s.gpus_per_node + s.gpus_per_pcie_switch - 1) / s.gpus_per_pcie_switch;
-  const bool networked = s.nodes > 1 && s.nics_per_node > 0;
-  const int leaves = (s.nodes + s.nodes_per_leaf - 1) / s.nodes_per_leaf;
-  const char* net_label = "network";
 
   // GPUs first, node by node (rank order = node order).
   std::vector<std::size_t> gpu(static_cast<std::size_t>(s.nodes) * static_cast<std::size_t>(s.gpus_per_node));
@@ -283,34 +344,7 @@ Topology generate_cluster(const ClusterSpec& s) {
           add_node("n" + std::to_string(n) + "-gpu" + std::to_string(g), NodeKind::gpu);
     }
   }
-  // The network's switches.
-  std::vector<std::size_t> leaf;  // fat-tree: per leaf; rail: per rail x leaf; single: one
-  std::size_t core = 0;
-  if (networked) {
-    if (s.network == ClusterNetwork::single) {
-      leaf.push_back(add_node("net-switch", NodeKind::net_switch));
-    } else {
-      const int rails = s.network == ClusterNetwork::rail ? s.nics_per_node : 1;
-      for (int r = 0; r < rails; ++r) {
-        for (int l = 0; l < leaves; ++l) {
-          leaf.push_back(add_node((s.network == ClusterNetwork::rail ? "rail" + std::to_string(r) + "-" : std::string()) +
-                                      "leaf" + std::to_string(l),
-                                  NodeKind::net_switch));
-        }
-      }
-      if (leaf.size() > 1) {
-        core = add_node("core", NodeKind::net_switch);
-        // Each leaf's uplink: the NIC bandwidth under it over the oversubscription.
-        const int nics_per_leaf = s.nodes_per_leaf * (s.network == ClusterNetwork::rail ? 1 : s.nics_per_node);
-        const int last_nodes = s.nodes - (leaves - 1) * s.nodes_per_leaf;  // the last leaf may hold fewer
-        for (std::size_t i = 0; i < leaf.size(); ++i) {
-          const bool last = static_cast<int>(i % static_cast<std::size_t>(leaves)) == leaves - 1;
-          const int nics = last ? nics_per_leaf / s.nodes_per_leaf * last_nodes : nics_per_leaf;
-          add_link(leaf[i], core, nics * s.nic_GBps / s.oversubscription, s.network_latency_us, net_label);
-        }
-      }
-    }
-  }
+  ClusterFabric fabric(s, s.nics_per_node, nodes, links);
   for (int n = 0; n < s.nodes; ++n) {
     const std::string p = "n" + std::to_string(n) + "-";
     const std::size_t rc = add_node(p + "rc", NodeKind::root_complex);
@@ -338,30 +372,18 @@ Topology generate_cluster(const ClusterSpec& s) {
         }
       }
     }
-    if (!networked) continue;
-    const int l = n / s.nodes_per_leaf;
+    if (!fabric.joins()) continue;
     for (int k = 0; k < s.nics_per_node; ++k) {
       const std::size_t nic = add_node(p + "nic" + std::to_string(k), NodeKind::nic);
       add_link(nic, pcie[static_cast<std::size_t>(k * switches / s.nics_per_node)], pcie_GBps, s.pcie_latency_us, "pcie");
-      std::size_t sw = leaf.front();
-      if (s.network == ClusterNetwork::fat_tree) sw = leaf[static_cast<std::size_t>(l)];
-      if (s.network == ClusterNetwork::rail) sw = leaf[static_cast<std::size_t>(k * leaves + l)];
-      add_link(nic, sw, s.nic_GBps, s.network_latency_us, net_label);
+      fabric.plug(nic, n, k);
     }
   }
   const std::string name = cluster_name(s);
   Topology t(name, std::move(nodes), std::move(links), name);
   t.set_description("Generated by gradsync topology generate: " + std::to_string(s.nodes) + " nodes x " +
                     std::to_string(s.gpus_per_node) + " " + s.gpu + " GPUs (" + to_string(s.intra) + " inside a node, PCIe " +
-                    number_text(pcie_GBps) + " GB/s), " +
-                    (networked ? std::to_string(s.nics_per_node) + " NICs of " + number_text(s.nic_GBps) + " GB/s per node, " +
-                                     to_string(s.network) + " network" +
-                                     (s.network == ClusterNetwork::single ? std::string()
-                                                                          : ", " + std::to_string(s.nodes_per_leaf) +
-                                                                                " nodes per leaf, oversubscription " +
-                                                                                number_text(s.oversubscription) + ":1")
-                               : std::string("no network")) +
-                    ". Latencies nominal.");
+                    number_text(pcie_GBps) + " GB/s), " + fabric.describe() + ". Latencies nominal.");
   return t;
 }
 

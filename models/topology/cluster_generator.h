@@ -94,6 +94,36 @@ std::string cluster_name(const ClusterSpec& spec);
 
 Topology generate_cluster(const ClusterSpec& spec);
 
+// Each PCIe link's rate: --pcie-GBps, else the GPU model's (H100: Gen5 x16, NCCL's 48 GB/s).
+double pcie_link_GBps(const ClusterSpec& spec);
+
+// The facts the spec states for each kind of node (unset where it says auto).
+struct ClusterFacts {
+  NodeFacts gpu, nic, nvswitch, cpu;
+  NodeFacts of(NodeKind kind) const;
+};
+ClusterFacts cluster_facts(const ClusterSpec& spec);
+
+void append_link(std::vector<Link>& links, std::size_t a, std::size_t b, double GBps, double latency_us, const char* label);
+
+// The network that joins the nodes' NICs, as the spec's network, nic_GBps, nodes_per_leaf and
+// oversubscription say: its switches are added to `nodes` on construction, and plug() links
+// node n's NIC k to its switch. Nothing for one node or no NICs.
+class ClusterFabric {
+ public:
+  ClusterFabric(const ClusterSpec& spec, int nics_per_node, std::vector<Node>& nodes, std::vector<Link>& links);
+  bool joins() const { return !leaf_.empty(); }
+  void plug(std::size_t nic, int node, int k);
+  std::string describe() const;  // "8 NICs of 50 GB/s per node, rail network, ..."
+
+ private:
+  const ClusterSpec& spec_;
+  int nics_per_node_ = 0;
+  std::vector<Link>& links_;
+  std::vector<std::size_t> leaf_;  // fat-tree: per leaf; rail: per rail x leaf; single: one
+  int leaves_ = 0;
+};
+
 IntraFabric intra_fabric_from(const std::string& text);  // pcie | nvlink | nvswitch
 ClusterNetwork cluster_network_from(const std::string& text);  // single | fat-tree | rail
 std::string to_string(IntraFabric f);

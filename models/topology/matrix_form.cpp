@@ -107,6 +107,12 @@ int nvlink_count(const std::string& topo_class) {
   return 0;
 }
 
+double nominal_pair_Bps(const NominalRates& rates, const std::string& c) {
+  if (const int links = nvlink_count(c); links > 0) return links * rates.nvlink_Bps_per_link;
+  if (c == "SYS" || c == "SOC") return std::min(rates.pcie_Bps, rates.inter_socket_Bps);
+  return rates.pcie_Bps;
+}
+
 bool is_known_topo_class(const std::string& c) {
   return c == "X" || c == "PIX" || c == "PXB" || c == "PHB" || c == "NODE" || c == "SYS" || c == "SOC" ||
          nvlink_count(c) > 0;

@@ -73,6 +73,10 @@ struct NominalRates {
   std::string basis;
 };
 
+// What a pair of the class `topo_class` carries at these rates: NV# links, a PCIe link, and
+// the slower of a PCIe link and the inter-socket link across sockets (SYS).
+double nominal_pair_Bps(const NominalRates& rates, const std::string& topo_class);
+
 struct MatrixForm {
   std::string name;
   std::string description;

@@ -11,6 +11,7 @@
 
 #include "models/support/format.h"
 #include "models/topology/contention.h"
+#include "models/topology/hardware.h"
 #include "models/support/error.h"
 #include "models/support/units.h"
 
@@ -142,9 +143,48 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
   // Nominal (nvidia-smi topo -m alone): the classes shape the tree and give each link its rate.
   const NominalRates* nominal = form.topo_classes && form.nominal ? &*form.nominal : nullptr;
 
-  // Pairs joined by NVLink get a direct link and do not shape the switch tree.
+  // Pairs joined by NVLink get a direct link and do not shape the switch tree. A GPU with more
+  // NVLinks to its peers than any GPU has (18: Hopper's and Blackwell's) reaches them through an
+  // NVSwitch (an HGX board's NV18 to each of 7 peers): one link each to the switch instead.
   std::vector<std::vector<bool>> direct(n, std::vector<bool>(n, false));
+  bool switched = false;
   if (form.topo_classes) {
+    for (std::size_t i = 0; i < n && !switched; ++i) {
+      int links = 0;
+      for (std::size_t j = 0; j < n; ++j) links += i == j ? 0 : nvlink_count((*form.topo_classes)[i][j]);
+      switched = links > hardware::nvlinks_per_gpu(100);
+    }
+  }
+  if (switched) {
+    const std::size_t nvswitch = nodes.size();
+    nodes.push_back({"nvswitch", NodeKind::nvswitch});
+    for (std::size_t i = 0; i < n; ++i) {
+      int most = 0;
+      double fastest = 0, latency_sum = 0;
+      std::size_t latencies = 0;
+      for (std::size_t j = 0; j < n; ++j) {
+        const int nv = i == j ? 0 : nvlink_count((*form.topo_classes)[i][j]);
+        if (nv == 0) continue;
+        direct[i][j] = true;
+        most = std::max(most, nv);
+        fastest = std::max(fastest, nominal ? 0.0 : *form.bandwidth_Bps.symmetric(i, j));
+        if (form.latency_s && form.latency_s->symmetric(i, j)) {
+          latency_sum += *form.latency_s->symmetric(i, j);
+          ++latencies;
+        }
+      }
+      if (most == 0) continue;
+      Link l;
+      l.a = i;
+      l.b = nvswitch;
+      l.bandwidth_Bps = nominal ? most * nominal->nvlink_Bps_per_link : fastest;
+      l.latency_s = latencies ? latency_sum / static_cast<double>(latencies) / 2 : options.default_link_latency_s;
+      l.label = "nvswitch x" + std::to_string(most);
+      links.push_back(l);
+    }
+    notes.push_back("NVLink classes give a GPU more than 18 NVLinks (the most a GPU has): the GPUs reach each other "
+                    "through an NVSwitch, each by its NV# links");
+  } else if (form.topo_classes) {
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = i + 1; j < n; ++j) {
         const int nv = nvlink_count((*form.topo_classes)[i][j]);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iterator>
+#include <sstream>
 
 #include "cli_runner.h"
 #include "models/topology/cluster_generator.h"
@@ -71,6 +73,10 @@ TEST(TopologyGenerateCli, ShippedClustersAreGeneratedFromTheirParameters) {
   int generated = 0;
   for (const auto& entry : fs::directory_iterator(GRADSYNC_TOPOLOGIES)) {
     SCOPED_TRACE(entry.path().string());
+    if (entry.is_directory()) {
+      EXPECT_EQ(entry.path().filename(), "nodes");  // one node's tool outputs, for topology generate --node
+      continue;
+    }
     EXPECT_LT(fs::file_size(entry.path()), 64u * 1024) << "a topology file this large is generated: ship its parameters";
     const auto doc = gradsync::models::JsonView::load_file(entry.path().string());
     if (!gradsync::models::is_generated_form(doc)) continue;
@@ -83,4 +89,66 @@ TEST(TopologyGenerateCli, ShippedClustersAreGeneratedFromTheirParameters) {
                           "--size", "1GiB"});
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("cluster-8192gpu-nvswitch-rail (8192 GPUs)"), std::string::npos) << r.out;
+}
+
+// --node: a cluster from one node's nvidia-smi topo -m. On the HGX H100 node example, two nodes
+// on one switch make the same cluster, for NCCL, as the parameters of that board do: 16 GPUs,
+// an NVSwitch a node, each GPU's NIC on its PCIe switch (GPUDirect's PIX), one rail per NIC;
+// the management NIC is left out, and NCCL's prediction matches the generated cluster's.
+TEST(TopologyGenerateCli, ANodesTopoMatrixAndANodeCountGiveACluster) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-node-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string node = std::string(GRADSYNC_TOPOLOGIES) + "/nodes/hgx-h100-8gpu-8nic-topo-m.txt";
+  const std::string out = (dir / "c16.json").string();
+  const auto r = run_cli({"topology", "generate", "--node", node, "--nodes", "2", "--network", "single", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("16 GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("left out, as a management or storage NIC farther than PXB from every GPU: mlx5_8 (NODE)"),
+            std::string::npos)
+      << r.out;
+  const auto t = gradsync::models::load_topology_file(out).topology;
+  using gradsync::models::NodeKind;
+  EXPECT_EQ(t.gpus().size(), 16u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::nic).size(), 16u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::nvswitch).size(), 2u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::cpu_socket).size(), 4u);
+  // Each NIC shares a PCIe switch with its GPU: GPU, switch, NIC.
+  const auto route = t.route(t.require("n1-gpu5", "test"), t.require("n1-mlx5_5", "test"));
+  ASSERT_EQ(route.size(), 2u);
+  EXPECT_EQ(t.node(t.links()[route[0].link].a).kind == NodeKind::pcie_switch ||
+                t.node(t.links()[route[0].link].b).kind == NodeKind::pcie_switch,
+            true);
+  for (const auto& v : t.nodes()) {
+    if (v.kind == NodeKind::gpu) {
+      EXPECT_EQ(v.facts.gpu_model, "H100") << v.id;
+    }
+  }
+
+  // NCCL on it plans as on the generated board with the same NICs.
+  const std::string generated = (dir / "g16.json").string();
+  ASSERT_EQ(run_cli({"topology", "generate", "--nodes", "2", "--network", "single", "-o", generated}).status, 0);
+  const auto busbw = [](const std::string& text) {
+    const auto line = text.substr(text.find("\nnccl "));
+    std::istringstream in(line.substr(0, line.find('\n', 1)));
+    std::vector<std::string> cells{std::istream_iterator<std::string>(in), {}};
+    return std::stod(cells.back());
+  };
+  const auto a = run_cli({"predict", "--topology", out, "--strategy", "nccl", "--gpus", "16", "--size", "1GiB", "-x", "formula"});
+  const auto b = run_cli({"predict", "--topology", generated, "--strategy", "nccl", "--gpus", "16", "--size", "1GiB", "-x", "formula"});
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(b.status, 0) << b.out;
+  EXPECT_NEAR(busbw(a.out), busbw(b.out), 0.02 * busbw(b.out)) << a.out << b.out;
+  EXPECT_NE(a.out.find("NVLSTree"), std::string::npos) << a.out;
+
+  // What the node gives, the flags may not; a table without NICs cannot be a cluster's node.
+  const auto both = run_cli({"topology", "generate", "--node", node, "--gpus-per-node", "4"});
+  EXPECT_EQ(both.status, 2) << both.out;
+  const auto no_nic = run_cli({"topology", "generate", "--node",
+                               std::string(GRADSYNC_TEST_FIXTURES) + "/topo-4gpu-2switch.txt", "-o",
+                               (dir / "none.json").string()});
+  EXPECT_EQ(no_nic.status, 2) << no_nic.out;
+  EXPECT_NE(no_nic.out.find("no NIC column"), std::string::npos) << no_nic.out;
+  EXPECT_FALSE(fs::exists(dir / "none.json"));
+  fs::remove_all(dir);
 }

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "models/topology/cluster_generator.h"
+#include "models/topology/node_cluster.h"
+#include "models/support/format.h"
 #include "models/support/error.h"
 #include "models/support/json_input.h"
 #include "models/topology/topology_io.h"
@@ -198,4 +200,45 @@ TEST(ClusterGenerator, NodeFactsAreWrittenAndReadBack) {
   }
   s.gpu = "H1000";
   EXPECT_NE(error_of(s).find("--gpu H1000: expected TITAN X,"), std::string::npos) << error_of(s);
+}
+
+// topology generate --node: each NIC where nvidia-smi topo -m's NIC columns put it. In this PCIe
+// box NIC0 is PIX to GPU0 and GPU1 (their switch) and NIC1 to GPU2 and GPU3; on a rail network
+// NIC k of every node is on rail k, and the routes between nodes leave through the NIC beside
+// the GPU.
+TEST(ClusterGenerator, NodeFromTopoMatrixPlacesEachNicOnItsSwitch) {
+  ClusterSpec s;
+  s.nodes = 3;
+  s.network = ClusterNetwork::rail;
+  s.gpu = "RTX 4090";
+  const NodeCluster c = cluster_from_node({std::string(GRADSYNC_TEST_FIXTURES) + "/topo-4gpu-2switch-2nic.txt"}, s);
+  const Topology& t = c.topology;
+  EXPECT_EQ(t.gpus().size(), 12u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::nic).size(), 6u);
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::net_switch).size(), 3u);  // two rails' leaves and the core
+  // Each NIC's PCIe link goes to the switch of the GPUs it is PIX to.
+  const auto pcie_neighbour = [&](const std::string& id) {
+    const std::size_t u = t.require(id, "test");
+    for (std::size_t li : t.incident_links(u)) {
+      const Link& l = t.links()[li];
+      const std::size_t v = l.a == u ? l.b : l.a;
+      if (t.node(v).kind == NodeKind::pcie_switch) return t.node(v).id;
+    }
+    return std::string("none");
+  };
+  EXPECT_NE(pcie_neighbour("n1-NIC0"), "none");
+  EXPECT_EQ(pcie_neighbour("n1-NIC0"), pcie_neighbour("n1-gpu0"));
+  EXPECT_EQ(pcie_neighbour("n1-NIC0"), pcie_neighbour("n1-gpu1"));
+  EXPECT_EQ(pcie_neighbour("n1-NIC1"), pcie_neighbour("n1-gpu3"));
+  EXPECT_NE(pcie_neighbour("n1-NIC0"), pcie_neighbour("n1-NIC1"));
+  const auto across = crossed(t, "n0-gpu3", "n2-gpu3");
+  EXPECT_TRUE(across.count("n0-NIC1") && across.count("n2-NIC1") && across.count("rail1-leaf0")) << join(std::vector<std::string>(across.begin(), across.end()));
+  EXPECT_FALSE(across.count("core"));
+  for (const Link& l : t.links()) {
+    if (t.node(l.a).kind == NodeKind::nic || t.node(l.b).kind == NodeKind::nic) {
+      const bool network = t.node(l.a).kind == NodeKind::net_switch || t.node(l.b).kind == NodeKind::net_switch;
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, network ? 50e9 : 24e9);  // 400 Gb/s; the 4090's PCIe Gen4 x16 at NCCL's rate
+    }
+  }
+  EXPECT_EQ(t.node(t.require("n2-NIC0", "test")).facts.link_layer, "infiniband");
 }

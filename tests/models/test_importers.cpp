@@ -338,7 +338,12 @@ TEST(ImportSmiTopo, EightGpuTopoWithNicAndP2pStatusPlusNvbandwidth) {
   for (const auto& row : *f.p2p_supported) {
     for (bool b : row) EXPECT_TRUE(b);
   }
-  EXPECT_TRUE(any_note_contains(r, "NIC0"));
+  // The NIC column, named by the NIC legend, kept for clusters built from this node.
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].name, "mlx5_0");
+  EXPECT_EQ(r.devices[0].classes, (std::vector<std::string>{"PIX", "PIX", "PIX", "PIX", "NODE", "NODE", "NODE", "NODE"}));
+  EXPECT_EQ(r.devices[0].peer_classes, (std::vector<std::string>{"X"}));
+  EXPECT_TRUE(any_note_contains(r, "mlx5_0 kept for clusters"));
   EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 1, 0), 11.76);
 }
 

@@ -33,9 +33,11 @@ int link_path_type(LinkType t) {
   return kPathDis;
 }
 
-// NVLinks behind a topology link: "nvlink x2" says; else its bandwidth over one link's rate.
+// NVLinks behind a topology link: "nvlink x2" or "nvswitch x18" says; else its bandwidth over one link's rate.
 int nvlink_count(const Link& l, int cc) {
-  if (l.label.rfind("nvlink x", 0) == 0) return std::max(1, std::atoi(l.label.c_str() + 8));
+  for (const std::string prefix : {"nvlink x", "nvswitch x"}) {
+    if (l.label.rfind(prefix, 0) == 0) return std::max(1, std::atoi(l.label.c_str() + prefix.size()));
+  }
   const double per_link = hardware::nvlink_physical_GBps_per_link(cc) * 1e9;
   return std::max(1, static_cast<int>(std::lround(l.bandwidth_Bps / per_link)));
 }

@@ -182,13 +182,7 @@ void make_nominal_form(MatrixForm& form, const hardware::GpuModel* gpu, const st
   form.bandwidth_Bps = PairMatrix(n);
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const std::string& c = classes[i][j];
-      const int links = nvlink_count(c);
-      double v = rates.pcie_Bps;
-      if (links > 0) v = links * rates.nvlink_Bps_per_link;
-      if (c == "SYS" || c == "SOC") v = std::min(rates.pcie_Bps, rates.inter_socket_Bps);
-      form.bandwidth_Bps.at(i, j) = v;
+      if (i != j) form.bandwidth_Bps.at(i, j) = nominal_pair_Bps(rates, classes[i][j]);
     }
   }
 
@@ -383,6 +377,11 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
   if (topo) {
     form.topo_classes = topo->topo->classes;
     notes.push_back("topo_classes from nvidia-smi topo -m");
+    for (std::size_t d = 0; d < topo->topo->other_devices.size(); ++d) {
+      const auto& pairs = topo->topo->device_pair_classes;
+      result.devices.push_back({topo->topo->other_devices[d], topo->topo->device_classes[d],
+                                pairs ? (*pairs)[d] : std::vector<std::string>{}});
+    }
     notes.insert(notes.end(), topo->topo->notes.begin(), topo->topo->notes.end());
   }
 

@@ -50,8 +50,17 @@ struct ImportOptions {
 // or GPU model gradsync does not know), naming the option, the value and what is expected.
 void check_import_options(const ImportOptions& options);
 
+// A device of nvidia-smi topo -m's other columns (a NIC): its name (the NIC legend's, "mlx5_0",
+// else the column's, "NIC0") and its class to each GPU (PIX, PXB, PHB, NODE, SYS).
+struct ImportedDevice {
+  std::string name;
+  std::vector<std::string> classes;
+  std::vector<std::string> peer_classes;  // to each device of the same table ("X" itself); empty when its row is not printed
+};
+
 struct ImportResult {
   MatrixForm form;
+  std::vector<ImportedDevice> devices;  // nvidia-smi topo -m's NIC columns (topology generate --node)
   std::vector<std::string> tools_found;  // e.g. {"nvidia-smi topo -m", "p2pBandwidthLatencyTest"}
   std::vector<std::string> notes;        // what was used, what was ignored, assumptions
   std::vector<NcclTestsRun> nccl_tests;  // nccl-tests runs found beside the tools (measured collectives)

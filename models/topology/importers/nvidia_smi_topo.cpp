@@ -25,6 +25,7 @@ namespace {
 
 const std::regex kP2pCommand(R"(nvidia-smi\s+topo\s+(?:-p2p|--p2pstatus)\s+([rwnapRWNAP])\b)");
 const std::regex kMatrixCommand(R"(nvidia-smi\s+topo\s+(?:-m|--matrix)\b)");
+const std::regex kLegendEntry(R"(^\s*(NIC\d+)\s*:\s*(\S+)\s*$)");
 
 bool is_p2p_status(const std::string& cell) {
   return cell == "OK" || cell == "NS" || cell == "CNS" || cell == "GNS" || cell == "TNS" || cell == "U";
@@ -125,9 +126,51 @@ bool consume_nvidia_smi_topo(ParsedText& parsed, std::size_t& pos) {
   out.line = header_line;
   out.gpu_count = n;
   out.classes = std::move(cells);
+  // The other devices' columns of the GPU rows: where each NIC sits beside the GPUs.
+  out.device_classes.assign(other_devices.size(), std::vector<std::string>(n));
+  for (std::size_t d = 0; d < other_devices.size(); ++d) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string& c = t.cells[i][n + d];
+      if (!is_known_topo_class(c) || c.rfind("NV", 0) == 0) {
+        src.fail(t.row_lines[i], quote_token(c) + " is not a PCIe class of GPU" + std::to_string(i) + " / " + other_devices[d] +
+                                     " in nvidia-smi topo -m; expected one of PIX, PXB, PHB, NODE, SYS");
+      }
+      out.device_classes[d][i] = c;
+    }
+  }
+  // The devices' rows follow the GPUs' (NIC0  SYS ... X ...): their classes to each other.
+  if (!other_devices.empty()) {
+    std::vector<std::vector<std::string>> pairs;
+    for (std::size_t d = 0; d < other_devices.size() && pos + d < src.size(); ++d) {
+      const auto row = tokens(src.lines[pos + d]);
+      if (row.size() < 1 + n + other_devices.size() || row[0] != other_devices[d]) break;
+      std::vector<std::string> classes(row.begin() + 1 + static_cast<std::ptrdiff_t>(n),
+                                       row.begin() + 1 + static_cast<std::ptrdiff_t>(n + other_devices.size()));
+      for (std::size_t e = 0; e < classes.size(); ++e) {
+        if (e == d ? classes[e] != "X" : !is_known_topo_class(classes[e])) {
+          src.fail(pos + d, quote_token(classes[e]) + " is not a class of " + other_devices[d] + " / " + other_devices[e] +
+                                " in nvidia-smi topo -m; expected " + (e == d ? "\"X\"" : "one of PIX, PXB, PHB, NODE, SYS"));
+        }
+      }
+      pairs.push_back(std::move(classes));
+    }
+    if (pairs.size() == other_devices.size()) {
+      out.device_pair_classes = std::move(pairs);
+      pos += other_devices.size();
+    }
+  }
+  // "NIC Legend:" names them (NIC0: mlx5_0), a few lines below the table.
+  for (std::size_t k = pos; k < src.size() && k < pos + 4 * other_devices.size() + 40; ++k) {
+    std::smatch m;
+    if (!std::regex_match(src.lines[k], m, kLegendEntry)) continue;
+    for (std::string& d : other_devices) {
+      if (d == m[1].str()) d = m[2].str();
+    }
+  }
   out.other_devices = other_devices;
   if (!other_devices.empty()) {
-    out.notes.push_back("nvidia-smi topo -m: the columns and rows of " + join(other_devices) + " were ignored");
+    out.notes.push_back("nvidia-smi topo -m: " + join(other_devices) +
+                        " kept for clusters built from this node (gradsync topology generate --node), not used for one machine");
   }
   if (has_affinity) out.notes.push_back("nvidia-smi topo -m: CPU / NUMA affinity columns were ignored");
   for (std::size_t i = 0; i < n; ++i) {

@@ -154,7 +154,12 @@ struct SmiTopoOutput {
   std::size_t line = 0;
   std::size_t gpu_count = 0;
   std::vector<std::vector<std::string>> classes;
-  std::vector<std::string> other_devices;  // NIC0, mlx5_0, ...
+  std::vector<std::string> other_devices;  // NIC0, mlx5_0, ... (the legend's names where it gives them)
+  // Each other device's class to each GPU ([device][gpu]: PIX, PXB, PHB, NODE, SYS), from the
+  // GPU rows' columns: where a NIC sits beside the GPUs (topology generate --node).
+  std::vector<std::vector<std::string>> device_classes;
+  // The devices' own rows, where printed: each one's class to each other device ([d][e], "X" on the diagonal).
+  std::optional<std::vector<std::vector<std::string>>> device_pair_classes;
   std::vector<std::string> notes;
 };
 
