@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iterator>
 #include <sstream>
 
@@ -150,5 +151,16 @@ TEST(TopologyGenerateCli, ANodesTopoMatrixAndANodeCountGiveACluster) {
   EXPECT_EQ(no_nic.status, 2) << no_nic.out;
   EXPECT_NE(no_nic.out.find("no NIC column"), std::string::npos) << no_nic.out;
   EXPECT_FALSE(fs::exists(dir / "none.json"));
+  // A NIC column's cell must be a PCIe class: the message names the file, the line and the cell.
+  std::ifstream in(node);
+  std::string text((std::istreambuf_iterator<char>(in)), {}), bad_node = (dir / "bad-topo.txt").string();
+  text.replace(text.find("\tPIX") + 1, 3, "PIY");
+  std::ofstream(bad_node) << text;
+  const auto bad = run_cli({"topology", "generate", "--node", bad_node});
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("bad-topo.txt:8: \"PIY\" is not a PCIe class of GPU0 / NIC0"), std::string::npos) << bad.out;
+  // The text parameters reach the cluster (--gpu was once read and dropped).
+  const auto b200 = run_cli({"topology", "generate", "--nodes", "2", "--gpu", "B200", "-o", (dir / "b200.json").string()});
+  EXPECT_NE(b200.out.find("2 nodes x 8 B200 GPUs"), std::string::npos) << b200.out;
   fs::remove_all(dir);
 }
