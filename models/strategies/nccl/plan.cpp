@@ -37,25 +37,42 @@ std::string signature(const System& s) {
   return out.str();
 }
 
+// One graph NCCL searches for a host, on a fresh copy of it (the search takes bandwidth from
+// the links it uses). A host's shape (`shape`: its signature) and the search's arguments decide
+// the graph, so the plans that differ in a fact other searches do not see (NVLink SHARP off
+// leaves the ring and the tree as they were) share them; the last few are kept.
+Graph searched(const System& system, const std::string& shape, Pattern pattern, int min_channels, int max_channels, bool inter,
+               bool collnet = false) {
+  static std::mutex mutex;
+  static std::deque<std::pair<std::string, Graph>> kept;
+  constexpr std::size_t kKept = 32;
+  const std::string key = shape + '/' + std::to_string(static_cast<int>(pattern)) + '/' + std::to_string(min_channels) + '/' +
+                          std::to_string(max_channels) + '/' + std::to_string(inter) + '/' + std::to_string(collnet);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [k, g] : kept) {
+      if (k == key) return g;
+    }
+  }
+  System copy = system;
+  Graph g = compute_graph(copy, pattern, min_channels, max_channels, inter, collnet);
+  std::lock_guard<std::mutex> lock(mutex);
+  kept.emplace_back(key, g);
+  if (kept.size() > kKept) kept.pop_front();
+  return g;
+}
+
 // Every graph NCCL searches for a host (init.cc: ring, then the tree with the ring's channel
-// count, CollNet when enabled, NVLS where supported), each on a fresh copy of the host (the
-// search takes bandwidth from the links it uses).
-Comm search_host(const System& system, bool inter, bool nvls, bool collnet) {
+// count, CollNet when enabled, NVLS where supported).
+Comm search_host(const System& system, const std::string& shape, bool inter, bool nvls, bool collnet) {
   Comm c;
-  System ring_sys = system;
-  c.ring = compute_graph(ring_sys, Pattern::ring, 1, kMaxCommChannels / 2, inter);
-  System tree_sys = system;
-  c.tree = compute_graph(tree_sys, Pattern::balanced_tree, c.ring.n_channels, c.ring.n_channels, inter);
+  c.ring = searched(system, shape, Pattern::ring, 1, kMaxCommChannels / 2, inter);
+  c.tree = searched(system, shape, Pattern::balanced_tree, c.ring.n_channels, c.ring.n_channels, inter);
   if (collnet) {
-    System chain_sys = system;
-    c.collnet_chain = compute_graph(chain_sys, Pattern::tree, c.ring.n_channels, c.ring.n_channels, inter, true);
-    System direct_sys = system;
-    c.collnet_direct = compute_graph(direct_sys, Pattern::collnet_direct, 1, kMaxCommChannels, inter, true);
+    c.collnet_chain = searched(system, shape, Pattern::tree, c.ring.n_channels, c.ring.n_channels, inter, true);
+    c.collnet_direct = searched(system, shape, Pattern::collnet_direct, 1, kMaxCommChannels, inter, true);
   }
-  if (nvls) {
-    System nvls_sys = system;
-    c.nvls = compute_graph(nvls_sys, Pattern::nvls, 1, kMaxCommChannels, inter);
-  }
+  if (nvls) c.nvls = searched(system, shape, Pattern::nvls, 1, kMaxCommChannels, inter);
   return c;
 }
 
@@ -162,6 +179,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   // Each host's system; hosts alike share their search.
   std::map<std::string, int> shape_of;
   std::vector<System> systems;
+  std::vector<std::string> shapes;  // each system's signature
   bool nvswitch_everywhere = true;
   int cc_min = 0, cc_max = 0;
   std::string vendor;
@@ -171,14 +189,19 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     SystemOptions options = so;
     // NCCL_P2P_LEVEL, else PXB, or SYS between two GPUs on an AMD host (paths.cc ncclTopoCheckP2p).
     options.p2p_level = o.p2p_level;
-    System system(t, host_gpus, options);
+    System system(t, host_gpus, options, false);
     if (o.p2p_level < 0 && system.cpu_vendor() == "amd" && system.gpu_count() <= 2) {
       options.p2p_level = kPathSys;
-      system = System(t, host_gpus, options);
+      system = System(t, host_gpus, options, false);
     }
-    const std::string key = signature(system);
+    const std::string key = signature(system) + ':' + std::to_string(system.p2p_level()) + ':' + std::to_string(system.gdr_level()) +
+                            ':' + std::to_string(system.pxn());
     auto [it, added] = shape_of.emplace(key, static_cast<int>(systems.size()));
-    if (added) systems.push_back(std::move(system));
+    if (added) {
+      system.complete();
+      systems.push_back(std::move(system));
+      shapes.push_back(key);
+    }
     plan.host_shape.push_back(it->second);
     const System& s = systems[static_cast<std::size_t>(it->second)];
     nvswitch_everywhere = nvswitch_everywhere && s.has_nvswitch();
@@ -222,7 +245,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   }
 
   // The searches, one per host shape.
-  for (const System& s : systems) plan.shapes.push_back(search_host(s, inter, nvls, collnet));
+  for (std::size_t k = 0; k < systems.size(); ++k) plan.shapes.push_back(search_host(systems[k], shapes[k], inter, nvls, collnet));
 
   Comm& comm = plan.comm;
   comm.ranks = static_cast<int>(gpus.size());

@@ -58,7 +58,7 @@ int path_type_from_name(const std::string& name) {
   return -1;
 }
 
-System::System(const Topology& t, const std::vector<std::size_t>& gpus, const SystemOptions& options)
+System::System(const Topology& t, const std::vector<std::size_t>& gpus, const SystemOptions& options, bool with_paths)
     : by_type_(6), pxn_(options.pxn) {
   // The host: what the ranks' GPUs reach through switches, CPUs, NVSwitches and NICs. Only the
   // host's own nodes are visited (a cluster has thousands of hosts).
@@ -176,7 +176,11 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
   // Levels: NCCL_P2P_LEVEL (its default by CPU comes from the caller), NCCL_NET_GDR_LEVEL.
   p2p_level_ = options.p2p_level >= 0 ? options.p2p_level : kPathPxb;
   gdr_level_ = options.gdr_level >= 0 ? options.gdr_level : kPathP2c;
-  compute_paths();
+  if (with_paths) compute_paths();
+}
+
+void System::complete() {
+  if (paths_.empty()) compute_paths();
 }
 
 void System::add_link(int a, int b, LinkType type, double bw) {

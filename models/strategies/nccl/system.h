@@ -91,7 +91,10 @@ class System {
  public:
   // NCCL's view of the host of `gpus` (topology nodes of the communicator's ranks on that host,
   // in rank order): what is reachable from them without crossing a network switch.
-  System(const Topology& topology, const std::vector<std::size_t>& gpus, const SystemOptions& options);
+  // `with_paths` false leaves the paths to complete(): hosts alike (by their nodes and links)
+  // need them computed once.
+  System(const Topology& topology, const std::vector<std::size_t>& gpus, const SystemOptions& options, bool with_paths = true);
+  void complete();  // computes the paths, when the constructor did not
 
   const std::vector<SysNode>& nodes() const { return nodes_; }
   std::vector<SysNode>& nodes() { return nodes_; }
@@ -117,6 +120,7 @@ class System {
   double total_bw() const;
   int p2p_level() const { return p2p_level_; }
   int gdr_level() const { return gdr_level_; }
+  bool pxn() const { return pxn_; }
 
   // ncclTopoGetLocal: the nodes of `type` that node `from` reaches best (the highest path
   // bandwidth, then the closest type), in index order (indices among that type).
