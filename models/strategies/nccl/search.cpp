@@ -44,7 +44,9 @@ struct Endpoint {
 
 class Search {
  public:
-  Search(System& system, bool inter) : sys_(system), inter_(inter), used_(static_cast<std::size_t>(system.gpu_count()), 0) {}
+  Search(System& system, bool inter) : sys_(system), inter_(inter), used_(static_cast<std::size_t>(system.gpu_count()), 0) {
+    for (const SysNode& n : system.nodes()) intel_cpu_.push_back(n.type == NodeType::cpu && n.vendor == "intel");
+  }
 
   void rec(Graph& g, Graph& save, long& time);
 
@@ -67,8 +69,7 @@ class Search {
     if (path.type == kPathPhb && from.type == NodeType::gpu) {
       for (const auto& [n, li] : path.hops) {
         const SysNode& on = sys_.nodes()[static_cast<std::size_t>(n)];
-        const SysNode& next = sys_.nodes()[static_cast<std::size_t>(on.links[static_cast<std::size_t>(li)].to)];
-        if (next.type == NodeType::cpu && next.vendor == "intel") pci_bw = bw * 6 / 5;
+        if (intel_cpu_[static_cast<std::size_t>(on.links[static_cast<std::size_t>(li)].to)]) pci_bw = bw * 6 / 5;
       }
     }
     for (int step = 0; step < steps; ++step) {
@@ -137,15 +138,27 @@ class Search {
   }
 
   // ncclTopoSearchNextGpuSort: the GPUs to try after `gpu`, best first.
+  struct Score {
+    int g, start, intra_hops, intra_bw, inter_hops, inter_pci_bw, inter_bw;
+  };
+  static bool before(const Score& a, const Score& b) {
+    if (a.inter_bw != b.inter_bw) return a.inter_bw > b.inter_bw;
+    if (a.inter_pci_bw != b.inter_pci_bw) return a.inter_pci_bw > b.inter_pci_bw;
+    if (a.inter_hops != b.inter_hops) return a.inter_hops < b.inter_hops;
+    if (a.intra_bw != b.intra_bw) return a.intra_bw > b.intra_bw;
+    if (a.intra_hops != b.intra_hops) return a.intra_hops < b.intra_hops;
+    return a.start < b.start;
+  }
+
   std::vector<int> next_gpus(Graph& g, int rank, int sort_net) {
-    struct Score {
-      int g, start, intra_hops, intra_bw, inter_hops, inter_pci_bw, inter_bw;
-    };
     const std::uint64_t flag = 1ULL << g.n_channels;
     const int n = ngpus();
     const int from = sys_.gpu(rank);
     const int net = sort_net && inter_ ? sys_.net(g.inter[static_cast<std::size_t>(g.n_channels)][0]) : -1;
-    std::vector<Score> scores;
+    // Sorted as they come (an insertion sort: stable, and the lists are short); the buffer is
+    // reused, as this runs at every step of the search.
+    std::vector<Score>& scores = scores_;
+    scores.clear();
     for (int i = 1; i < n; ++i) {
       const int other = (rank + i) % n;
       const SysPath& p = sys_.path(from, sys_.gpu(other));
@@ -159,44 +172,50 @@ class Search {
           if (l.type == LinkType::pci) s.inter_pci_bw = static_cast<int>(l.bw);
         }
       }
+      std::size_t k = scores.size();
       scores.push_back(s);
+      for (; k > 0 && before(s, scores[k - 1]); --k) scores[k] = scores[k - 1];
+      scores[k] = s;
     }
-    std::stable_sort(scores.begin(), scores.end(), [](const Score& a, const Score& b) {
-      if (a.inter_bw != b.inter_bw) return a.inter_bw > b.inter_bw;
-      if (a.inter_pci_bw != b.inter_pci_bw) return a.inter_pci_bw > b.inter_pci_bw;
-      if (a.inter_hops != b.inter_hops) return a.inter_hops < b.inter_hops;
-      if (a.intra_bw != b.intra_bw) return a.intra_bw > b.intra_bw;
-      if (a.intra_hops != b.intra_hops) return a.intra_hops < b.intra_hops;
-      return a.start < b.start;
-    });
     std::vector<int> next;
+    if (sys_.has_nvswitch()) {
+      // NVSwitches prefer a limited set of peers: the neighbours only, those found, in that order.
+      const int prev = (rank - 1 + n) % n, after = (rank + 1) % n;
+      int first[2] = {after, -1};
+      if (g.pattern == Pattern::ring) first[1] = prev;
+      else if (g.pattern == Pattern::split_tree || g.pattern == Pattern::balanced_tree) first[0] = prev, first[1] = after;
+      if (first[0] == first[1]) first[1] = -1;
+      for (int f : first) {
+        if (f < 0) continue;
+        for (const Score& sc : scores) {
+          if (sc.g == f) {
+            next.push_back(f);
+            break;
+          }
+        }
+      }
+      return next;
+    }
     bool same_intra = true;
-    for (const Score& s : scores) same_intra = same_intra && s.intra_bw == scores.front().intra_bw && s.intra_hops == scores.front().intra_hops;
+    for (const Score& sc : scores) same_intra = same_intra && sc.intra_bw == scores.front().intra_bw && sc.intra_hops == scores.front().intra_hops;
+    next.reserve(scores.size());
     if (sort_net == -1 && same_intra) {
       for (auto it = scores.rbegin(); it != scores.rend(); ++it) next.push_back(it->g);
     } else {
-      for (const Score& s : scores) next.push_back(s.g);
-    }
-    if (sys_.has_nvswitch()) {
-      // NVSwitches prefer a limited set of peers: the neighbours only.
-      const int prev = (rank - 1 + n) % n, after = (rank + 1) % n;
-      std::vector<int> first;
-      if (g.pattern == Pattern::ring) first = {after, prev};
-      else if (g.pattern == Pattern::split_tree || g.pattern == Pattern::balanced_tree) first = {prev, after};
-      else first = {after};
-      if (first.size() == 2 && first[0] == first[1]) first.pop_back();
-      std::vector<int> kept;
-      for (int f : first) {
-        if (std::find(next.begin(), next.end(), f) != next.end()) kept.push_back(f);
-      }
-      // Those found go first, in that order; only they are tried.
-      next = kept;
+      for (const Score& sc : scores) next.push_back(sc.g);
     }
     return next;
   }
 
   // The NICs a channel may use (ncclTopoSelectNets): the rank's own first, then by path type. The
   // host's paths do not change during a search, so each answer is kept.
+  // The GPUs NIC `net` (index) reaches best (System::local), kept like select_nets'.
+  const std::vector<int>& local_gpus(int net) const {
+    auto [it, added] = local_cache_.try_emplace(net);
+    if (added) it->second = sys_.local(sys_.net(net), NodeType::gpu);
+    return it->second;
+  }
+
   const std::vector<int>& select_nets(int type_inter, int rank) const {
     auto [it, added] = nets_cache_.try_emplace({type_inter, rank});
     if (added) it->second = compute_nets(type_inter, rank);
@@ -413,7 +432,7 @@ class Search {
         }
         const int local = net.local_gpu >= 0 ? sys_.nodes()[static_cast<std::size_t>(net.local_gpu)].rank : -1;
         if (local >= 0) try_gpu(g, save, 0, back_to_net, back_to_first, kFree, time, {NodeType::net, n}, local);
-        for (int other : sys_.local(sys_.net(n), NodeType::gpu)) {
+        for (int other : local_gpus(n)) {
           if (other != local) try_gpu(g, save, 0, back_to_net, back_to_first, kFree, time, {NodeType::net, n}, other);
         }
       }
@@ -424,6 +443,9 @@ class Search {
   System& sys_;
   bool inter_;
   mutable std::map<std::pair<int, int>, std::vector<int>> nets_cache_;
+  mutable std::map<int, std::vector<int>> local_cache_;
+  std::vector<bool> intel_cpu_;
+  std::vector<Score> scores_;  // next_gpus' buffer  // per node: an Intel CPU (P2P through it costs 6/5 of the PCIe bandwidth)
   std::vector<std::uint64_t> used_;  // per rank: the channels that use its GPU
 };
 
