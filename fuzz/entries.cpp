@@ -442,12 +442,23 @@ ScheduleCase schedule_case(Choices& c) {
     }
   }
   // Values that cannot run with another's value (algorithm=NVLS with protocol=LL): the other
-  // parameter keeps its default.
+  // parameter keeps its default, or where its default is the value excluded
+  // (algorithm=CollnetChain with collnet=off), takes the first of its words that is not.
   for (const auto& spec : models::params_of(*sc.strategy)) {
     for (const auto& x : spec.excludes) {
-      if (chosen.count(spec.name) && chosen[spec.name] == x.value && chosen.count(x.other) &&
-          std::find(x.other_values.begin(), x.other_values.end(), chosen[x.other]) != x.other_values.end()) {
-        chosen.erase(x.other);
+      if (!chosen.count(spec.name) || chosen[spec.name] != x.value) continue;
+      const auto excluded = [&](const std::string& v) {
+        return std::find(x.other_values.begin(), x.other_values.end(), v) != x.other_values.end();
+      };
+      if (chosen.count(x.other) && excluded(chosen[x.other])) chosen.erase(x.other);
+      const models::ParamSpec* other = models::find_param(*sc.strategy, x.other);
+      if (!chosen.count(x.other) && other && excluded(other->default_value)) {
+        for (const std::string& w : other->domain.words) {
+          if (!excluded(w)) {
+            chosen[x.other] = w;
+            break;
+          }
+        }
       }
     }
   }

@@ -4,6 +4,7 @@
 // derived in the comment above it from those rules and NCCL's nominal rates, not from this code.
 #include <gtest/gtest.h>
 
+#include "models/executors/executor.h"
 #include "models/executors/predict.h"
 #include "models/schedule/symbolic.h"
 #include "models/strategies/nccl/search.h"
@@ -235,4 +236,64 @@ TEST(NcclPlanner, TwoHgxNodesRingRunsAtNcclsBandwidthWithinTheNics) {
   ASSERT_TRUE(r.busbw_GBps());
   EXPECT_LE(*r.busbw_GBps(), 384.0 * 1.001);
   EXPECT_GE(*r.busbw_GBps(), 0.9 * 384.0);
+}
+
+// CollNet (collnet=on, NCCL_COLLNET_ENABLE=1): the network's switch reduces across hosts. Every
+// CollNet plan is an all-reduce by the symbolic checker: chains into the switch on PCIe hosts,
+// chains and direct heads on NVSwitch hosts, and (NCCL's own pick on two HGX nodes at 4 MiB) NVLS
+// carried across hosts by the switch; the analytic schedule keeps NCCL's bandwidth for the chosen
+// algorithm (within its pipeline's fill).
+TEST(NcclPlanner, CollNetPlansAreAllReducesThroughTheNetworksSwitch) {
+  struct Case {
+    int nodes, gpus;
+    IntraFabric intra;
+    std::vector<std::string> algorithms;
+  };
+  const std::vector<Case> cases = {
+      {2, 8, IntraFabric::nvswitch, {"auto", "CollnetChain", "CollnetDirect"}},
+      {3, 4, IntraFabric::nvswitch, {"CollnetChain", "CollnetDirect"}},
+      {3, 2, IntraFabric::pcie, {"auto", "CollnetChain"}},
+  };
+  int checked = 0;
+  for (const Case& c : cases) {
+    const Topology t = cluster(c.nodes, c.gpus, c.intra, c.gpus);
+    const Placement placement = spread(t, c.nodes, c.gpus);
+    for (const std::string& algorithm : c.algorithms) {
+      for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{37}, std::uint64_t{1024 * 1024 + 3}, std::uint64_t{64} << 20}) {
+        PredictRequest q;
+        q.topology = &t;
+        q.strategy = &find_strategy("nccl");
+        q.placement = placement;
+        q.bytes = 4.0 * static_cast<double>(elements);
+        q.params = SyncParams::parse({"algorithm=" + algorithm, "collnet=on"});
+        const BuiltSchedule b = build_schedule(q);
+        if (algorithm != "auto") {
+          EXPECT_EQ(b.resolved.at("algorithm"), algorithm);
+        }
+        const SymbolicResult r = check_schedule(b.schedule);
+        ASSERT_TRUE(r.ok) << c.nodes << " nodes x " << c.gpus << " " << algorithm << " elements=" << elements << ": " << r.message;
+        // One participant more than the ranks' (and their NVSwitches'): the network's switch.
+        bool sharp = false;
+        for (const Participant& p : b.schedule.participants) sharp = sharp || t.node(p.node).kind == NodeKind::net_switch;
+        EXPECT_TRUE(sharp || b.resolved.at("algorithm").rfind("Collnet", 0) != 0) << algorithm;
+        if (elements == (std::uint64_t{64} << 20)) {
+          const ResultRecord closed = find_executor("formula").evaluate(q, {});
+          const ResultRecord walked = predict(q);
+          ASSERT_TRUE(closed.busbw_GBps() && walked.busbw_GBps());
+          EXPECT_NEAR(*walked.busbw_GBps(), *closed.busbw_GBps(), 0.1 * *closed.busbw_GBps()) << algorithm;
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 28);
+  // Not asked for, not run: CollNet needs collnet=on.
+  const Topology t = cluster(2, 8, IntraFabric::nvswitch, 8);
+  PredictRequest q;
+  q.topology = &t;
+  q.strategy = &find_strategy("nccl");
+  q.placement = first_gpus(t, 16);
+  q.bytes = 1 << 20;
+  q.params = SyncParams::parse({"algorithm=CollnetChain"});
+  EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
 }

@@ -110,6 +110,13 @@ TEST(Runtime, NcclPlansAcrossHostsRunChecked) {
     EXPECT_EQ(r.status, 0) << algorithm << "\n" << r.out;
     EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << algorithm << "\n" << r.out;
   }
+  // CollNet: the network's switch reduces across the hosts, on a process of its own.
+  for (const char* algorithm : {"CollnetChain", "CollnetDirect"}) {
+    const auto r = mpirun(5, std::string("--strategy nccl --param collnet=on --param algorithm=") + algorithm + " --topology " +
+                                 cluster + " --workers 4 -b 4KiB -e 1MiB -f 16 -n 2 --check --timeout 120");
+    EXPECT_EQ(r.status, 0) << algorithm << "\n" << r.out;
+    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << algorithm << "\n" << r.out;
+  }
 }
 
 TEST(Runtime, AsynchronousServersOnTheirOwnProcess) {

@@ -475,6 +475,7 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (cpu != "auto") o.cpu_vendor = cpu;
   o.nvls = on_off(ctx, "nvls");
   o.gpudirect = on_off(ctx, "gpudirect");
+  o.collnet = ctx.params.text("collnet") == "on";
   if (ctx.params.text("min_ctas") != "auto") o.min_ctas = static_cast<int>(ctx.params.integer("min_ctas"));
   if (ctx.params.text("max_ctas") != "auto") o.max_ctas = static_cast<int>(ctx.params.integer("max_ctas"));
   if (ctx.params.text("channels") != "auto") o.min_ctas = o.max_ctas = static_cast<int>(ctx.params.integer("channels"));
@@ -482,7 +483,8 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (plan.choice.time_us < 0 && ctx.N() > 1) {
     throw InputError("--param algorithm=" + algorithm + " protocol=" + protocol +
                      ": NCCL would not run this here (NVLS needs an NVSwitch with Hopper or later GPUs and NVLink SHARP on; "
-                     "NVLSTree also needs two hosts or more; LL128 and NVLS have protocol limits)");
+                     "NVLSTree also needs two hosts or more; CollnetChain and CollnetDirect need collnet=on, two hosts or "
+                     "more of at most 8 GPUs, and CollnetDirect an NVSwitch; LL128 and NVLS have protocol limits)");
   }
   return plan;
 }
@@ -531,21 +533,33 @@ const char* transport_name(Transport t) { return t == Transport::p2p ? "P2P" : t
 // NVSwitch and Hopper or later GPUs (one host), NVLS tree across two or more such hosts.
 ParamSpec algorithm_param() {
   ParamDomain d = word_domain({"Ring", "Tree"}, true);
-  d.values = [](const ParamContext& c) { return nccl::nvls_algorithms(c.topology, c.placement.ranks); };
-  d.values_text = [](const ParamContext& c) {
-    const std::vector<std::string> v = nccl::nvls_algorithms(c.topology, c.placement.ranks);
-    return v.empty() ? std::string("NVLS or NVLSTree where the ranks' hosts have an NVSwitch with Hopper or later GPUs (not here)")
-                     : v.front();
+  // NVLS and CollNet where the ranks' hosts can run them.
+  const auto more = [](const ParamContext& c) {
+    std::vector<std::string> v = nccl::nvls_algorithms(c.topology, c.placement.ranks);
+    for (std::string& a : nccl::collnet_algorithms(c.topology, c.placement.ranks)) v.push_back(std::move(a));
+    return v;
+  };
+  d.values = more;
+  d.values_text = [more](const ParamContext& c) {
+    const std::vector<std::string> v = more(c);
+    return v.empty() ? std::string("NVLS or CollNet where the ranks' hosts can run them (not here: NVLS needs NVSwitch hosts with "
+                                   "Hopper or later GPUs, CollNet two hosts or more)")
+                     : join(v, ", ") + (v.back().rfind("Collnet", 0) == 0 ? " (CollNet with collnet=on)" : "");
   };
   ParamSpec p{"algorithm", "auto",
-              "Ring, Tree, NVLS or NVLSTree (NCCL_ALGO); auto: the fastest by NCCL's cost model (across hosts the tree is "
-              "NCCL's double binary tree; NVLS needs NVSwitch hosts with Hopper or later GPUs, NVLSTree two of them or more)",
+              "Ring, Tree, NVLS, NVLSTree, CollnetChain or CollnetDirect (NCCL_ALGO); auto: the fastest by NCCL's cost "
+              "model (across hosts the tree is NCCL's double binary tree; NVLS needs NVSwitch hosts with Hopper or later "
+              "GPUs, NVLSTree two of them or more; CollNet needs collnet=on)",
               std::move(d)};
   // A search takes NCCL's own pick (shown as what it became: algorithm=NVLSTree).
   p.search = [](const ParamContext&) { return std::vector<std::string>{"auto"}; };
   for (const char* nvls : {"NVLS", "NVLSTree"}) {
     p.excludes.push_back({nvls, "protocol", {"LL", "LL128"}, "NCCL runs NVLS with its Simple protocol only"});
     p.excludes.push_back({nvls, "nvls", {"off"}, "NVLS needs NVLink SHARP"});
+  }
+  for (const char* collnet : {"CollnetChain", "CollnetDirect"}) {
+    p.excludes.push_back({collnet, "protocol", {"LL", "LL128"}, "NCCL runs CollNet with its Simple protocol only"});
+    p.excludes.push_back({collnet, "collnet", {"off"}, "CollNet runs only where it is enabled (collnet=on)"});
   }
   return p;
 }
@@ -592,6 +606,11 @@ Strategy definition() {
       ParamSpec{"nvls", "auto", "NVLink SHARP on NVSwitch hosts (NCCL_NVLS_ENABLE); auto: the switch's fact, else on with "
                                 "Hopper or later GPUs",
                 word_domain({"on", "off"}, true)},
+      ParamSpec{"collnet", "off",
+                "CollNet (NCCL_COLLNET_ENABLE=1 with a SHARP plugin): the network's switches reduce across hosts, and NCCL "
+                "weighs CollnetChain, CollnetDirect and NVLS across hosts; needs NICs whose network reduces (the NICs' "
+                "fact; where not stated, assumed since asked for)",
+                word_domain({"on", "off"}, false)},
       ParamSpec{"cpu", "auto", "the host's CPU (NCCL stops P2P at PXB on Intel and ARM); auto: not known",
                 word_domain({"amd", "intel", "arm"}, true)},
       ParamSpec{"pcie", "auto", "the GPUs' PCIe generation (x16) for SHM; auto: measured host copies, else the GPU model",
@@ -632,7 +651,7 @@ Strategy definition() {
         if (a == b) out[param] = w;
       }
     };
-    word("NCCL_ALGO", "algorithm", {"Ring", "Tree", "NVLS", "NVLSTree"});
+    word("NCCL_ALGO", "algorithm", {"Ring", "Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"});
     word("NCCL_PROTO", "protocol", {"LL", "LL128", "Simple"});
     word("NCCL_P2P_LEVEL", "p2p_level", {"NVL", "PIX", "PXB", "PHB", "NODE", "SYS"});
     word("NCCL_NET_GDR_LEVEL", "gdr_level", {"PIX", "PXB", "PHB", "SYS"});
@@ -649,6 +668,9 @@ Strategy definition() {
       char* end = nullptr;
       const long v = std::strtol(it->second.c_str(), &end, 10);
       if (end != it->second.c_str() && *end == '\0' && v >= 1 && v <= 64) out[param] = std::to_string(v);
+    }
+    if (const auto it = env.find("NCCL_COLLNET_ENABLE"); it != env.end() && (it->second == "0" || it->second == "1")) {
+      out["collnet"] = it->second == "1" ? "on" : "off";
     }
     if (const auto it = env.find("NCCL_NVLS_ENABLE"); it != env.end() && (it->second == "0" || it->second == "1")) {
       out["nvls"] = it->second == "1" ? "on" : "off";

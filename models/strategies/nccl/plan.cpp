@@ -139,7 +139,19 @@ std::vector<std::string> nvls_algorithms(const Topology& t, const std::vector<st
     if (!model) model = hardware::gpu_model_of(t.description());
     if (!model || model->compute_capability < 90) return {};
   }
-  return {hosts.size() == 1 ? "NVLS" : "NVLSTree"};
+  return {hosts.size() == 1 ? "NVLS" : "NVLSTree"};  // NVLS across hosts: NCCL's pick with CollNet, not forced here
+}
+
+std::vector<std::string> collnet_algorithms(const Topology& t, const std::vector<std::size_t>& gpus) {
+  const std::vector<std::vector<int>> hosts = hosts_of(t, gpus);
+  if (hosts.size() < 2 || t.nodes_of_kind(NodeKind::nic).empty()) return {};
+  bool nvswitch = true;
+  for (const std::vector<int>& host : hosts) {
+    if (host.size() > 8) return {};  // enqueue.cc: NCCL_MAX_DIRECT_ARITY + 1 GPUs a host at most
+    nvswitch = nvswitch && nvswitch_of(t, gpus[static_cast<std::size_t>(host.front())]).has_value();
+  }
+  if (!nvswitch) return {"CollnetChain"};
+  return {"CollnetChain", "CollnetDirect"};
 }
 
 namespace {
@@ -152,14 +164,15 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   const bool inter = nodes > 1;
 
   // The facts the search needs that the topology may leave open.
-  bool nic_gdr_stated = true, nic_sharp = true, any_nic = false;
+  bool nic_gdr_stated = true, nic_sharp = true, nic_sharp_ok = true, any_nic = false;
   std::optional<bool> nvswitch_sharp;
   bool cpu_stated = !o.cpu_vendor.empty();
   for (const Node& n : t.nodes()) {
     if (n.kind == NodeKind::nic) {
       any_nic = true;
       if (!n.facts.gpudirect) nic_gdr_stated = false;
-      if (!n.facts.sharp.value_or(false)) nic_sharp = false;
+      if (!n.facts.sharp.value_or(false)) nic_sharp = false;             // every NIC says its network reduces
+      if (n.facts.sharp && !*n.facts.sharp) nic_sharp_ok = false;        // a NIC says it does not
     }
     if (n.kind == NodeKind::nvswitch && n.facts.sharp) nvswitch_sharp = n.facts.sharp;
     if ((n.kind == NodeKind::cpu_socket || n.kind == NodeKind::root_complex) && !n.facts.cpu_vendor.empty()) cpu_stated = true;
@@ -168,6 +181,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   SystemOptions so;
   so.cpu_vendor = o.cpu_vendor;
   so.gdr_level = o.gdr_level;
+  so.nic_reduces = o.collnet;
   so.gdr = o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1;
   const hardware::GpuModel* model = hardware::find_gpu_model(t.node(gpus.front()).facts.gpu_model);
   if (!model) model = hardware::gpu_model_of(t.description());
@@ -232,7 +246,17 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   }
   // CollNet: asked for (NCCL_COLLNET_ENABLE=1), across two nodes or more, with NICs whose
   // network reduces (SHARP).
-  const bool collnet = o.collnet && inter && nic_sharp && any_nic;
+  // A network that does not reduce (a NIC's fact says so) has no CollNet; where the NICs do not
+  // say, asking for CollNet assumes it, and the range says what it is worth. CollNet takes at
+  // most 8 GPUs a host (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1).
+  std::size_t most_local = 0;
+  for (const auto& host : plan.hosts) most_local = std::max(most_local, host.size());
+  const bool collnet = o.collnet && inter && any_nic && nic_sharp_ok && most_local <= 8;
+  if (collnet && !nic_sharp) {
+    PlanOptions off = o;
+    off.collnet = false;
+    plan.assumed.push_back({"SHARP in the network", "on (collnet=on asked for it; the NICs do not say)", "off", off});
+  }
   if (inter && any_nic && !nic_gdr_stated && !o.gpudirect) {
     PlanOptions off = o;
     off.gpudirect = false;

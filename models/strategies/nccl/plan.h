@@ -77,8 +77,14 @@ std::vector<std::vector<int>> hosts_of(const Topology& topology, const std::vect
 std::optional<std::size_t> nvswitch_of(const Topology& topology, std::size_t gpu);
 
 // The NVLS algorithms NCCL can run for ranks on `gpus`: "NVLS" on one host, "NVLSTree" across
-// hosts, where every host has an NVSwitch and Hopper or later GPUs; none otherwise.
+// hosts, where every host has an NVSwitch and Hopper or later GPUs; none otherwise. (NVLS
+// across hosts runs where CollNet is on and NCCL's cost model picks it; it is not forced.)
 std::vector<std::string> nvls_algorithms(const Topology& topology, const std::vector<std::size_t>& gpus);
+
+// The CollNet algorithms NCCL can run for ranks on `gpus` when CollNet is enabled: across two
+// hosts or more with NICs, at most 8 GPUs a host: "CollnetChain", and "CollnetDirect" where
+// every host has an NVSwitch.
+std::vector<std::string> collnet_algorithms(const Topology& topology, const std::vector<std::size_t>& gpus);
 
 // NCCL's plan for an all-reduce of `bytes` by ranks on `gpus`.
 Plan make_plan(const Topology& topology, const std::vector<std::size_t>& gpus, double bytes, const PlanOptions& options);

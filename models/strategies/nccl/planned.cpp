@@ -87,7 +87,20 @@ int nvls_head(const Plan& plan, std::size_t host, int head) {
   return local >= 0 && pos(local) < ranks.size() ? ranks[pos(local)] : ranks[pos(head) % ranks.size()];
 }
 
-bool is_tree(int a) { return a == kTree || a == kNvls || a == kNvlsTree; }
+bool is_collnet(int a) { return a == kCollnetChain || a == kCollnetDirect; }
+bool is_tree(int a) { return a == kTree || a == kNvls || a == kNvlsTree || is_collnet(a); }
+
+// connect.cc connectCollNet: the GPUs (ranks) heading CollNet direct's channels on a host, each
+// its graph channel's first, once.
+std::vector<int> collnet_heads(const Plan& plan, std::size_t host) {
+  std::vector<int> heads;
+  const Graph& g = plan.host_graph(host, kCollnetDirect);
+  for (int c = 0; c < std::max(1, g.n_channels); ++c) {
+    const int head = host_order(plan, host, kCollnetDirect, c).front();
+    if (std::find(heads.begin(), heads.end(), head) == heads.end()) heads.push_back(head);
+  }
+  return heads;
+}
 
 // How the plan's algorithm cuts the buffer: rings or trees, chunks per tree.
 struct Layout {
@@ -111,7 +124,7 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
 // through the switch, so each takes half of it.
 double local_speedup_of(const Plan& plan, int a) {
   if (a == kNvls || a == kNvlsTree) return 2.0;
-  if (plan.hosts.size() < 2) return 1.0;
+  if (plan.hosts.size() < 2 || is_collnet(a)) return 1.0;
   const StepBandwidths steps = step_bandwidths(plan.comm, Collective::all_reduce, a);
   const double slower = std::min(steps.intra, steps.inter);
   return slower > 0 ? std::max(1.0, steps.intra / slower) : 1.0;
@@ -131,7 +144,29 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
     return lay;
   }
   double chunk = kTreeChunkBytes[pos(lay.protocol)];
-  if (lay.algorithm == kTree) {
+  const int ppn = ctx.N() / std::max(1, nodes);
+  if (lay.algorithm == kCollnetChain) {
+    // enqueue.cc calcCollChunking: a chain's chunk is at most 256 KiB, halved while each channel
+    // has few of them for the chain's depth (its ranks per host).
+    lay.parts = channels;
+    chunk = std::min(262144.0, kTreeChunkBytes[pos(kSimple)]);
+    auto per_channel = [&] { return bytes / (lay.parts * chunk); };
+    while (per_channel() < ppn * 64 && chunk > 131072) chunk /= 2;
+    while (per_channel() < ppn * 8 && chunk > 65536) chunk /= 2;
+    while (per_channel() < ppn && chunk > 32768) chunk /= 2;
+    lay.chunks = static_cast<int>(std::max(1.0, std::ceil(bytes / (lay.parts * chunk))));
+  } else if (lay.algorithm == kCollnetDirect) {
+    // Each channel's part split over the host's heads; chunks halved while few for the depth
+    // (2: GPUs to their head, the head to the network).
+    lay.heads = static_cast<int>(collnet_heads(plan, 0).size());
+    lay.parts = channels * lay.heads;
+    const double depth = ppn > 1 ? 2 : 1;
+    auto per_op = [&] { return bytes / (lay.parts * chunk); };
+    while (per_op() < depth * 64 && chunk > 131072) chunk /= 2;
+    while (per_op() < depth * 8 && chunk > 65536) chunk /= 2;
+    while (per_op() < depth * 8 && chunk > 32768) chunk /= 2;
+    lay.chunks = static_cast<int>(std::max(1.0, std::ceil(bytes / (lay.parts * chunk))));
+  } else if (lay.algorithm == kTree) {
     lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements)));
     if (lay.protocol == kLL128) {
       // enqueue.cc: smaller LL128 chunks while each channel would have few.
@@ -168,7 +203,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
                                                         std::max<std::uint64_t>(1, ctx.elements / static_cast<std::uint64_t>(lay.parts))));
   // Stand-ins for the switches' participants (they do not change the trees' shape).
   std::vector<int> servers;
-  for (std::size_t h = 0; h < plan.hosts.size(); ++h) servers.push_back(ctx.N() + static_cast<int>(h));
+  for (std::size_t h = 0; h <= plan.hosts.size(); ++h) servers.push_back(ctx.N() + static_cast<int>(h));
   const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
   lay.span = pipelined_rounds(trees, lay.chunks) - lay.chunks + 1;
   lay.local_speedup = local_speedup_of(plan, lay.algorithm);
@@ -214,18 +249,48 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
         at = std::min(at, static_cast<int>(chains[pos(up.parent)].size()) - 1);
         t.nodes[pos(offset[pos(h)])].parent = offset[pos(up.parent)] + at;
       }
+    } else if (is_collnet(lay.algorithm)) {
+      // The network's switch reduces the hosts' parts (SHARP): the root, a server participant
+      // (`servers` holds it first). Chain (connect.cc): each host's chain of its graph channel,
+      // its first GPU talking to the network; direct: the part's head GPU on each host, the
+      // host's other GPUs sending to it directly over NVLink.
+      t.nodes.push_back({servers.front(), -1, false, false});
+      for (int h = 0; h < nodes; ++h) {
+        std::vector<int> order;
+        if (lay.algorithm == kCollnetChain) {
+          order = host_order(plan, pos(h), kCollnetChain, k);
+        } else {
+          const std::vector<int> heads = collnet_heads(plan, pos(h));
+          const int head = heads[pos(k) % heads.size()];
+          order.push_back(head);
+          for (int r : plan.hosts[pos(h)]) {
+            if (r != head) order.push_back(r);
+          }
+        }
+        const int first = static_cast<int>(t.nodes.size());
+        for (std::size_t i = 0; i < order.size(); ++i) {
+          const int parent = i == 0 ? 0 : lay.algorithm == kCollnetChain ? first + static_cast<int>(i) - 1 : first;
+          t.nodes.push_back({order[i], parent, false, i > 0});
+        }
+      }
     } else {
       const int head = k % lay.heads;
       const int which = k / lay.heads;  // NVLS tree: the first half of the parts on tree 0
+      // NVLS across hosts (with CollNet): each host's sum carried by the part's head to the
+      // network's switch, which reduces across hosts (`servers` holds it after the NVSwitches).
+      const bool to_network = lay.algorithm == kNvls && nodes > 1;
+      const int sharp = to_network ? static_cast<int>(t.nodes.size()) : -1;
+      if (to_network) t.nodes.push_back({servers[pos(nodes)], -1, false, false});
       std::vector<int> head_node(pos(nodes), -1);
       for (int h = 0; h < nodes; ++h) {
         const int server = static_cast<int>(t.nodes.size());
-        t.nodes.push_back({servers[pos(h)], -1, lay.algorithm == kNvlsTree, lay.algorithm == kNvlsTree});
+        const bool headed = lay.algorithm == kNvlsTree || to_network;
+        t.nodes.push_back({servers[pos(h)], -1, headed, headed});
         for (int r : plan.hosts[pos(h)]) t.nodes.push_back({r, server, false, true});
-        if (lay.algorithm == kNvlsTree) {
+        if (headed) {
           // The head of this part on host h: the GPU of the NVLS graph's channel `head`.
           head_node[pos(h)] = static_cast<int>(t.nodes.size());
-          t.nodes.push_back({nvls_head(plan, pos(h), head), -1, false});
+          t.nodes.push_back({nvls_head(plan, pos(h), head), sharp, false});
           t.nodes[pos(server)].parent = head_node[pos(h)];
         }
       }
@@ -239,6 +304,22 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
     trees.push_back(std::move(t));
   }
   return trees;
+}
+
+// The network switch that reduces across hosts (SHARP): where the routes between the hosts
+// meet, the middle switch of the route from the first host to the last (the one switch of a
+// single network, a rail's leaf, or the core above the leaves).
+std::size_t sharp_switch(const StrategyContext& ctx, const Plan& plan) {
+  const std::size_t from = ctx.placement.ranks[pos(plan.hosts.front().front())];
+  const std::size_t to = ctx.placement.ranks[pos(plan.hosts.back().front())];
+  std::vector<std::size_t> switches;
+  for (const Hop& h : ctx.topology.route(from, to)) {
+    const Link& l = ctx.topology.links()[h.link];
+    const std::size_t far = h.forward ? l.b : l.a;
+    if (ctx.topology.node(far).kind == NodeKind::net_switch) switches.push_back(far);
+  }
+  if (switches.empty()) throw std::logic_error("nccl: CollNet planned between hosts no network switch joins");
+  return switches[(switches.size() - 1) / 2];
 }
 
 // The pipeline's time over the bytes at the algorithm's bandwidth (a ring's rounds are all alike).
@@ -261,16 +342,21 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   if (n < 2 || ctx.elements == 0) return s;
   const Layout lay = layout_of(ctx, plan);
   const int a = lay.algorithm, p = lay.protocol;
-  // NVLS: each host's NVSwitch reduces (a server participant at its node).
-  std::vector<int> servers(plan.hosts.size(), -1);
+  // NVLS: each host's NVSwitch reduces (a server participant at its node). CollNet, and NVLS
+  // across hosts: the network's switch reduces across hosts (SHARP), after them.
+  std::vector<int> servers;
   if (a == kNvls || a == kNvlsTree) {
     for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
       const std::size_t gpu = ctx.placement.ranks[pos(plan.hosts[h].front())];
       const std::optional<std::size_t> nvswitch = nvswitch_of(ctx.topology, gpu);
       if (!nvswitch) throw std::logic_error("nccl: NVLS planned for a GPU without an NVSwitch link: " + ctx.topology.node(gpu).id);
       s.participants.push_back({Role::server, *nvswitch, LocalCosts{}});
-      servers[h] = s.participant_count() - 1;
+      servers.push_back(s.participant_count() - 1);
     }
+  }
+  if (is_collnet(a) || (a == kNvls && plan.hosts.size() > 1)) {
+    s.participants.push_back({Role::server, sharp_switch(ctx, plan), LocalCosts{}});
+    servers.push_back(s.participant_count() - 1);
   }
   // The reduction happens inside the copy loop (or the switch): no local pass costs anything.
   for (Participant& part : s.participants) part.costs = LocalCosts{};
@@ -307,7 +393,8 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
     const double local_factor = lay.local_speedup;
     const Engine engine{.payload_share = share, .max_Bps = per_tree_Bps / share, .local_max_Bps = local_factor * per_tree_Bps / share,
                         .step_s = spread_s / rounds};
-    add_pipelined_trees(s, trees, lay.chunks, engine, a == kTree ? "tree" : a == kNvls ? "nvls" : "nvls tree");
+    add_pipelined_trees(s, trees, lay.chunks, engine,
+                        a == kTree ? "tree" : a == kNvls ? "nvls" : a == kNvlsTree ? "nvls tree" : a == kCollnetChain ? "collnet chain" : "collnet direct");
   }
   return s;
 }
@@ -323,6 +410,15 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   if (a == kNvls || a == kNvlsTree) {
     line += ", " + std::to_string(lay.heads) + " NVLS heads x " + std::to_string(plan.nvls_channels) + " channels, " +
             std::to_string(lay.chunks) + " chunks";
+    if (a == kNvls && plan.hosts.size() > 1) line += ", reduced across hosts by the network's switch (CollNet)";
+  }
+  if (a == kCollnetChain) {
+    line += ", " + std::to_string(lay.parts) + " channels each a chain per host into the network's switch, which reduces "
+            "across hosts (SHARP), " + std::to_string(lay.chunks) + " chunks";
+  }
+  if (a == kCollnetDirect) {
+    line += ", " + std::to_string(lay.heads) + " heads per host x " + std::to_string(lay.parts / std::max(1, lay.heads)) +
+            " channels into the network's switch, which reduces across hosts (SHARP), " + std::to_string(lay.chunks) + " chunks";
   }
   line += "; NCCL's model: " + format_fixed(lay.time.latency_us, 1) + " us + bytes at " + format_fixed(lay.time.bw_GBps, 1) +
           " GB/s (bus " + format_fixed(lay.time.bw_GBps * 2.0 * (ctx.N() - 1) / std::max(1, ctx.N()), 1) + " GB/s)";

@@ -170,7 +170,7 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
     n.net_bw = rate;
     const NodeFacts& facts = t.node(u).facts;
     n.gdr = facts.gpudirect ? *facts.gpudirect : options.gdr != 0;
-    n.coll = facts.sharp.value_or(false);
+    n.coll = facts.sharp.value_or(options.nic_reduces);
     add_link(nic, net, LinkType::net, rate);
   }
   // Levels: NCCL_P2P_LEVEL (its default by CPU comes from the caller), NCCL_NET_GDR_LEVEL.

@@ -83,6 +83,7 @@ struct SystemOptions {
   int gdr_level = -1;           // NCCL_NET_GDR_LEVEL; -1: NCCL's default (P2C)
   int gdr = -1;                 // GPUDirect RDMA where the NICs do not say: 1, 0, -1 (assume possible)
   bool pxn = true;              // NCCL_PXN_DISABLE=0
+  bool nic_reduces = false;     // a NIC whose facts do not say whether its network reduces (SHARP): does it?
   double pcie_GBps = 24;        // NCCL's rate of the GPUs' PCIe links (width x speed / 80)
   double inter_socket_GBps = 16;
 };
