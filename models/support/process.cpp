@@ -7,10 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 
@@ -534,6 +538,24 @@ Guardian::~Guardian() {
   if (keep_) write_all(pipe_, "keep");
   ::close(pipe_);
   reap(pid_);  // it acts now: when we return, it is done
+}
+
+std::vector<std::pair<long, std::string>> process_command_lines() {
+  std::vector<std::pair<long, std::string>> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    std::string cmdline;
+    try {
+      std::ifstream in(it->path() / "cmdline", std::ios::binary);
+      cmdline.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+      continue;  // it ended while being read (ESRCH, which libstdc++ throws)
+    }
+    out.emplace_back(std::stol(name), std::move(cmdline));
+  }
+  return out;
 }
 
 }  // namespace gradsync::models

@@ -39,6 +39,10 @@ struct ProcessResult {
 // Runs `argv` (argv[0] looked up on PATH) and waits for it. Standard input is /dev/null.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
+// Every running process's pid and command line (its arguments, NUL-separated, as /proc shows
+// them); a process that ends while it is being read is left out.
+std::vector<std::pair<long, std::string>> process_command_lines();
+
 // A started program that runs on its own (output to /dev/null, or inherited).
 class ChildProcess {
  public:

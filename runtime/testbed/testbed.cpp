@@ -213,14 +213,8 @@ namespace {
 // daemons would otherwise wait for them forever once the namespaces are gone.
 void kill_testbed_launchers() {
   const std::string agent = std::string(kTestbedStateDir) + "/rsh-agent";
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    const long pid = std::stol(name);
+  for (const auto& [pid, cmdline] : models::process_command_lines()) {
     if (pid <= 1 || pid == ::getpid()) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (cmdline.find(agent) != std::string::npos) ::kill(static_cast<pid_t>(pid), SIGKILL);
   }
 }

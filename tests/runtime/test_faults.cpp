@@ -28,21 +28,23 @@ struct Fault {
 };
 
 std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";  // a /proc file of a process that ended while being read
+  }
 }
 
 // Processes whose command line is exactly `argv` after a program ending in gradsync-run.
 std::vector<pid_t> ranks_running(const std::vector<std::string>& argv) {
   std::vector<pid_t> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+  for (const auto& [pid, text] : gradsync::models::process_command_lines()) {
     std::vector<std::string> cmdline;
-    std::istringstream in(file_text(entry.path().string() + "/cmdline"));
+    std::istringstream in(text);
     for (std::string arg; std::getline(in, arg, '\0');) cmdline.push_back(arg);
     if (cmdline.size() != argv.size() || cmdline[0].find("gradsync-run") == std::string::npos) continue;
-    if (std::equal(argv.begin() + 1, argv.end(), cmdline.begin() + 1)) out.push_back(static_cast<pid_t>(std::stol(name)));
+    if (std::equal(argv.begin() + 1, argv.end(), cmdline.begin() + 1)) out.push_back(static_cast<pid_t>(pid));
   }
   return out;
 }

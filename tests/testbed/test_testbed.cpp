@@ -60,12 +60,8 @@ int processes_in_namespaces() {
 // Processes whose command line mentions `text`.
 int processes_mentioning(const std::string& text) {
   int n = 0;
-  for (const auto& entry : fs::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit) || std::stol(name) == ::getpid()) continue;
-    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    n += cmdline.find(text) != std::string::npos ? 1 : 0;
+  for (const auto& [pid, cmdline] : gradsync::models::process_command_lines()) {
+    if (pid != ::getpid() && cmdline.find(text) != std::string::npos) ++n;
   }
   return n;
 }
