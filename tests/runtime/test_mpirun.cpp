@@ -54,25 +54,37 @@ std::vector<const gradsync::models::Strategy*> synchronous_strategies() {
 
 }  // namespace
 
-TEST(Runtime, EveryStrategyVariantEveryRankCountEveryElementChecked) {
-  // Every synchronous strategy of the registry, each of its test variants, 1 to 4 ranks;
-  // sizes 4 B .. 1 MiB by 16: one element, sizes not divisible by the ranks, larger ones.
-  for (const gradsync::models::Strategy* s : synchronous_strategies()) {
-    std::vector<gradsync::models::TestVariant> variants = s->test_variants;
-    if (variants.empty()) variants.push_back({});
-    for (const auto& variant : variants) {
-      std::string params;
-      for (const auto& p : variant.params) params += " --param " + p;
-      for (int np = 1; np <= 4; ++np) {
-        const auto r = mpirun(np, "--strategy " + s->name + params + " -b 4 -e 1MiB -f 16 -n 2 -w 1 --check");
-        const std::string what = s->name + params + " np=" + std::to_string(np);
-        EXPECT_EQ(r.status, 0) << what << "\n" << r.out;
-        EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << what << "\n" << r.out;
-        EXPECT_NE(r.out.find("        4             1   float"), std::string::npos) << r.out;  // the first row: one element
-      }
+// Every synchronous strategy of the registry, each of its test variants, 1 to 4 ranks; sizes
+// 4 B .. 1 MiB by 16: one element, sizes not divisible by the ranks, larger ones. One test per
+// strategy (Runtime/EveryVariantEveryRankCountEveryElementChecked.<name>), so that the suite's
+// parallel slots share the 120-odd runs.
+class EveryVariantEveryRankCountEveryElementChecked : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryVariantEveryRankCountEveryElementChecked, OnOneToFourRanks) {
+  const gradsync::models::Strategy& s = gradsync::models::find_strategy(GetParam());
+  std::vector<gradsync::models::TestVariant> variants = s.test_variants;
+  if (variants.empty()) variants.push_back({});
+  for (const auto& variant : variants) {
+    std::string params;
+    for (const auto& p : variant.params) params += " --param " + p;
+    for (int np = 1; np <= 4; ++np) {
+      const auto r = mpirun(np, "--strategy " + s.name + params + " -b 4 -e 1MiB -f 16 -n 2 -w 1 --check");
+      const std::string what = s.name + params + " np=" + std::to_string(np);
+      EXPECT_EQ(r.status, 0) << what << "\n" << r.out;
+      EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << what << "\n" << r.out;
+      EXPECT_NE(r.out.find("        4             1   float"), std::string::npos) << r.out;  // the first row: one element
     }
   }
 }
+
+std::vector<std::string> synchronous_strategy_names() {
+  std::vector<std::string> names;
+  for (const gradsync::models::Strategy* s : synchronous_strategies()) names.push_back(s->name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtime, EveryVariantEveryRankCountEveryElementChecked, ::testing::ValuesIn(synchronous_strategy_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(Runtime, StrategiesWithParametersAndATopology) {
   auto r = mpirun(4, "--strategy hierarchical --param k=2 --param grouping=order -b 1KiB -e 64KiB -f 8 -n 2 --check");
