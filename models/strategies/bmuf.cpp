@@ -12,7 +12,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace bmuf_strategy {
 
 Strategy definition() {
   ParamSpec momentum{"block_momentum", "auto", "block momentum μ_b in [0, 1); auto: 1 - 1/N", real_domain(0, 1, true, false, 0, true)};
@@ -55,6 +55,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace bmuf_strategy
 
 }  // namespace gradsync::models::strategies

@@ -8,7 +8,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace downpour_strategy {
 
 Schedule build_async(const StrategyContext& ctx, const std::string& name, long default_samples) {
   Schedule s = build_ps(ctx, name);
@@ -68,6 +68,6 @@ Strategy asgd() {
 const Registration registered_downpour(downpour());
 const Registration registered_asgd(asgd());
 
-}  // namespace
+}  // namespace downpour_strategy
 
 }  // namespace gradsync::models::strategies

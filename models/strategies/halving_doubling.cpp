@@ -21,7 +21,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace halving_doubling_strategy {
 
 // Block indices [lo, hi) of the P blocks of the buffer.
 struct Blocks {
@@ -157,6 +157,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace halving_doubling_strategy
 
 }  // namespace gradsync::models::strategies

@@ -4,7 +4,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace hierarchical_strategy {
 
 Strategy definition() {
   Strategy s;
@@ -32,6 +32,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace hierarchical_strategy
 
 }  // namespace gradsync::models::strategies

@@ -9,7 +9,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace model_avg_strategy {
 
 Strategy definition() {
   Strategy s = periodic_strategy("model_avg", "steps between averagings; auto: 40,000 samples (CNTK's syncPeriod) / minibatch", {});
@@ -34,6 +34,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace model_avg_strategy
 
 }  // namespace gradsync::models::strategies

@@ -14,7 +14,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace onebit_strategy {
 
 std::uint64_t column_length(const StrategyContext& ctx) {
   if (!ctx.params.is_auto("column")) return static_cast<std::uint64_t>(ctx.params.integer("column"));
@@ -98,6 +98,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace onebit_strategy
 
 }  // namespace gradsync::models::strategies

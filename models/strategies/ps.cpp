@@ -14,7 +14,7 @@ Schedule build_ps(const StrategyContext& ctx, const std::string& name) {
   return s;
 }
 
-namespace {
+namespace ps_strategy {
 
 Strategy definition() {
   Strategy s;
@@ -32,6 +32,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace ps_strategy
 
 }  // namespace gradsync::models::strategies

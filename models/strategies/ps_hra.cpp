@@ -5,7 +5,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace ps_hra_strategy {
 
 Strategy definition() {
   Strategy s;
@@ -42,6 +42,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace ps_hra_strategy
 
 }  // namespace gradsync::models::strategies

@@ -4,7 +4,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace ring_strategy {
 
 Strategy definition() {
   Strategy s;
@@ -30,6 +30,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace ring_strategy
 
 }  // namespace gradsync::models::strategies

@@ -28,7 +28,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace sampled_strategy {
 
 SamplingParams sampling_params(const StrategyContext& ctx) {
   SamplingParams p;
@@ -256,9 +256,9 @@ Schedule build_over_allreduce(const StrategyContext& ctx, std::shared_ptr<const 
   return s;
 }
 
-}  // namespace
+}  // namespace sampled_strategy
 
-namespace {
+namespace sampled_strategy {
 
 Strategy definition() {
   Strategy s;
@@ -342,6 +342,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace sampled_strategy
 
 }  // namespace gradsync::models::strategies

@@ -49,7 +49,7 @@
 
 namespace gradsync::models::strategies {
 
-namespace {
+namespace nccl_strategy {
 
 enum Protocol { kLL = 0, kLL128 = 1, kSimple = 2 };
 constexpr std::array<const char*, 3> kProtocolNames = {"LL", "LL128", "Simple"};
@@ -440,9 +440,9 @@ void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region regi
   }
 }
 
-}  // namespace
+}  // namespace nccl_strategy
 
-namespace {
+namespace nccl_strategy {
 
 // Across hosts, and on NVSwitch hosts, NCCL's own planner decides (plan.h: its search, its
 // tuning, ring, double binary tree, NVLS and NVLS tree); on one host of PCIe or point-to-point
@@ -796,6 +796,6 @@ Strategy definition() {
 
 const Registration registered(definition());
 
-}  // namespace
+}  // namespace nccl_strategy
 
 }  // namespace gradsync::models::strategies
