@@ -34,8 +34,18 @@ enum Forced { kFree = 0, kPciOrder = 1, kReplay = 2 };
 
 bool is_tree(Pattern p) { return p == Pattern::balanced_tree || p == Pattern::tree || p == Pattern::split_tree; }
 
+// std::round (halves away from zero) without the library call the search made hundreds of
+// millions of times: the integer part by truncation, then a step away from zero when the rest is
+// a half or more. Both are exact below 2^52; beyond that every double is whole already.
+double round_half_away(double x) {
+  if (!(std::fabs(x) < 4503599627370496.0)) return std::round(x);
+  double t = static_cast<double>(static_cast<long long>(x));
+  if (std::fabs(x - t) >= 0.5) t += x > 0 ? 1.0 : -1.0;
+  return std::copysign(t, x);
+}
+
 // a = round((a - b) * 1000) / 1000, as NCCL keeps its floats from drifting.
-void sub_round(double& a, double b) { a = std::round((a - b) * 1000) / 1000; }
+void sub_round(double& a, double b) { a = round_half_away((a - b) * 1000) / 1000; }
 
 struct Endpoint {
   NodeType type;
@@ -45,7 +55,13 @@ struct Endpoint {
 class Search {
  public:
   Search(System& system, bool inter) : sys_(system), inter_(inter), used_(static_cast<std::size_t>(system.gpu_count()), 0) {
-    for (const SysNode& n : system.nodes()) intel_cpu_.push_back(n.type == NodeType::cpu && n.vendor == "intel");
+    // Every link's bandwidth in one array (what the search takes and gives back), each node's
+    // links from link_base_[node].
+    for (const SysNode& n : system.nodes()) {
+      link_base_.push_back(static_cast<int>(bw_.size()));
+      for (const SysLink& l : n.links) bw_.push_back(l.bw);
+    }
+    hops_.resize(system.nodes().size() * system.nodes().size());
   }
 
   void rec(Graph& g, Graph& save, long& time);
@@ -60,34 +76,58 @@ class Search {
   }
   int ngpus() const { return sys_.gpu_count(); }
 
-  // Takes `bw` from each of the first `steps` links of `path` (negative: gives it back); the
-  // number of links that had enough.
-  int follow(const SysPath& path, int start, int steps, double bw) {
-    double pci_bw = bw;
-    const SysNode& from = sys_.nodes()[static_cast<std::size_t>(start)];
-    // P2P through an Intel root complex costs more PCIe bandwidth (64-byte TLPs).
-    if (path.type == kPathPhb && from.type == NodeType::gpu) {
-      for (const auto& [n, li] : path.hops) {
-        const SysNode& on = sys_.nodes()[static_cast<std::size_t>(n)];
-        if (intel_cpu_[static_cast<std::size_t>(on.links[static_cast<std::size_t>(li)].to)]) pci_bw = bw * 6 / 5;
-      }
-    }
-    for (int step = 0; step < steps; ++step) {
-      const auto [n, li] = path.hops[static_cast<std::size_t>(step)];
-      SysLink& link = sys_.nodes()[static_cast<std::size_t>(n)].links[static_cast<std::size_t>(li)];
-      const double fw = link.type == LinkType::pci ? pci_bw : bw;
-      SysLink* reverse = nullptr;
-      double rev = 0;
-      const SysNode& to = sys_.nodes()[static_cast<std::size_t>(link.to)];
-      if (to.type == NodeType::gpu && to.cc < 80 && from.type != NodeType::gpu) {
-        for (SysLink& r : sys_.nodes()[static_cast<std::size_t>(link.to)].links) {
-          if (r.to == n && r.type == link.type) reverse = &r;
+  // A path's links as follow() takes from them: each link's place in bw_, whether it is PCIe
+  // (which may cost more, below), and the reverse link that pays an eighth of it (into a GPU
+  // older than sm80 from elsewhere than a GPU), -1 for none. Worked out on first use.
+  struct Hop {
+    int link = 0, reverse = -1;
+    bool pci = false;
+  };
+  struct Hops {
+    bool ready = false;
+    bool intel = false;  // P2P through an Intel root complex: PCIe links carry 6/5 (64-byte TLPs)
+    std::vector<Hop> hops;
+  };
+  const Hops& hops(int from, int to) {
+    Hops& h = hops_[static_cast<std::size_t>(from) * sys_.nodes().size() + static_cast<std::size_t>(to)];
+    if (h.ready) return h;
+    const SysPath& path = sys_.path(from, to);
+    const std::vector<SysNode>& nodes = sys_.nodes();
+    const SysNode& start = nodes[static_cast<std::size_t>(from)];
+    for (const auto& [n, li] : path.hops) {
+      const SysLink& link = nodes[static_cast<std::size_t>(n)].links[static_cast<std::size_t>(li)];
+      const SysNode& next = nodes[static_cast<std::size_t>(link.to)];
+      Hop hop{link_base_[static_cast<std::size_t>(n)] + li, -1, link.type == LinkType::pci};
+      if (next.type == NodeType::gpu && next.cc < 80 && start.type != NodeType::gpu) {
+        for (std::size_t r = 0; r < next.links.size(); ++r) {
+          if (next.links[r].to == n && next.links[r].type == link.type) hop.reverse = link_base_[static_cast<std::size_t>(link.to)] + static_cast<int>(r);
         }
-        if (reverse) rev = fw / 8;
       }
-      if (link.bw < fw || (reverse && reverse->bw < rev)) return step;
-      sub_round(link.bw, fw);
-      if (reverse) sub_round(reverse->bw, rev);
+      if (path.type == kPathPhb && start.type == NodeType::gpu && next.type == NodeType::cpu && next.vendor == "intel") h.intel = true;
+      h.hops.push_back(hop);
+    }
+    h.ready = true;
+    return h;
+  }
+
+  // Takes `bw` from each of the first `steps` links of the path (negative: gives it back); the
+  // number of links that had enough.
+  int follow(const Hops& path, int steps, double bw) {
+    const double pci_bw = path.intel ? bw * 6 / 5 : bw;
+    for (int step = 0; step < steps; ++step) {
+      const Hop& hop = path.hops[static_cast<std::size_t>(step)];
+      const double fw = hop.pci ? pci_bw : bw;
+      double& link = bw_[static_cast<std::size_t>(hop.link)];
+      if (hop.reverse < 0) {
+        if (link < fw) return step;
+        sub_round(link, fw);
+        continue;
+      }
+      const double rev = fw / 8;
+      double& back = bw_[static_cast<std::size_t>(hop.reverse)];
+      if (link < fw || back < rev) return step;
+      sub_round(link, fw);
+      sub_round(back, rev);
     }
     return steps;
   }
@@ -107,9 +147,10 @@ class Search {
     if (mult == 1 && path.type > type) return -1;
     if (mult == 1 && is_tree(g.pattern) && reverse.type > type) return -1;
     bw *= mult;
-    const int step = follow(path, from, path.count(), bw);
+    const Hops& links = hops(from, to);
+    const int step = follow(links, path.count(), bw);
     if (step < path.count()) {
-      follow(path, from, step, -bw);
+      follow(links, step, -bw);
       return -1;
     }
     g.n_hops += static_cast<int>(mult * path.count());
@@ -150,7 +191,7 @@ class Search {
     return a.start < b.start;
   }
 
-  std::vector<int> next_gpus(Graph& g, int rank, int sort_net) {
+  void next_gpus(Graph& g, int rank, int sort_net, std::vector<int>& next) {
     const std::uint64_t flag = 1ULL << g.n_channels;
     const int n = ngpus();
     const int from = sys_.gpu(rank);
@@ -168,8 +209,10 @@ class Search {
         const SysPath& q = sys_.path(net, sys_.gpu(other));
         s.inter_hops = q.count();
         s.inter_bw = static_cast<int>(q.bw);
-        for (const SysLink& l : sys_.nodes()[static_cast<std::size_t>(sys_.gpu(other))].links) {
-          if (l.type == LinkType::pci) s.inter_pci_bw = static_cast<int>(l.bw);
+        const int node = sys_.gpu(other);
+        const std::vector<SysLink>& links = sys_.nodes()[static_cast<std::size_t>(node)].links;
+        for (std::size_t l = 0; l < links.size(); ++l) {
+          if (links[l].type == LinkType::pci) s.inter_pci_bw = static_cast<int>(bw_[static_cast<std::size_t>(link_base_[static_cast<std::size_t>(node)]) + l]);
         }
       }
       std::size_t k = scores.size();
@@ -177,7 +220,7 @@ class Search {
       for (; k > 0 && before(s, scores[k - 1]); --k) scores[k] = scores[k - 1];
       scores[k] = s;
     }
-    std::vector<int> next;
+    next.clear();
     if (sys_.has_nvswitch()) {
       // NVSwitches prefer a limited set of peers: the neighbours only, those found, in that order.
       const int prev = (rank - 1 + n) % n, after = (rank + 1) % n;
@@ -194,7 +237,7 @@ class Search {
           }
         }
       }
-      return next;
+      return;
     }
     bool same_intra = true;
     for (const Score& sc : scores) same_intra = same_intra && sc.intra_bw == scores.front().intra_bw && sc.intra_hops == scores.front().intra_hops;
@@ -204,7 +247,6 @@ class Search {
     } else {
       for (const Score& sc : scores) next.push_back(sc.g);
     }
-    return next;
   }
 
   // The NICs a channel may use (ncclTopoSelectNets): the rank's own first, then by path type. The
@@ -377,11 +419,16 @@ class Search {
     } else if (g.pattern == Pattern::collnet_direct) {
       try_collnet(g, save, rank, time);
     } else if (step < n - 1) {
-      std::vector<int> next;
-      if (forced == kPciOrder) next = {step + 1};
-      else if (forced == kReplay) next = {replay_gpu(g, step)};
-      else next = next_gpus(g, rank, back_to_net == -1 ? 0 : back_to_net == step + 1 ? 1 : -1);
-      for (int other : next) try_gpu(g, save, step + 1, back_to_net, back_to_first, forced, time, {NodeType::gpu, rank}, other);
+      if (forced == kPciOrder || forced == kReplay) {
+        const int other = forced == kPciOrder ? step + 1 : replay_gpu(g, step);
+        try_gpu(g, save, step + 1, back_to_net, back_to_first, forced, time, {NodeType::gpu, rank}, other);
+      } else {
+        const std::size_t at = static_cast<std::size_t>(g.n_channels) * static_cast<std::size_t>(n) + static_cast<std::size_t>(step);
+        if (next_.size() <= at) next_.resize(at + 1);
+        std::vector<int>& next = next_[at];
+        next_gpus(g, rank, back_to_net == -1 ? 0 : back_to_net == step + 1 ? 1 : -1, next);
+        for (int other : next) try_gpu(g, save, step + 1, back_to_net, back_to_first, forced, time, {NodeType::gpu, rank}, other);
+      }
     } else if (step == back_to_first) {
       const int first = g.intra[static_cast<std::size_t>(g.n_channels)][0];
       if (try_path(g, {NodeType::gpu, rank}, {NodeType::gpu, first}, 1) >= 0) {
@@ -444,9 +491,12 @@ class Search {
   bool inter_;
   mutable std::map<std::pair<int, int>, std::vector<int>> nets_cache_;
   mutable std::map<int, std::vector<int>> local_cache_;
-  std::vector<bool> intel_cpu_;
-  std::vector<Score> scores_;  // next_gpus' buffer  // per node: an Intel CPU (P2P through it costs 6/5 of the PCIe bandwidth)
+  std::vector<Score> scores_;  // next_gpus' buffer
+  std::vector<std::vector<int>> next_;  // rec_gpu's candidates, per channel and step (none nests in another)
   std::vector<std::uint64_t> used_;  // per rank: the channels that use its GPU
+  std::vector<double> bw_;  // every link's bandwidth left (SysLink::bw as the search goes)
+  std::vector<int> link_base_;  // per node: its first link's place in bw_
+  std::vector<Hops> hops_;  // per (from, to) node pair
 };
 
 void Search::rec(Graph& g, Graph& save, long& time) {
