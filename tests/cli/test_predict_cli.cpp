@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -234,22 +237,41 @@ TEST(ImportCli, BadInputs) {
 
 TEST(PredictCli, EveryStrategyOnEveryTopologyThroughBothExecutors) {
   // Every registered strategy; those without a closed form are refused by the formula executor.
+  // One run per topology and executor for those that answer (`--strategy` takes a list), one per
+  // refusal: each refusal must be the whole answer of its run.
+  std::string every, closed;
+  std::vector<std::string> without_closed_form;
+  for (const gradsync::models::Strategy* strategy : gradsync::models::all_strategies()) {
+    every += (every.empty() ? "" : ",") + strategy->name;
+    if (strategy->closed_form) {
+      closed += (closed.empty() ? "" : ",") + strategy->name;
+    } else {
+      without_closed_form.push_back(strategy->name);
+    }
+  }
+  ASSERT_FALSE(closed.empty());
+  ASSERT_FALSE(without_closed_form.empty());
   for (const char* t : {"source-a-titanx-4gpu", "dgx1-v100-hybrid-cube-mesh", "pcie-8gpu-2switch",
                         "cluster-2x4gpu-ib-10GBps", "cluster-2x4gpu-eth-1GBps"}) {
-    for (const gradsync::models::Strategy* strategy : gradsync::models::all_strategies()) {
-      const std::string& s = strategy->name;
-      const auto a = run_cli("predict --format json --topology " + std::string(t) + " --strategy " + s, false);
-      ASSERT_EQ(a.status, 0) << t << " " << s << a.out;
-      const json rec = json::parse(a.out);
-      EXPECT_GT(rec["time_per_sync_s"].get<double>(), 0) << t << " " << s;
-      EXPECT_GT(rec["time_per_epoch_s"].get<double>(), 0) << t << " " << s;
-      const auto f = run_cli("predict --format json --executor formula --topology " + std::string(t) + " --strategy " + s);
-      if (strategy->closed_form) {
-        EXPECT_EQ(f.status, 0) << t << " " << s << f.out;
-      } else {
-        EXPECT_EQ(f.status, 2) << t << " " << s << f.out;
-        EXPECT_NE(f.out.find("the source documents give no closed form for strategy " + s), std::string::npos) << f.out;
+    for (const auto& [executor, list] : {std::pair<std::string, std::string>{"analytic", every}, {"formula", closed}}) {
+      const auto r = run_cli("predict --format json --executor " + executor + " --topology " + t + " --strategy " + list, false);
+      ASSERT_EQ(r.status, 0) << t << " " << executor << r.out;
+      std::vector<std::string> seen;
+      for (const auto& rec : json_lines(r.out)) {
+        const std::string s = rec["strategy"].get<std::string>();
+        seen.push_back(s);
+        EXPECT_EQ(rec["executor"], executor) << t << " " << s;
+        EXPECT_GT(rec["time_per_sync_s"].get<double>(), 0) << t << " " << executor << " " << s;
+        EXPECT_GT(rec["time_per_epoch_s"].get<double>(), 0) << t << " " << executor << " " << s;
       }
+      std::string joined;
+      for (const auto& s : seen) joined += (joined.empty() ? "" : ",") + s;
+      EXPECT_EQ(joined, list) << t << " " << executor << ": one record per strategy, in the order asked";
+    }
+    for (const std::string& s : without_closed_form) {
+      const auto f = run_cli("predict --format json --executor formula --topology " + std::string(t) + " --strategy " + s);
+      EXPECT_EQ(f.status, 2) << t << " " << s << f.out;
+      EXPECT_NE(f.out.find("the source documents give no closed form for strategy " + s), std::string::npos) << f.out;
     }
   }
 }

@@ -114,11 +114,13 @@ TEST(SweepCli, ResumeKeepsTheFilesPointsAndCompletesIt) {
 
 // A sweep killed outright (SIGKILL: no clean-up runs) leaves a result file of whole records
 // only (it is only ever replaced whole, by a rename), and --resume finishes it without
-// redoing the points it holds.
+// redoing the points it holds. 300 simulated iterations make a point take about 50 ms here
+// (20 of them outlast the 20 ms poll and the kill many times over) and keep the resumed rest
+// short under the sanitizers.
 TEST(SweepCli, AKilledSweepLeavesWholeRecordsAndResumes) {
   const std::string spec = temp_file("slow-sweep.json", R"({
     "topology": "dgx1-v100-hybrid-cube-mesh", "workload": "source-a-ffnn-lm", "gpus": [2, 3, 4, 5, 6, 7, 8],
-    "strategies": [{"name": "ring"}, {"name": "ps"}, {"name": "model_avg"}], "executors": ["sim"], "iterations": 1500})");
+    "strategies": [{"name": "ring"}, {"name": "ps"}, {"name": "model_avg"}], "executors": ["sim"], "iterations": 300})");
   const std::string out = folder() + "/killed.jsonl";
   fs::remove(out);
   gradsync::models::ChildProcess sweep = gradsync::models::start_process({GRADSYNC_BIN, "sweep", spec, "-o", out});
