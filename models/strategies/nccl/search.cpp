@@ -1,8 +1,10 @@
 #include "models/strategies/nccl/search.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -44,8 +46,25 @@ double round_half_away(double x) {
   return std::copysign(t, x);
 }
 
-// a = round((a - b) * 1000) / 1000, as NCCL keeps its floats from drifting.
-void sub_round(double& a, double b) { a = round_half_away((a - b) * 1000) / 1000; }
+// NCCL keeps a link's bandwidth from drifting by rounding it to thousandths each time the search
+// takes from it or gives back: a = round((a - b) * 1000) / 1000. The search keeps each amount as
+// a whole number of thousandths where the double is the one nearest to that number over 1000
+// (`milli`, else kInexact). On such amounts, below 10^12 thousandths, comparing and subtracting the
+// integers gives what NCCL's doubles give, since their rounding errors stay far below half a
+// thousandth, without a division and a rounding per link and step.
+constexpr long long kInexact = std::numeric_limits<long long>::min();
+
+struct Amount {
+  double bw;
+  long long milli;
+};
+
+Amount amount(double bw) {
+  const double m = bw * 1000;
+  if (!(std::fabs(m) < 1e12)) return {bw, kInexact};
+  const auto whole = static_cast<long long>(round_half_away(m));
+  return {bw, static_cast<double>(whole) / 1000 == bw ? whole : kInexact};
+}
 
 struct Endpoint {
   NodeType type;
@@ -59,7 +78,11 @@ class Search {
     // links from link_base_[node].
     for (const SysNode& n : system.nodes()) {
       link_base_.push_back(static_cast<int>(bw_.size()));
-      for (const SysLink& l : n.links) bw_.push_back(l.bw);
+      for (const SysLink& l : n.links) {
+        const Amount a = amount(l.bw);
+        bw_.push_back(a.bw);
+        milli_.push_back(a.milli);
+      }
     }
     hops_.resize(system.nodes().size() * system.nodes().size());
   }
@@ -110,24 +133,58 @@ class Search {
     return h;
   }
 
+  // amount(bw), remembered: a search takes and gives back the same few bandwidths millions of times.
+  // (The reference stays good until four other bandwidths have been asked for.)
+  const Amount& amount_of(double bw) {
+    for (const Amount& a : amounts_) {
+      if (a.bw == bw) return a;
+    }
+    Amount& a = amounts_[next_amount_];
+    a = amount(bw);
+    next_amount_ = (next_amount_ + 1) % amounts_.size();
+    return a;
+  }
+
+  // A link's bandwidth left, as NCCL's double holds it.
+  double left(std::size_t link) const { return milli_[link] != kInexact ? static_cast<double>(milli_[link]) / 1000 : bw_[link]; }
+  bool fits(std::size_t link, const Amount& x) const {
+    if (milli_[link] != kInexact && x.milli != kInexact) return milli_[link] >= x.milli;
+    return !(left(link) < x.bw);
+  }
+  // link = round((link - x) * 1000) / 1000, held as thousandths.
+  void take(std::size_t link, const Amount& x) {
+    if (milli_[link] != kInexact && x.milli != kInexact) {
+      milli_[link] -= x.milli;
+      return;
+    }
+    const double r = round_half_away((left(link) - x.bw) * 1000);
+    if (std::fabs(r) < 1e12) {
+      milli_[link] = static_cast<long long>(r);
+    } else {
+      bw_[link] = r / 1000;
+      milli_[link] = kInexact;
+    }
+  }
+
   // Takes `bw` from each of the first `steps` links of the path (negative: gives it back); the
   // number of links that had enough.
   int follow(const Hops& path, int steps, double bw) {
-    const double pci_bw = path.intel ? bw * 6 / 5 : bw;
+    const Amount& all = amount_of(bw);
+    const Amount& pci = path.intel ? amount_of(bw * 6 / 5) : all;
     for (int step = 0; step < steps; ++step) {
       const Hop& hop = path.hops[static_cast<std::size_t>(step)];
-      const double fw = hop.pci ? pci_bw : bw;
-      double& link = bw_[static_cast<std::size_t>(hop.link)];
+      const Amount& fw = hop.pci ? pci : all;
+      const auto link = static_cast<std::size_t>(hop.link);
       if (hop.reverse < 0) {
-        if (link < fw) return step;
-        sub_round(link, fw);
+        if (!fits(link, fw)) return step;
+        take(link, fw);
         continue;
       }
-      const double rev = fw / 8;
-      double& back = bw_[static_cast<std::size_t>(hop.reverse)];
-      if (link < fw || back < rev) return step;
-      sub_round(link, fw);
-      sub_round(back, rev);
+      const Amount rev = amount(fw.bw / 8);
+      const auto back = static_cast<std::size_t>(hop.reverse);
+      if (!fits(link, fw) || !fits(back, rev)) return step;
+      take(link, fw);
+      take(back, rev);
     }
     return steps;
   }
@@ -212,7 +269,7 @@ class Search {
         const int node = sys_.gpu(other);
         const std::vector<SysLink>& links = sys_.nodes()[static_cast<std::size_t>(node)].links;
         for (std::size_t l = 0; l < links.size(); ++l) {
-          if (links[l].type == LinkType::pci) s.inter_pci_bw = static_cast<int>(bw_[static_cast<std::size_t>(link_base_[static_cast<std::size_t>(node)]) + l]);
+          if (links[l].type == LinkType::pci) s.inter_pci_bw = static_cast<int>(left(static_cast<std::size_t>(link_base_[static_cast<std::size_t>(node)]) + l));
         }
       }
       std::size_t k = scores.size();
@@ -494,7 +551,10 @@ class Search {
   std::vector<Score> scores_;  // next_gpus' buffer
   std::vector<std::vector<int>> next_;  // rec_gpu's candidates, per channel and step (none nests in another)
   std::vector<std::uint64_t> used_;  // per rank: the channels that use its GPU
-  std::vector<double> bw_;  // every link's bandwidth left (SysLink::bw as the search goes)
+  std::vector<double> bw_;  // every link's bandwidth left (SysLink::bw as the search goes), where milli_ is kInexact
+  std::vector<long long> milli_;  // the same in thousandths (Amount::milli)
+  std::array<Amount, 4> amounts_{{{-1, -1000}, {-1, -1000}, {-1, -1000}, {-1, -1000}}};  // amount_of's, latest first
+  std::size_t next_amount_ = 0;
   std::vector<int> link_base_;  // per node: its first link's place in bw_
   std::vector<Hops> hops_;  // per (from, to) node pair
 };
