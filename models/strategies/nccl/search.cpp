@@ -134,13 +134,12 @@ class Search {
   }
 
   // amount(bw), remembered: a search takes and gives back the same few bandwidths millions of times.
-  // (The reference stays good until four other bandwidths have been asked for.)
-  const Amount& amount_of(double bw) {
+  Amount amount_of(double bw) {
     for (const Amount& a : amounts_) {
       if (a.bw == bw) return a;
     }
-    Amount& a = amounts_[next_amount_];
-    a = amount(bw);
+    const Amount a = amount(bw);
+    amounts_[next_amount_] = a;
     next_amount_ = (next_amount_ + 1) % amounts_.size();
     return a;
   }
@@ -169,8 +168,8 @@ class Search {
   // Takes `bw` from each of the first `steps` links of the path (negative: gives it back); the
   // number of links that had enough.
   int follow(const Hops& path, int steps, double bw) {
-    const Amount& all = amount_of(bw);
-    const Amount& pci = path.intel ? amount_of(bw * 6 / 5) : all;
+    const Amount all = amount_of(bw);
+    const Amount pci = path.intel ? amount_of(bw * 6 / 5) : all;
     for (int step = 0; step < steps; ++step) {
       const Hop& hop = path.hops[static_cast<std::size_t>(step)];
       const Amount& fw = hop.pci ? pci : all;
@@ -553,7 +552,8 @@ class Search {
   std::vector<std::uint64_t> used_;  // per rank: the channels that use its GPU
   std::vector<double> bw_;  // every link's bandwidth left (SysLink::bw as the search goes), where milli_ is kInexact
   std::vector<long long> milli_;  // the same in thousandths (Amount::milli)
-  std::array<Amount, 4> amounts_{{{-1, -1000}, {-1, -1000}, {-1, -1000}, {-1, -1000}}};  // amount_of's, latest first
+  // amount_of's last four, replaced in turn; each starts as amount(-1), which is {-1, -1000}.
+  std::array<Amount, 4> amounts_{{{-1, -1000}, {-1, -1000}, {-1, -1000}, {-1, -1000}}};
   std::size_t next_amount_ = 0;
   std::vector<int> link_base_;  // per node: its first link's place in bw_
   std::vector<Hops> hops_;  // per (from, to) node pair
