@@ -5,8 +5,13 @@
 
 namespace gradsync::models {
 
-ContentionModel::ContentionModel(const Topology& topology)
-    : topology_(topology), load_(2 * topology.links().size(), 0) {}
+ContentionModel::ContentionModel(const Topology& topology) : topology_(topology), load_(2 * topology.links().size(), 0) {
+  for (const Link& l : topology.links()) {
+    slot_.push_back(l.full_duplex ? 1 : 0);
+    bandwidth_.push_back(l.bandwidth_Bps);
+    duplex_.push_back(l.full_duplex && l.duplex_share < 1 ? 2 * l.bandwidth_Bps * l.duplex_share : 0);
+  }
+}
 
 void ContentionModel::share(const std::vector<Flow>& flows, std::vector<double>& bandwidth_out) {
   scratch_routes_.clear();
@@ -16,11 +21,8 @@ void ContentionModel::share(const std::vector<Flow>& flows, std::vector<double>&
 
 void ContentionModel::share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out,
                             std::vector<int>* limiting_hop_out) {
-  const auto& links = topology_.links();
-  auto slot = [&](const Hop& h) {
-    // A half-duplex link has one capacity for both directions: count both in slot 0.
-    return 2 * h.link + ((links[h.link].full_duplex && !h.forward) ? 1 : 0);
-  };
+  // A half-duplex link has one capacity for both directions: count both in slot 0.
+  auto slot = [&](const Hop& h) { return 2 * h.link + (h.forward ? 0 : slot_[h.link]); };
   for (const Route* r : routes) {
     for (const Hop& h : *r) {
       const std::size_t s = slot(h);
@@ -33,12 +35,11 @@ void ContentionModel::share(const std::vector<const Route*>& routes, std::vector
     double bw = std::numeric_limits<double>::infinity();
     int position = 0;
     for (const Hop& h : *routes[i]) {
-      const Link& l = links[h.link];
-      double here = l.bandwidth_Bps / load_[slot(h)];
-      if (l.full_duplex && l.duplex_share < 1) {
+      double here = bandwidth_[h.link] / load_[slot(h)];
+      if (duplex_[h.link] > 0) {
         // Both directions busy: they share 2 x bandwidth x duplex_share.
         const std::uint32_t both = load_[2 * h.link] + load_[2 * h.link + 1];
-        here = std::min(here, 2 * l.bandwidth_Bps * l.duplex_share / both);
+        here = std::min(here, duplex_[h.link] / both);
       }
       if (here < bw) {
         bw = here;

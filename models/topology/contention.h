@@ -33,6 +33,10 @@ class ContentionModel {
  private:
   const Topology& topology_;
   std::vector<std::uint32_t> load_;  // per link and direction: 2 * link + (forward ? 0 : 1)
+  // Per link, what share() reads of it, kept together: 1 when its directions count apart (full
+  // duplex), its bandwidth, and 2 x bandwidth x duplex_share where both directions interfere (else 0).
+  std::vector<std::size_t> slot_;
+  std::vector<double> bandwidth_, duplex_;
   std::vector<std::size_t> touched_;
   std::vector<const Route*> scratch_routes_;
 };
