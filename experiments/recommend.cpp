@@ -74,6 +74,21 @@ std::vector<models::Placement> placements_for(const models::Topology& t, int n, 
   return out;
 }
 
+// `values` of `spec` less those that the parameters fixed or left at their defaults exclude
+// (NVLS with nvls=off, CollNet without collnet=on): they would only fail.
+std::vector<std::string> allowed(const models::Strategy& s, const models::ParamSpec& spec, std::vector<std::string> values,
+                                 const models::SyncParams& fixed) {
+  std::erase_if(values, [&](const std::string& v) {
+    return std::any_of(spec.excludes.begin(), spec.excludes.end(), [&](const models::ParamSpec::Exclusion& x) {
+      if (x.value != v) return false;
+      const models::ParamSpec* other = models::find_param(s, x.other);
+      const std::string value = fixed.get(x.other) ? *fixed.get(x.other) : other ? other->default_value : "";
+      return std::find(x.other_values.begin(), x.other_values.end(), value) != x.other_values.end();
+    });
+  });
+  return values;
+}
+
 // Every combination of the values a search tries for the parameters of `s` (wrapping
 // `inner`, when it is a wrapper): the inner strategy's own parameters first, then the
 // wrapper's. Parameters the user fixed, and the sync period (searched on its own), stay out.
@@ -90,7 +105,7 @@ ParamGrid grid_for(const models::Strategy& s, const models::Topology& t, const m
     ParamGrid combos = {std::move(start)};
     for (const models::ParamSpec* spec : specs) {
       if (!spec->search || spec->period || fixed.get(spec->name) || !models::declares(s, spec->name)) continue;
-      const auto options = spec->search(context);
+      const auto options = allowed(s, *spec, spec->search(context), fixed);
       if (options.empty()) continue;
       ParamGrid next;
       for (const auto& c : combos) {
@@ -128,6 +143,37 @@ std::string changes_training(const models::Strategy& s, const models::ResultReco
 double score_of(const models::ResultRecord& r) {
   if (r.time_per_epoch_s) return *r.time_per_epoch_s;
   return r.time_per_sync_s / std::max(1, r.period_steps);
+}
+
+// A strategy that decides its own settings (NCCL: algorithm, protocol and channels by its cost
+// model) was searched with each setting forced as well: the best choice against the others on
+// the same GPUs, or, when a forced setting won, what the strategy's own pick takes there.
+std::vector<std::string> against_own_settings(const Recommendation& r, const Choice& best) {
+  auto own = [](const Choice& c) {
+    return std::all_of(c.searched.begin(), c.searched.end(), [&](const auto& kv) {
+      const models::ParamSpec* spec = models::find_param(*c.strategy, kv.first);
+      return !spec || kv.second == spec->default_value;
+    });
+  };
+  auto slower = [&](const Choice& c) {
+    return format_seconds(c.analytic.time_per_sync_s) + " (" + format_fixed(100.0 * (c.score / best.score - 1), 0) + " % slower" +
+           (c.analytic.busbw_GBps() ? ", busbw " + format_fixed(*c.analytic.busbw_GBps(), 1) + " GB/s" : "") + ")";
+  };
+  std::vector<const Choice*> others;
+  for (const Choice& c : r.ranked) {
+    if (&c != &best && c.strategy == best.strategy && c.rank_nodes == best.rank_nodes) others.push_back(&c);
+  }
+  if (others.empty() || best.score <= 0) return {};
+  if (!own(best)) {
+    const auto pick = std::find_if(others.begin(), others.end(), [&](const Choice* c) { return own(*c); });
+    if (pick == others.end()) return {};
+    return {"Forced (--param " + best.params_text() + "): faster here than " + best.strategy->name + "'s own pick on these GPUs, " +
+            (*pick)->params_text() + ", at " + slower(**pick) + "."};
+  }
+  std::string line = "Against its other settings on these GPUs (each forced):";
+  for (std::size_t i = 0; i < others.size(); ++i) line += (i ? ", " : " ") + others[i]->params_text() + " " + slower(*others[i]);
+  if (best.analytic.busbw_GBps()) line += "; the pick's busbw " + format_fixed(*best.analytic.busbw_GBps(), 1) + " GB/s";
+  return {line + "."};
 }
 
 }  // namespace
@@ -289,12 +335,53 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   }
   // Best first; equal figures keep the order of generation (defaults and fewer GPUs first),
   // and only the first of a strategy at a GPU count with the same figure is kept.
-  std::stable_sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) { return a.score < b.score; });
-  for (auto& c : choices) {
-    const bool duplicate = std::any_of(rec.ranked.begin(), rec.ranked.end(), [&](const Choice& k) {
-      return k.gpus == c.gpus && k.name() == c.name() && std::fabs(k.score - c.score) <= 1e-6 * std::max(k.score, c.score);
-    });
-    if (!duplicate) rec.ranked.push_back(std::move(c));
+  auto rank = [&] {
+    std::stable_sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) { return a.score < b.score; });
+    rec.ranked.clear();
+    for (auto& c : choices) {
+      const bool duplicate = std::any_of(rec.ranked.begin(), rec.ranked.end(), [&](const Choice& k) {
+        return k.gpus == c.gpus && k.name() == c.name() && std::fabs(k.score - c.score) <= 1e-6 * std::max(k.score, c.score);
+      });
+      if (!duplicate) rec.ranked.push_back(c);
+    }
+  };
+  rank();
+  // A strategy that picks its own settings (ParamSpec::weigh: NCCL's algorithm) against each
+  // of them forced, on the GPUs of its best choice.
+  std::vector<Choice> weighed;
+  for (const auto* s : strategies) {
+    const auto best = std::find_if(rec.ranked.begin(), rec.ranked.end(), [&](const Choice& c) { return c.strategy == s; });
+    if (best == rec.ranked.end()) continue;
+    const models::Placement placement = models::named_gpus(t, best->rank_nodes);
+    for (const auto& spec : models::params_of(*s)) {
+      if (!spec.weigh || o.fixed.get(spec.name) || best->searched.count(spec.name) == 0) continue;
+      const models::ParamContext context{t, placement, nullptr};
+      for (const std::string& v : allowed(*s, spec, spec.weigh(context), o.fixed)) {
+        Choice ch = *best;
+        ch.searched[spec.name] = v;
+        ch.params.set(spec.name, v);
+        models::PredictRequest q;
+        q.topology = &t;
+        q.workload = workload;
+        q.bytes = bytes;
+        q.strategy = s;
+        q.params = ch.params;
+        q.placement = placement;
+        try {
+          ch.analytic = models::predict(q);
+        } catch (const models::InputError&) {
+          continue;  // the strategy would not run it here (NCCL's NVLS on hosts of uneven GPU counts)
+        }
+        ++rec.evaluated;
+        ch.changes_training = changes_training(*s, ch.analytic);
+        ch.score = score_of(ch.analytic);
+        if (!(o.exact_only && !ch.changes_training.empty())) weighed.push_back(std::move(ch));
+      }
+    }
+  }
+  if (!weighed.empty()) {
+    for (Choice& c : weighed) choices.push_back(std::move(c));
+    rank();
   }
   // The simulator on the best multi-GPU choices.
   int confirmed = 0;
@@ -364,6 +451,7 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
   if (const auto b = bound_text(best); !b.empty()) lines.push_back("Why: " + b + ".");
   if (!best.alone() && best.strategy->decided_by) {
     if (const std::string d = best.strategy->decided_by(best.analytic); !d.empty()) lines.push_back("How: " + d + ".");
+    for (std::string& line : against_own_settings(r, best)) lines.push_back(std::move(line));
   }
   // The runner-up of another strategy, and what bounds it.
   const auto other = std::find_if(r.ranked.begin() + 1, r.ranked.end(), [&](const Choice& c) {

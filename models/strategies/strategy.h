@@ -78,6 +78,9 @@ struct ParamSpec {
   // The values a search (gradsync recommend) tries, given the placement; nullptr or empty:
   // not searched (left at its default or what the user set).
   ValuesFor search;
+  // Values a search then forces on the GPUs of the strategy's best choice alone, to weigh what
+  // the strategy picks by itself against them (NCCL's algorithms against its cost model's pick).
+  ValuesFor weigh;
   // The number of steps between synchronisations: a search tries the smallest that keeps
   // synchronisation under the share of a step it is asked for, besides "auto".
   bool period = false;

@@ -551,8 +551,16 @@ ParamSpec algorithm_param() {
               "model (across hosts the tree is NCCL's double binary tree; NVLS needs NVSwitch hosts with Hopper or later "
               "GPUs, NVLSTree two of them or more; CollNet needs collnet=on)",
               std::move(d)};
-  // A search takes NCCL's own pick (shown as what it became: algorithm=NVLSTree).
+  // A search takes NCCL's own pick (shown as what it became: algorithm=NVLSTree), then weighs it
+  // against each algorithm the ranks can run, forced (NCCL_ALGO), on the GPUs of its best choice:
+  // recommend says why NCCL's pick wins, or that a forced one beats it. (CollNet only with
+  // collnet=on: the search leaves out values that a fixed or default parameter excludes.)
   p.search = [](const ParamContext&) { return std::vector<std::string>{"auto"}; };
+  p.weigh = [more](const ParamContext& c) {
+    std::vector<std::string> v = {"Ring", "Tree"};
+    for (std::string& a : more(c)) v.push_back(std::move(a));
+    return v;
+  };
   for (const char* nvls : {"NVLS", "NVLSTree"}) {
     p.excludes.push_back({nvls, "protocol", {"LL", "LL128"}, "NCCL runs NVLS with its Simple protocol only"});
     p.excludes.push_back({nvls, "nvls", {"off"}, "NVLS needs NVLink SHARP"});
@@ -633,9 +641,13 @@ Strategy definition() {
     }
   }
   s.decided_by = [](const ResultRecord& r) {
-    // The planner's first note: the algorithm and protocol NCCL's cost model chose, with its figures.
+    // The planner's first note: the algorithm and protocol NCCL's cost model chose (or the
+    // settings forced them), with its figures.
     for (const std::string& note : r.notes) {
-      if (note.find("by NCCL 2.30.7's planner") != std::string::npos) return "NCCL's cost model picks " + note;
+      if (note.find("by NCCL 2.30.7's planner") == std::string::npos) continue;
+      return (note.find("(NCCL_ALGO=") != std::string::npos || note.find("(NCCL_PROTO=") != std::string::npos ? "NCCL runs "
+                                                                                                                : "NCCL's cost model picks ") +
+             note;
     }
     return std::string();
   };

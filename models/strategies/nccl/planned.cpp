@@ -8,6 +8,7 @@
 
 #include "models/strategies/common.h"
 #include "models/strategies/nccl/pipeline.h"
+#include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/topology/topology.h"
 
@@ -404,6 +405,12 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   const Layout lay = layout_of(ctx, plan);
   const int a = lay.algorithm;
   std::string line = std::string(algorithm_name(a)) + "/" + protocol_name(lay.protocol) + " by NCCL 2.30.7's planner";
+  // What NCCL_ALGO / NCCL_PROTO fixed, said, so the line does not read as the cost model's pick.
+  std::vector<std::string> forced;
+  for (const char* key : {"algorithm", "protocol"}) {
+    if (ctx.params.text(key) != "auto") forced.push_back(std::string(key == std::string("algorithm") ? "NCCL_ALGO=" : "NCCL_PROTO=") + ctx.params.text(key));
+  }
+  if (!forced.empty()) line += " (" + join(forced, ", ") + ")";
   line += " on " + std::to_string(plan.hosts.size()) + (plan.hosts.size() == 1 ? " host" : " hosts");
   if (a == kRing) line += ", " + std::to_string(lay.parts) + " channels";
   if (a == kTree) line += ", " + std::to_string(lay.parts) + " channels on a double binary tree of hosts, " + std::to_string(lay.chunks) + " chunks each";
