@@ -25,6 +25,7 @@ struct GenerateOptions {
   std::map<std::string, std::string> words;  // word parameters as given (intra, network)
   std::string output, form = "graph";
   std::vector<std::string> node_files;  // --node: one node's nvidia-smi topo -m
+  std::vector<std::string> nics;        // --nics: the node's NICs that form the network
 };
 
 // The parameters a node's nvidia-smi topo -m gives (topology generate --node).
@@ -50,7 +51,7 @@ int run_generate(GenerateOptions o) {
   std::vector<std::string> notes;
   const models::Topology t = [&] {
     if (o.node_files.empty()) return models::generate_cluster(o.spec);
-    models::NodeCluster built = models::cluster_from_node(o.node_files, o.spec);
+    models::NodeCluster built = models::cluster_from_node(o.node_files, o.spec, o.nics);
     notes = std::move(built.notes);
     return std::move(built.topology);
   }();
@@ -110,7 +111,7 @@ Action add_topology(CLI::App& app) {
       "--form generated writes the parameters instead of the graph: {\"name\", \"generate\": {\"nodes\": 16, ...}}, which\n"
       "every command reads as the cluster they build (the shipped clusters are such files).\n"
       "--node FILE builds each node as one machine's nvidia-smi topo -m shows it (NCCL's documented rates), its NICs\n"
-      "where the NIC columns put them (those PIX or PXB to a GPU form the network, one rail each).\n"
+      "where the NIC columns put them (those PIX or PXB to a GPU form the network, one rail each; --nics names them instead).\n"
       "Examples:\n"
       "  gradsync topology generate --nodes 16 --gpus-per-node 8 -o c128.json\n"
       "  gradsync topology generate --node topo.txt --nodes 4 --nic-GBps 50 --network rail -o c32.json\n"
@@ -140,6 +141,12 @@ Action add_topology(CLI::App& app) {
       if (p.key == key) node->excludes(gen->get_option(models::cluster_flag(p)));
     }
   }
+  gen->add_option("--nics", o->nics,
+                  "with --node: the NICs that form the network, by their names in topo -m's NIC Legend (e.g. "
+                  "mlx5_0,mlx5_1); default: those PIX or PXB to a GPU")
+      ->delimiter(',')
+      ->type_name("NAMES")
+      ->needs(node);
   gen->add_option("--name", o->spec.name, "topology name (default from the parameters, e.g. 16x8gpu-nvswitch-rail)");
   gen->add_option("--form", o->form, "graph (every node and link written out) or generated (the parameters only)")
       ->check(CLI::IsMember({"graph", "generated"}))

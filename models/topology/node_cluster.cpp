@@ -32,7 +32,8 @@ int closest_level(const ImportedDevice& d) {
 
 }  // namespace
 
-NodeCluster cluster_from_node(const std::vector<std::string>& node_files, const ClusterSpec& spec) {
+NodeCluster cluster_from_node(const std::vector<std::string>& node_files, const ClusterSpec& spec,
+                              const std::vector<std::string>& nics) {
   check_cluster_spec(spec);
   ImportOptions io;
   io.gpu_model = spec.gpu;
@@ -53,21 +54,35 @@ NodeCluster cluster_from_node(const std::vector<std::string>& node_files, const 
   }
 
   std::vector<std::string> notes;
-  // The fabric's NICs: those PIX or PXB to a GPU, else every one.
+  // The fabric's NICs: those named, else those PIX or PXB to a GPU, else every one.
   std::vector<std::size_t> fabric_nics, left_out;
-  for (std::size_t d = 0; d < r.devices.size(); ++d) (closest_level(r.devices[d]) <= kPxbLevel ? fabric_nics : left_out).push_back(d);
+  std::vector<std::string> all_names;
+  for (const ImportedDevice& d : r.devices) all_names.push_back(d.name);
+  for (const std::string& name : nics) {
+    if (std::count(nics.begin(), nics.end(), name) > 1) throw InputError("--nics: " + name + " is named twice; expected each NIC once");
+    if (std::find(all_names.begin(), all_names.end(), name) == all_names.end()) {
+      throw InputError("--nics: " + files + " has no NIC named '" + name + "'" + did_you_mean(name, all_names) +
+                       "; its NICs (nvidia-smi topo -m's NIC Legend): " + join(all_names));
+    }
+  }
+  for (std::size_t d = 0; d < r.devices.size(); ++d) {
+    const bool taken = nics.empty() ? closest_level(r.devices[d]) <= kPxbLevel
+                                    : std::find(nics.begin(), nics.end(), r.devices[d].name) != nics.end();
+    (taken ? fabric_nics : left_out).push_back(d);
+  }
   if (fabric_nics.empty()) {
     fabric_nics.swap(left_out);
     notes.push_back("no NIC is PIX or PXB to a GPU: every NIC (" + std::to_string(fabric_nics.size()) +
                         ") taken as the network's, each through its host bridge or socket");
   }
   std::vector<std::string> names;
-  for (std::size_t d : fabric_nics) names.push_back(r.devices[d].name);
-  notes.push_back("the network's NICs, one per rail: " + join(names) + " (PIX or PXB to a GPU)");
+  for (std::size_t d : fabric_nics) names.push_back(r.devices[d].name + (nics.empty() ? "" : " (" + std::string(class_at(closest_level(r.devices[d]))) + ")"));
+  notes.push_back("the network's NICs, one per rail: " + join(names) + (nics.empty() ? " (PIX or PXB to a GPU)" : " (named by --nics)"));
   if (!left_out.empty()) {
     std::vector<std::string> other;
     for (std::size_t d : left_out) other.push_back(r.devices[d].name + " (" + class_at(closest_level(r.devices[d])) + ")");
-    notes.push_back("left out, as a management or storage NIC farther than PXB from every GPU: " + join(other));
+    notes.push_back(nics.empty() ? "left out, as a management or storage NIC farther than PXB from every GPU: " + join(other)
+                                 : "left out, not named by --nics: " + join(other));
   }
 
   // The node with its NICs: the NICs join the GPUs as leaves of the nominal form, so that the

@@ -8,9 +8,9 @@
 // link layer, the network's shape, GPUDirect, SHARP) comes from the ClusterSpec, as for
 // generated clusters.
 //
-// The NICs of the fabric: those PIX or PXB to some GPU (a management or storage NIC sits on a
-// socket, PHB or farther from every GPU); all of them where none is that close. The notes say
-// which were taken and which left out.
+// The NICs of the fabric: those named (`nics`, the names of topo -m's NIC legend), else those
+// PIX or PXB to some GPU (a management or storage NIC sits on a socket, PHB or farther from every
+// GPU), all of them where none is that close. The notes say which were taken and which left out.
 #pragma once
 
 #include <string>
@@ -29,7 +29,9 @@ struct NodeCluster {
 // `node_files`: the node's tool outputs, holding nvidia-smi topo -m with its NIC columns. The
 // spec's node-inside parameters (gpus_per_node, intra, nvlink_GBps, gpus_per_pcie_switch,
 // nics_per_node) are not used: the node file gives them. Throws InputError naming the file when
-// it holds no topo -m, no NIC column, or measured bandwidth (a cluster is planned at NCCL's rates).
-NodeCluster cluster_from_node(const std::vector<std::string>& node_files, const ClusterSpec& spec);
+// it holds no topo -m, no NIC column, or measured bandwidth (a cluster is planned at NCCL's rates),
+// and a name of `nics` that is not one of its NICs (or given twice).
+NodeCluster cluster_from_node(const std::vector<std::string>& node_files, const ClusterSpec& spec,
+                              const std::vector<std::string>& nics = {});
 
 }  // namespace gradsync::models

@@ -164,3 +164,42 @@ TEST(TopologyGenerateCli, ANodesTopoMatrixAndANodeCountGiveACluster) {
   EXPECT_NE(b200.out.find("2 nodes x 8 B200 GPUs"), std::string::npos) << b200.out;
   fs::remove_all(dir);
 }
+
+// --nics names the NICs that form the network instead of the PIX-or-PXB rule: one of the GPUs'
+// NICs and the socket's (NODE) one, each a rail, the NODE one reached through the host bridge
+// and socket. A name the NIC Legend lacks, or one given twice, is refused and writes nothing.
+TEST(TopologyGenerateCli, NicsNamedByTheUserFormTheNetwork) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-nics-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string node = std::string(GRADSYNC_TOPOLOGIES) + "/nodes/hgx-h100-8gpu-8nic-topo-m.txt";
+  const std::string out = (dir / "c16.json").string();
+  const auto r = run_cli({"topology", "generate", "--node", node, "--nodes", "2", "--network", "single", "--nics", "mlx5_8,mlx5_0", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("the network's NICs, one per rail: mlx5_0 (PIX), mlx5_8 (NODE) (named by --nics)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("left out, not named by --nics: mlx5_1 (PIX), "), std::string::npos) << r.out;
+  const auto t = gradsync::models::load_topology_file(out).topology;
+  using gradsync::models::NodeKind;
+  EXPECT_EQ(t.nodes_of_kind(NodeKind::nic).size(), 4u);
+  EXPECT_EQ(t.route(t.require("n1-gpu0", "test"), t.require("n1-mlx5_0", "test")).size(), 2u);  // its PCIe switch
+  const auto far = t.route(t.require("n1-gpu0", "test"), t.require("n1-mlx5_8", "test"));
+  EXPECT_GT(far.size(), 2u);
+  bool through_socket = false;
+  for (const auto& h : far) {
+    for (std::size_t end : {t.links()[h.link].a, t.links()[h.link].b}) through_socket = through_socket || t.node(end).kind == NodeKind::cpu_socket;
+  }
+  EXPECT_TRUE(through_socket);
+  const auto predicted = run_cli({"predict", "--topology", out, "--strategy", "nccl", "--size", "1GiB", "-x", "formula"});
+  EXPECT_EQ(predicted.status, 0) << predicted.out;
+
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"mlx5_9"}, {"mlx5_0,mlx5_0"}}) {
+    const std::string file = (dir / "bad.json").string();
+    const auto refused = run_cli({"topology", "generate", "--node", node, "--nics", bad[0], "-o", file});
+    EXPECT_EQ(refused.status, 2) << refused.out;
+    EXPECT_FALSE(fs::exists(file));
+  }
+  const auto unknown = run_cli({"topology", "generate", "--node", node, "--nics", "mlx5_9"});
+  EXPECT_NE(unknown.out.find("has no NIC named 'mlx5_9'"), std::string::npos) << unknown.out;
+  EXPECT_NE(unknown.out.find("its NICs (nvidia-smi topo -m's NIC Legend): mlx5_0, mlx5_1"), std::string::npos) << unknown.out;
+  EXPECT_EQ(run_cli({"topology", "generate", "--nodes", "2", "--nics", "mlx5_0"}).status, 2);  // needs --node
+  fs::remove_all(dir);
+}
