@@ -60,6 +60,7 @@ class Walker {
     };
     double total = 0;
     previous_routes_.clear();
+    previous_counts_.clear();
     bound_.clear();
     costs_.assign(s_.rounds.size(), RoundCost{});
     // Rounds that later rounds turn along their cycles keep what each participant did.
@@ -83,7 +84,9 @@ class Walker {
         total += cost.comm + cost.local;
         continue;
       }
+      ++stamp_;
       routes_.clear();
+      counts_.clear();
       bytes_.clear();
       cap_.clear();
       latency_.clear();
@@ -105,10 +108,22 @@ class Walker {
               auto& last = last_[static_cast<std::size_t>(p) * kPeerSlots + peer_slot(op.peer)];
               if (last.peer != op.peer) last = {op.peer, &info(p, op.peer)};
               const PairInfo& pair = *last.info;
-              routes_.push_back(pair.route);
-              latency_.push_back(s_.latency_in_ops ? 0.0 : pair.latency);
-              bytes_.push_back(op.link_bytes());
-              cap_.push_back(op.max_Bps);
+              const double latency = s_.latency_in_ops ? 0.0 : pair.latency, bytes = op.link_bytes();
+              // A flow like an earlier one of this round between the same two participants (a
+              // GPU's channels to its switch) joins it: the same route, bytes and engine get the
+              // same share, and the round's slowest is still the first of them.
+              if (!detail && last.round == stamp_ && bytes_[last.group] == bytes && cap_[last.group] == op.max_Bps &&
+                  latency_[last.group] == latency) {
+                ++counts_[last.group];
+              } else {
+                last.round = stamp_;
+                last.group = routes_.size();
+                routes_.push_back(pair.route);
+                counts_.push_back(1);
+                latency_.push_back(latency);
+                bytes_.push_back(bytes);
+                cap_.push_back(op.max_Bps);
+              }
               local_[static_cast<std::size_t>(p)] += op.local_seconds(c);  // encoding the payload, if it is
               break;
             }
@@ -117,9 +132,10 @@ class Walker {
         }
       }
       // Consecutive rounds often repeat the same flows (a ring's steps): share once.
-      if (routes_ != previous_routes_) {
-        contention_.share(routes_, bandwidth_, &limiting_);
+      if (routes_ != previous_routes_ || counts_ != previous_counts_) {
+        contention_.share(routes_, bandwidth_, &limiting_, &counts_);
         previous_routes_ = routes_;
+        previous_counts_ = counts_;
       }
       if (detail) {
         detail->routes = routes_;
@@ -277,13 +293,17 @@ class Walker {
   std::unordered_map<std::uint64_t, PairInfo> pairs_;
   std::vector<Op> ops_;
   std::vector<const Route*> routes_, previous_routes_;
+  std::vector<std::uint32_t> counts_, previous_counts_;  // flows each entry of routes_ stands for
   // Per participant, the pairs it used last, kPeerSlots of them by peer (a tree node's parent
   // and children, a switch's GPUs): the map's lookups were a fifth of a large walk.
   static constexpr std::size_t kPeerSlots = 8;  // peer_slot() gives 3 bits
   struct LastPeer {
     int peer = -1;
     const PairInfo* info = nullptr;  // the map's nodes do not move
+    std::uint64_t round = 0;         // the stamp_ of the round its group is in
+    std::size_t group = 0;           // its flows' entry in routes_ in that round
   };
+  std::uint64_t stamp_ = 0;  // one per round walked (0: none)
   std::vector<LastPeer> last_;
   // Fibonacci hashing: peers a multiple of 8 apart (the same GPU of other hosts) fall apart.
   static std::size_t peer_slot(int peer) { return (static_cast<std::uint32_t>(peer) * 2654435769u) >> 29; }

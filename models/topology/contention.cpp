@@ -20,13 +20,15 @@ void ContentionModel::share(const std::vector<Flow>& flows, std::vector<double>&
 }
 
 void ContentionModel::share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out,
-                            std::vector<int>* limiting_hop_out) {
+                            std::vector<int>* limiting_hop_out, const std::vector<std::uint32_t>* counts) {
   // A half-duplex link has one capacity for both directions: count both in slot 0.
   auto slot = [&](const Hop& h) { return 2 * h.link + (h.forward ? 0 : slot_[h.link]); };
-  for (const Route* r : routes) {
-    for (const Hop& h : *r) {
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    const std::uint32_t n = counts ? (*counts)[i] : 1;
+    for (const Hop& h : *routes[i]) {
       const std::size_t s = slot(h);
-      if (load_[s]++ == 0) touched_.push_back(s);
+      if (load_[s] == 0) touched_.push_back(s);
+      load_[s] += n;
     }
   }
   bandwidth_out.resize(routes.size());

@@ -26,9 +26,10 @@ class ContentionModel {
   void share(const std::vector<Flow>& flows, std::vector<double>& bandwidth_out);
   // Same, with the routes given (route[i] for flows[i]), for callers that cache routes.
   // With `limiting_hop_out`: for each flow, the position in its route of the hop that sets
-  // its share (-1 for a local copy).
+  // its share (-1 for a local copy). With `counts`: routes[i] stands for counts[i] flows alike
+  // (each gets the share written for it).
   void share(const std::vector<const Route*>& routes, std::vector<double>& bandwidth_out,
-             std::vector<int>* limiting_hop_out = nullptr);
+             std::vector<int>* limiting_hop_out = nullptr, const std::vector<std::uint32_t>* counts = nullptr);
 
  private:
   const Topology& topology_;
