@@ -1,9 +1,13 @@
 #include "models/executors/analytic.h"
 
 #include <algorithm>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -41,9 +45,8 @@ class Walker {
     std::pair<std::size_t, bool> bound{};
   };
 
-  Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce, bool each_round)
-      : t_(t), s_(s), reduce_(reduce), each_round_(each_round), contention_(t), last_(static_cast<std::size_t>(s.participant_count()) * kPeerSlots),
-        local_(static_cast<std::size_t>(s.participant_count())) {}
+  Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce, bool each_round, int threads)
+      : t_(t), s_(s), reduce_(reduce), each_round_(each_round), threads_(threads), main_(t, s.participant_count()) {}
 
   // Sums the rounds; with focus >= 0 only what involves that worker counts (its own ops,
   // and other participants' transfers with it).
@@ -58,9 +61,6 @@ class Walker {
       }
       phases[it->second].seconds += seconds;
     };
-    double total = 0;
-    previous_routes_.clear();
-    previous_counts_.clear();
     bound_.clear();
     costs_.assign(s_.rounds.size(), RoundCost{});
     // Rounds that later rounds turn along their cycles keep what each participant did.
@@ -69,105 +69,28 @@ class Walker {
     for (const Round& r : s_.rounds) {
       if (r.rotated()) keep[static_cast<std::size_t>(r.same_as)] = !each_round_ && focus < 0;
     }
+    // A round declared equal in cost to an earlier one costs what that one did (a ring of N
+    // ranks evaluates 2 of its 2(N-1) steps); one turned along cycles of it, what its
+    // participants' priced sizes say. The others are priced first, each on its own.
+    auto turn = [&](const Round& round) { return round.rotated() && !each_round_ && focus < 0; };
+    auto reused = [&](const Round& round) { return turn(round) || (!each_round_ && round.same_as >= 0 && !round.rotated()); };
+    std::vector<std::size_t> fresh;
+    for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
+      if (reused(s_.rounds[r])) continue;
+      fresh.push_back(r);
+      if (keep[r]) details_[r];  // made here: the pricing fills it, from any thread
+    }
+    price_all(fresh, focus);
+    // Then summed in round order (the same additions, in the same order, however priced).
+    double total = 0;
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
       const Round& round = s_.rounds[r];
-      // A round declared equal in cost to an earlier one costs what that one did (a ring of
-      // N ranks evaluates 2 of its 2(N-1) steps); one turned along cycles of it, what its
-      // participants' priced sizes say.
-      const bool turn = round.rotated() && !each_round_ && focus < 0;
-      if (turn || (!each_round_ && round.same_as >= 0 && !round.rotated())) {
-        const RoundCost cost = turn ? turned(round) : costs_[static_cast<std::size_t>(round.same_as)];
-        costs_[r] = cost;
-        add(round.phase, cost.comm);
-        if (cost.local > 0) add(round.local_phase(), cost.local);
-        if (cost.bounded) bound_[cost.bound] += cost.comm;
-        total += cost.comm + cost.local;
-        continue;
-      }
-      ++stamp_;
-      routes_.clear();
-      counts_.clear();
-      bytes_.clear();
-      cap_.clear();
-      latency_.clear();
-      std::fill(local_.begin(), local_.end(), 0.0);
-      Detail* detail = keep[r] ? &details_[r] : nullptr;
-      for (int p = 0; p < s_.participant_count(); ++p) {
-        ops_.clear();
-        round.ops(p, ops_);
-        if (detail) {
-          detail->first_send.push_back(routes_.size());
-          detail->ops.push_back(ops_);
-        }
-        const LocalCosts& c = reduce_[static_cast<std::size_t>(p)];
-        for (const Op& op : ops_) {
-          if (focus >= 0 && p != focus && !(op.is_transfer() && op.peer == focus)) continue;
-          switch (op.kind) {
-            case OpKind::send: {
-              // Most participants talk to the same few peers round after round: check those first.
-              auto& last = last_[static_cast<std::size_t>(p) * kPeerSlots + peer_slot(op.peer)];
-              if (last.peer != op.peer) last = {op.peer, &info(p, op.peer)};
-              const PairInfo& pair = *last.info;
-              const double latency = s_.latency_in_ops ? 0.0 : pair.latency, bytes = op.link_bytes();
-              // A flow like an earlier one of this round between the same two participants (a
-              // GPU's channels to its switch) joins it: the same route, bytes and engine get the
-              // same share, and the round's slowest is still the first of them.
-              if (!detail && last.round == stamp_ && bytes_[last.group] == bytes && cap_[last.group] == op.max_Bps &&
-                  latency_[last.group] == latency) {
-                ++counts_[last.group];
-              } else {
-                last.round = stamp_;
-                last.group = routes_.size();
-                routes_.push_back(pair.route);
-                counts_.push_back(1);
-                latency_.push_back(latency);
-                bytes_.push_back(bytes);
-                cap_.push_back(op.max_Bps);
-              }
-              local_[static_cast<std::size_t>(p)] += op.local_seconds(c);  // encoding the payload, if it is
-              break;
-            }
-            default: local_[static_cast<std::size_t>(p)] += op.local_seconds(c); break;
-          }
-        }
-      }
-      // Consecutive rounds often repeat the same flows (a ring's steps): share once.
-      if (routes_ != previous_routes_ || counts_ != previous_counts_) {
-        contention_.share(routes_, bandwidth_, &limiting_, &counts_);
-        previous_routes_ = routes_;
-        previous_counts_ = counts_;
-      }
-      if (detail) {
-        detail->routes = routes_;
-        detail->latency = latency_;
-        detail->bandwidth = bandwidth_;
-        detail->limiting = limiting_;
-      }
-      double comm = 0;
-      std::size_t slowest = routes_.size();
-      for (std::size_t i = 0; i < routes_.size(); ++i) {
-        const double rate = cap_[i] > 0 ? std::min(cap_[i], bandwidth_[i]) : bandwidth_[i];
-        const double transfer = routes_[i]->empty() ? 0.0 : latency_[i] + bytes_[i] / rate;
-        if (transfer > comm) {
-          comm = transfer;
-          slowest = i;
-        }
-      }
-      RoundCost& cost = costs_[r];
-      // A transfer its engine limits (max_Bps) is bounded by no link.
-      if (slowest < routes_.size() && limiting_[slowest] >= 0 &&
-          !(cap_[slowest] > 0 && cap_[slowest] < bandwidth_[slowest])) {
-        const Hop& h = (*routes_[slowest])[static_cast<std::size_t>(limiting_[slowest])];
-        cost.bounded = true;
-        cost.bound = {h.link, h.forward};
-        bound_[cost.bound] += comm;
-      }
-      const double local = local_.empty() ? 0.0 : *std::max_element(local_.begin(), local_.end());
-      cost.comm = comm;
-      cost.local = local;
-      add(round.phase, comm);
-      if (local > 0) add(round.local_phase(), local);
-      total += comm + local;
+      if (reused(round)) costs_[r] = turn(round) ? turned(round) : costs_[static_cast<std::size_t>(round.same_as)];
+      const RoundCost& cost = costs_[r];
+      add(round.phase, cost.comm);
+      if (cost.local > 0) add(round.local_phase(), cost.local);
+      if (cost.bounded) bound_[cost.bound] += cost.comm;
+      total += cost.comm + cost.local;
     }
     return total;
   }
@@ -259,6 +182,167 @@ class Walker {
     }
   }
 
+  // What pricing a round needs of its own: one per thread that prices rounds.
+  struct PairInfo {
+    const Route* route;
+    double latency;
+  };
+  // Per participant, the pairs it used last, kPeerSlots of them by peer (a tree node's parent
+  // and children, a switch's GPUs): the map's lookups were a fifth of a large walk.
+  static constexpr std::size_t kPeerSlots = 8;  // peer_slot() gives 3 bits
+  struct LastPeer {
+    int peer = -1;
+    const PairInfo* info = nullptr;  // the map's nodes do not move
+    std::uint64_t round = 0;         // the stamp of the round its group is in
+    std::size_t group = 0;           // its flows' entry in routes in that round
+  };
+  // Fibonacci hashing: peers a multiple of 8 apart (the same GPU of other hosts) fall apart.
+  static std::size_t peer_slot(int peer) { return (static_cast<std::uint32_t>(peer) * 2654435769u) >> 29; }
+  struct Scratch {
+    Scratch(const Topology& t, int participants)
+        : contention(t), last(static_cast<std::size_t>(participants) * kPeerSlots), local(static_cast<std::size_t>(participants)) {}
+    ContentionModel contention;
+    std::unordered_map<std::uint64_t, PairInfo> pairs;
+    std::vector<Op> ops;
+    std::vector<const Route*> routes, previous_routes;
+    std::vector<std::uint32_t> counts, previous_counts;  // flows each entry of routes stands for
+    std::vector<LastPeer> last;
+    std::uint64_t stamp = 0;  // one per round priced (0: none)
+    std::vector<double> bytes, latency, bandwidth, local, cap;
+    std::vector<int> limiting;
+  };
+
+  const PairInfo& info(Scratch& w, int from, int to) const {
+    const std::size_t a = s_.participants[static_cast<std::size_t>(from)].node;
+    const std::size_t b = s_.participants[static_cast<std::size_t>(to)].node;
+    const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
+    auto it = w.pairs.find(key);
+    if (it == w.pairs.end()) {
+      it = w.pairs.emplace(key, PairInfo{&t_.route(a, b), a == b ? 0.0 : t_.latency_s(a, b)}).first;
+    }
+    return it->second;
+  }
+
+  // Round r's cost walked: its transfers (their routes' shares while the round's others run)
+  // and its busiest participant's local work; with `detail`, what each participant did.
+  RoundCost price(std::size_t r, int focus, Scratch& w, Detail* detail) const {
+    const Round& round = s_.rounds[r];
+    ++w.stamp;
+    w.routes.clear();
+    w.counts.clear();
+    w.bytes.clear();
+    w.cap.clear();
+    w.latency.clear();
+    std::fill(w.local.begin(), w.local.end(), 0.0);
+    for (int p = 0; p < s_.participant_count(); ++p) {
+      w.ops.clear();
+      round.ops(p, w.ops);
+      if (detail) {
+        detail->first_send.push_back(w.routes.size());
+        detail->ops.push_back(w.ops);
+      }
+      const LocalCosts& c = reduce_[static_cast<std::size_t>(p)];
+      for (const Op& op : w.ops) {
+        if (focus >= 0 && p != focus && !(op.is_transfer() && op.peer == focus)) continue;
+        switch (op.kind) {
+          case OpKind::send: {
+            // Most participants talk to the same few peers round after round: check those first.
+            auto& last = w.last[static_cast<std::size_t>(p) * kPeerSlots + peer_slot(op.peer)];
+            if (last.peer != op.peer) last = {op.peer, &info(w, p, op.peer)};
+            const PairInfo& pair = *last.info;
+            const double latency = s_.latency_in_ops ? 0.0 : pair.latency, bytes = op.link_bytes();
+            // A flow like an earlier one of this round between the same two participants (a
+            // GPU's channels to its switch) joins it: the same route, bytes and engine get the
+            // same share, and the round's slowest is still the first of them.
+            if (!detail && last.round == w.stamp && w.bytes[last.group] == bytes && w.cap[last.group] == op.max_Bps &&
+                w.latency[last.group] == latency) {
+              ++w.counts[last.group];
+            } else {
+              last.round = w.stamp;
+              last.group = w.routes.size();
+              w.routes.push_back(pair.route);
+              w.counts.push_back(1);
+              w.latency.push_back(latency);
+              w.bytes.push_back(bytes);
+              w.cap.push_back(op.max_Bps);
+            }
+            w.local[static_cast<std::size_t>(p)] += op.local_seconds(c);  // encoding the payload, if it is
+            break;
+          }
+          default: w.local[static_cast<std::size_t>(p)] += op.local_seconds(c); break;
+        }
+      }
+    }
+    // Consecutive rounds often repeat the same flows (a ring's steps): share once.
+    if (w.routes != w.previous_routes || w.counts != w.previous_counts) {
+      w.contention.share(w.routes, w.bandwidth, &w.limiting, &w.counts);
+      w.previous_routes = w.routes;
+      w.previous_counts = w.counts;
+    }
+    if (detail) {
+      detail->routes = w.routes;
+      detail->latency = w.latency;
+      detail->bandwidth = w.bandwidth;
+      detail->limiting = w.limiting;
+    }
+    RoundCost cost;
+    std::size_t slowest = w.routes.size();
+    for (std::size_t i = 0; i < w.routes.size(); ++i) {
+      const double rate = w.cap[i] > 0 ? std::min(w.cap[i], w.bandwidth[i]) : w.bandwidth[i];
+      const double transfer = w.routes[i]->empty() ? 0.0 : w.latency[i] + w.bytes[i] / rate;
+      if (transfer > cost.comm) {
+        cost.comm = transfer;
+        slowest = i;
+      }
+    }
+    // A transfer its engine limits (max_Bps) is bounded by no link.
+    if (slowest < w.routes.size() && w.limiting[slowest] >= 0 && !(w.cap[slowest] > 0 && w.cap[slowest] < w.bandwidth[slowest])) {
+      const Hop& h = (*w.routes[slowest])[static_cast<std::size_t>(w.limiting[slowest])];
+      cost.bounded = true;
+      cost.bound = {h.link, h.forward};
+    }
+    cost.local = w.local.empty() ? 0.0 : *std::max_element(w.local.begin(), w.local.end());
+    return cost;
+  }
+
+  // Prices `rounds` into costs_ (and details_ where made): on this thread, or, for a large
+  // walk, in contiguous blocks on as many threads as the machine has (each with its own
+  // scratch; a round's cost does not depend on which thread prices it).
+  void price_all(const std::vector<std::size_t>& rounds, int focus) {
+    auto detail_of = [&](std::size_t r) {
+      const auto it = details_.find(r);
+      return it == details_.end() ? nullptr : &it->second;
+    };
+    const double work = static_cast<double>(rounds.size()) * s_.participant_count();
+    int threads = threads_ > 0 ? threads_ : work >= kParallelWork ? static_cast<int>(std::thread::hardware_concurrency()) : 1;
+    threads = std::clamp(threads, 1, std::max(1, std::min<int>(kMaxThreads, static_cast<int>(rounds.size()))));
+    if (threads == 1) {
+      for (std::size_t r : rounds) costs_[r] = price(r, focus, main_, detail_of(r));
+      return;
+    }
+    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
+    auto block = [&](int k, Scratch& w) {
+      const std::size_t n = rounds.size(), from = n * static_cast<std::size_t>(k) / static_cast<std::size_t>(threads),
+                        to = n * static_cast<std::size_t>(k + 1) / static_cast<std::size_t>(threads);
+      try {
+        for (std::size_t i = from; i < to; ++i) costs_[rounds[i]] = price(rounds[i], focus, w, detail_of(rounds[i]));
+      } catch (...) {
+        failed[static_cast<std::size_t>(k)] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> others;
+    std::vector<std::unique_ptr<Scratch>> scratch;
+    for (int k = 1; k < threads; ++k) {
+      scratch.push_back(std::make_unique<Scratch>(t_, s_.participant_count()));
+      others.emplace_back(block, k, std::ref(*scratch.back()));
+    }
+    block(0, main_);
+    for (std::thread& th : others) th.join();
+    for (const std::exception_ptr& e : failed) {
+      if (e) std::rethrow_exception(e);
+    }
+  }
+
   std::vector<BoundingLink> bounding_links() const {
     std::vector<BoundingLink> out;
     for (const auto& [key, seconds] : bound_) out.push_back({key.first, key.second, seconds});
@@ -267,56 +351,28 @@ class Walker {
   }
 
  private:
-  struct PairInfo {
-    const Route* route;
-    double latency;
-  };
-  const PairInfo& info(int from, int to) {
-    const std::size_t a = s_.participants[static_cast<std::size_t>(from)].node;
-    const std::size_t b = s_.participants[static_cast<std::size_t>(to)].node;
-    const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
-    auto it = pairs_.find(key);
-    if (it == pairs_.end()) {
-      it = pairs_.emplace(key, PairInfo{&t_.route(a, b), a == b ? 0.0 : t_.latency_s(a, b)}).first;
-    }
-    return it->second;
-  }
+  // Walks with at least this many participant-rounds to price use every core (a fill and drain
+  // of the 8,192-GPU cluster's NVLS trees: 450,000); fewer are priced on this thread.
+  static constexpr double kParallelWork = 200000;
+  static constexpr int kMaxThreads = 16;
 
   const Topology& t_;
   const Schedule& s_;
   const std::vector<LocalCosts>& reduce_;
   const bool each_round_;
+  const int threads_;  // 0: by the walk's size
   std::vector<RoundCost> costs_;
   std::unordered_map<std::size_t, Detail> details_;
   std::vector<int> source_;  // per participant, the profile it carries in the round being priced
-  ContentionModel contention_;
-  std::unordered_map<std::uint64_t, PairInfo> pairs_;
-  std::vector<Op> ops_;
-  std::vector<const Route*> routes_, previous_routes_;
-  std::vector<std::uint32_t> counts_, previous_counts_;  // flows each entry of routes_ stands for
-  // Per participant, the pairs it used last, kPeerSlots of them by peer (a tree node's parent
-  // and children, a switch's GPUs): the map's lookups were a fifth of a large walk.
-  static constexpr std::size_t kPeerSlots = 8;  // peer_slot() gives 3 bits
-  struct LastPeer {
-    int peer = -1;
-    const PairInfo* info = nullptr;  // the map's nodes do not move
-    std::uint64_t round = 0;         // the stamp_ of the round its group is in
-    std::size_t group = 0;           // its flows' entry in routes_ in that round
-  };
-  std::uint64_t stamp_ = 0;  // one per round walked (0: none)
-  std::vector<LastPeer> last_;
-  // Fibonacci hashing: peers a multiple of 8 apart (the same GPU of other hosts) fall apart.
-  static std::size_t peer_slot(int peer) { return (static_cast<std::uint32_t>(peer) * 2654435769u) >> 29; }
-  std::vector<double> bytes_, latency_, bandwidth_, local_, cap_;
-  std::vector<int> limiting_;
+  Scratch main_;
   std::map<std::pair<std::size_t, bool>, double> bound_;
 };
 
 }  // namespace
 
 AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
-                            const std::vector<LocalCosts>& costs, double compute_s_per_step, bool each_round) {
-  Walker walker(topology, schedule, costs, each_round);
+                            const std::vector<LocalCosts>& costs, double compute_s_per_step, bool each_round, int threads) {
+  Walker walker(topology, schedule, costs, each_round, threads);
   AnalyticResult r;
   const double period = static_cast<double>(std::max(1, schedule.period_steps));
   if (!schedule.asynchronous) {

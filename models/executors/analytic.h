@@ -44,7 +44,11 @@ std::string describe_link(const Topology& topology, const BoundingLink& link);
 // workload's compute per minibatch (0 without a workload). A round declared equal in cost
 // to an earlier one (Round::same_as) is not walked again: it costs what that one did.
 // `each_round`: walk every round anyway (the reference the shortcut is tested against).
+// `threads`: how many threads price the rounds not taken from others (each round on its own,
+// then summed in order: the same result however many); 0: one, or every core for a walk of
+// 200,000 participant-rounds and more (the 8,192-GPU cluster's NVLS trees).
 AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
-                            const std::vector<LocalCosts>& costs, double compute_s_per_step, bool each_round = false);
+                            const std::vector<LocalCosts>& costs, double compute_s_per_step, bool each_round = false,
+                            int threads = 0);
 
 }  // namespace gradsync::models

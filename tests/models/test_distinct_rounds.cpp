@@ -1,7 +1,8 @@
 // Analytic cost by distinct rounds (issue 16): a round a strategy declares equal in cost to
 // an earlier one (Round::same_as: a ring's steps when its blocks are equal) is not walked
-// again. The shortcut must give exactly what walking every round gives, and the symbolic
-// checker must refuse a declaration that does not hold.
+// again. The shortcut must give exactly what walking every round gives, so must pricing the
+// rounds on several threads, and the symbolic checker must refuse a declaration that does not
+// hold.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -69,7 +70,10 @@ TEST(DistinctRounds, EqualToWalkingEveryRoundOnEveryShippedTopology) {
         const auto costs = participant_costs(s);
         const std::string what = file.filename().string() + " " + strategy->name + " N=" + std::to_string(n) +
                                  " elements=" + std::to_string(static_cast<long long>(elements));
-        expect_identical(run_analytic(t, s, costs, 0.01, false), run_analytic(t, s, costs, 0.01, true), what);
+        const AnalyticResult fast = run_analytic(t, s, costs, 0.01, false, 1);
+        expect_identical(fast, run_analytic(t, s, costs, 0.01, true), what);
+        // Priced on four threads (each with its own scratch), summed in the same order.
+        expect_identical(run_analytic(t, s, costs, 0.01, false, 4), fast, what + " on 4 threads");
         ++schedules;
       }
     }
