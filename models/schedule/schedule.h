@@ -130,7 +130,9 @@ struct Op {
   double local_seconds(const LocalCosts& costs) const;
 };
 
-// Produces participant `p`'s ops for one round (appends to `out`; none means idle).
+// Produces participant `p`'s ops for one round (appends to `out`; none means idle). Executors
+// may call it from several threads at once (the analytic one prices large walks on every core):
+// it must not change what it captures.
 using RoundOps = std::function<void(int p, std::vector<Op>& out)>;
 
 struct Round {
