@@ -273,6 +273,25 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     return text;
   };
 
+  // A choice's request (its strategy, parameters and GPUs), and its analytic figures: false
+  // when --exact-only leaves it out.
+  auto request_of = [&](const Choice& c) {
+    models::PredictRequest q;
+    q.topology = &t;
+    q.workload = workload;
+    q.bytes = bytes;
+    q.strategy = c.strategy;
+    q.params = c.params;
+    q.placement = models::named_gpus(t, c.rank_nodes);
+    return q;
+  };
+  auto priced = [&](Choice& ch, const models::PredictRequest& q) {
+    ch.analytic = models::predict(q);
+    ++rec.evaluated;
+    ch.changes_training = changes_training(*ch.strategy, ch.analytic);
+    ch.score = score_of(ch.analytic);
+    return !(o.exact_only && !ch.changes_training.empty());
+  };
   std::vector<Choice> choices;
   std::optional<double> one_gpu_epoch;
   std::size_t done = 0;
@@ -287,12 +306,9 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         ch.strategy = c.strategy;
         ch.searched = std::move(searched);
         ch.params = q.params;
-        ch.analytic = models::predict(q);
-        ch.changes_training = changes_training(*c.strategy, ch.analytic);
-        ch.score = score_of(ch.analytic);
+        const bool kept = priced(ch, q);
         if (ch.analytic.one_gpu_epoch_s) one_gpu_epoch = ch.analytic.one_gpu_epoch_s;
-        ++rec.evaluated;
-        if (!(o.exact_only && !ch.changes_training.empty())) choices.push_back(std::move(ch));
+        if (kept) choices.push_back(std::move(ch));
       };
       const models::ParamSpec* period = period_param(*c.strategy);
       if (period && !o.fixed.get(period->name)) {
@@ -360,22 +376,11 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         Choice ch = *best;
         ch.searched[spec.name] = v;
         ch.params.set(spec.name, v);
-        models::PredictRequest q;
-        q.topology = &t;
-        q.workload = workload;
-        q.bytes = bytes;
-        q.strategy = s;
-        q.params = ch.params;
-        q.placement = placement;
         try {
-          ch.analytic = models::predict(q);
+          if (priced(ch, request_of(ch))) weighed.push_back(std::move(ch));
         } catch (const models::InputError&) {
-          continue;  // the strategy would not run it here (NCCL's NVLS on hosts of uneven GPU counts)
+          // the strategy would not run it here (NCCL's NVLS on hosts of uneven GPU counts)
         }
-        ++rec.evaluated;
-        ch.changes_training = changes_training(*s, ch.analytic);
-        ch.score = score_of(ch.analytic);
-        if (!(o.exact_only && !ch.changes_training.empty())) weighed.push_back(std::move(ch));
       }
     }
   }
@@ -388,14 +393,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   for (auto& c : rec.ranked) {
     if (confirmed >= o.confirm) break;
     if (c.alone()) continue;
-    models::PredictRequest q;
-    q.topology = &t;
-    q.workload = workload;
-    q.bytes = bytes;
-    q.strategy = c.strategy;
-    q.params = c.params;
-    q.placement = models::named_gpus(t, c.rank_nodes);
-    c.sim = sim::executor().evaluate(q, plan.settings);
+    c.sim = sim::executor().evaluate(request_of(c), plan.settings);
     ++confirmed;
   }
   return rec;
