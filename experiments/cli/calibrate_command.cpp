@@ -1,6 +1,8 @@
 // gradsync calibrate: fit a strategy's constants once across machines' nccl-tests tables,
 // with a leave-one-machine-out check of how the fit generalises.
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <utility>
 
@@ -67,12 +69,21 @@ int run_calibrate(const CalibrateFlags& f) {
   std::vector<models::LoadedTopology> loaded;
   loaded.reserve(sources.size());
   std::vector<CalibrationMachine> machines;
+  // Logs given with the same topology file are one machine's runs: left out together.
+  std::map<std::string, std::size_t> machine_of;
   for (const auto& [topology, log] : sources) {
+    std::error_code ec;
+    const std::string key = std::filesystem::weakly_canonical(topology, ec).string();
+    if (const auto it = machine_of.find(key); it != machine_of.end() && topology != log) {
+      for (auto& run : models::read_nccl_tests_files({log})) machines[it->second].runs.push_back(std::move(run));
+      continue;
+    }
     loaded.push_back(load_topology_arg(topology));
     CalibrationMachine m;
     m.name = loaded.back().topology.name();
     m.topology = &loaded.back().topology;
     m.runs = models::read_nccl_tests_files({log});
+    machine_of.emplace(key, machines.size());
     machines.push_back(std::move(m));
   }
 
@@ -153,17 +164,20 @@ Action add_calibrate(CLI::App& app) {
   cmd->footer(
       "Each FILE holds one machine's tool outputs (nvidia-smi topo -m, p2pBandwidthLatencyTest, nvbandwidth) and\n"
       "its nccl-tests all_reduce_perf output, as the files of tests/data/published do; --machine TOPOLOGY LOG\n"
-      "gives them apart. Every point of the grid predicts every all-reduce table (sizes >= 64 KiB); the point with\n"
-      "the least median + max |error| at >= 1 MiB plus median at 64 KiB - 1 MiB, pooled over all tables, is the\n"
-      "fit. Then each machine is predicted with the point fitted on the others only (leave one machine out), so\n"
-      "the figures show how the fit carries to a machine it has not seen.\n"
-      "Example (the nccl strategy's three fitted constants):\n"
+      "gives them apart, and logs given with the same TOPOLOGY file are one machine's runs. Every point of the\n"
+      "grid predicts every all-reduce table (sizes >= 64 KiB); the point with the least median + max |error| at\n"
+      ">= 1 MiB plus median at 64 KiB - 1 MiB, pooled over all tables, is the fit. Then each machine is predicted\n"
+      "with the point fitted on the others only (leave one machine out), so the figures show how the fit carries\n"
+      "to a machine it has not seen.\n"
+      "Examples (the nccl strategy's fitted constants):\n"
       "  gradsync calibrate tests/data/published/*.txt --grid shm_efficiency=0.5:0.9:0.02 \\\n"
-      "      --grid ll_channel_GBps=2:4:0.2 --grid launch_us=0:6:1");
+      "      --grid ll_channel_GBps=2:4:0.2 --grid launch_us=0:6:1\n"
+      "  gradsync calibrate --machine 2node.json 2node-run-a.txt --machine 2node.json 2node-run-b.txt \\\n"
+      "      --machine 4node.json 4node-run.txt --grid net_channel_share=0.3:0.6:0.01");
   cmd->add_option("files", f->files, "files holding a machine's tool outputs and its nccl-tests log")
       ->check(CLI::ExistingFile);
   cmd->add_option("--machine", f->pairs, "a machine as TOPOLOGY LOG (a topology or tool outputs, and its nccl-tests "
-                                         "log; repeatable)");
+                                         "log; repeatable; the same TOPOLOGY again adds a log of that machine)");
   cmd->add_option("--grid,-g", f->grid, "a parameter to fit and its values: name=lo:hi:step or name=v1,v2,... "
                                         "(repeatable)")
       ->required();
