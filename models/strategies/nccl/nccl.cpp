@@ -632,6 +632,10 @@ Strategy definition() {
                 rate_domain(false)},
       ParamSpec{"launch_us", "3", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
+      ParamSpec{"net_channel_share", "0.39",
+                "share of its NIC's line rate one channel's connection between hosts carries at most (fitted once across "
+                "the published multi-node runs)",
+                real_domain(0, 1, false, true)},
       ring_order_param(false),
   };
   for (ParamSpec& p : s.params) {

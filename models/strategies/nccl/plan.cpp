@@ -237,6 +237,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
       cc_max = std::max(cc_max, c);
     }
     if (vendor.empty()) vendor = s.cpu_vendor();
+    for (int n : s.of_type(NodeType::net)) {
+      const double rate = s.nodes()[static_cast<std::size_t>(n)].net_bw;
+      if (rate > 0) plan.nic_GBps = plan.nic_GBps > 0 ? std::min(plan.nic_GBps, rate) : rate;
+    }
   }
 
   // NVLink SHARP: NCCL_NVLS_ENABLE's default uses it where the GPUs (Hopper on) and the

@@ -56,6 +56,7 @@ struct Plan {
   Costs costs;
   Choice choice;
   int nvls_channels = 16;              // comm->nvlsChannels
+  double nic_GBps = 0;                 // the slowest NIC port's line rate on the hosts (GB/s; 0: no NIC)
   std::vector<Assumption> assumed;
   double bytes = 0;
 

@@ -114,6 +114,7 @@ struct Layout {
   int span = 0;      // a chunk's extra rounds up and down the deepest tree
   double local_speedup = 1;  // how much faster a tree's edges within a host move
   double chunk_times = 1;    // the trees' rounds in full-chunk times (the pipeline's fill included)
+  double bw_GBps = 0;        // the algorithm bandwidth the schedule runs at: NCCL's, at most what its channels carry between hosts
 };
 
 std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const std::vector<int>& servers, std::uint64_t elements,
@@ -131,6 +132,17 @@ double local_speedup_of(const Plan& plan, int a) {
   return slower > 0 ? std::max(1.0, steps.intra / slower) : 1.0;
 }
 
+// One channel's connection between two hosts carries at most `net_channel_share` of its NIC's
+// line rate, which bounds the algorithm bandwidth: a ring channel moves 2(N-1)/N of its part
+// through each of its hops, a tree's part crosses each edge between hosts once each way.
+double capped_GBps(const StrategyContext& ctx, const Plan& plan, const Layout& lay) {
+  const double cap = ctx.params.number("net_channel_share") * plan.nic_GBps;
+  if (plan.hosts.size() < 2 || !(cap > 0) || lay.time.bw_GBps <= 0) return lay.time.bw_GBps;
+  const double n = ctx.N();
+  const double limit = lay.algorithm == kRing ? cap * lay.parts * n / (2.0 * (n - 1)) : cap * lay.parts;
+  return std::min(lay.time.bw_GBps, limit);
+}
+
 Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   Layout lay;
   lay.algorithm = plan.algorithm();
@@ -142,6 +154,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   const int nodes = static_cast<int>(plan.hosts.size());
   if (lay.algorithm == kRing) {
     lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements / n)));
+    lay.bw_GBps = capped_GBps(ctx, plan, lay);
     return lay;
   }
   double chunk = kTreeChunkBytes[pos(lay.protocol)];
@@ -209,6 +222,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   lay.span = pipelined_rounds(trees, lay.chunks) - lay.chunks + 1;
   lay.local_speedup = local_speedup_of(plan, lay.algorithm);
   lay.chunk_times = pipelined_chunk_times(trees, lay.chunks, lay.local_speedup);
+  lay.bw_GBps = capped_GBps(ctx, plan, lay);
   return lay;
 }
 
@@ -333,8 +347,8 @@ double fill_of(const Layout& lay) {
 double planned_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s) {
   if (ctx.N() < 2) return 0.0;
   const Layout lay = layout_of(ctx, plan);
-  if (lay.time.bw_GBps <= 0) return launch_s + lay.time.latency_us * 1e-6;
-  return launch_s + lay.time.latency_us * 1e-6 + ctx.bytes() / (lay.time.bw_GBps * 1e9) * fill_of(lay);
+  if (lay.bw_GBps <= 0) return launch_s + lay.time.latency_us * 1e-6;
+  return launch_s + lay.time.latency_us * 1e-6 + ctx.bytes() / (lay.bw_GBps * 1e9) * fill_of(lay);
 }
 
 Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double launch_s) {
@@ -365,7 +379,7 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   const double base_us = base_latency_us(a, p);
   add_compute(s, all_workers(s), launch_s + base_us * 1e-6, "launch + base latency");
   const double spread_s = std::max(0.0, lay.time.latency_us - base_us) * 1e-6;
-  const double algbw_Bps = lay.time.bw_GBps * 1e9;
+  const double algbw_Bps = lay.bw_GBps * 1e9;
   const double share = kPayloadShare[pos(p)];
   if (a == kRing) {
     std::vector<std::vector<int>> rings;
@@ -427,8 +441,14 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
     line += ", " + std::to_string(lay.heads) + " heads per host x " + std::to_string(lay.parts / std::max(1, lay.heads)) +
             " channels into the network's switch, which reduces across hosts (SHARP), " + std::to_string(lay.chunks) + " chunks";
   }
+  const double bus = 2.0 * (ctx.N() - 1) / std::max(1, ctx.N());
   line += "; NCCL's model: " + format_fixed(lay.time.latency_us, 1) + " us + bytes at " + format_fixed(lay.time.bw_GBps, 1) +
-          " GB/s (bus " + format_fixed(lay.time.bw_GBps * 2.0 * (ctx.N() - 1) / std::max(1, ctx.N()), 1) + " GB/s)";
+          " GB/s (bus " + format_fixed(lay.time.bw_GBps * bus, 1) + " GB/s)";
+  if (lay.bw_GBps < lay.time.bw_GBps) {
+    line += ", at most " + format_fixed(lay.bw_GBps, 1) + " GB/s (bus " + format_fixed(lay.bw_GBps * bus, 1) + " GB/s) where each of " +
+            std::to_string(lay.parts) + " channels carries " + format_fixed(ctx.params.number("net_channel_share"), 2) +
+            " of its NIC's " + format_fixed(plan.nic_GBps, 1) + " GB/s between hosts (net_channel_share)";
+  }
   out.push_back(line);
   const Graph& g = plan.comm.graph(a);
   out.push_back("graph: " + std::to_string(g.n_channels) + " searched channels at " + format_fixed(g.bw_intra, 1) + " GB/s intra, " +
