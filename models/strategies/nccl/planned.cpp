@@ -33,6 +33,9 @@ constexpr std::array<double, kProtocols> kPayloadShare = {0.5, 120.0 / 128.0, 1.
 // of lines (half of it payload), LL128's 4.9 MB (15/16 payload), Simple's 4 MiB.
 constexpr std::array<double, kProtocols> kTreeChunkBytes = {32768, 576000, 524288};
 constexpr double kNvlsChunkBytes = 131072;  // nvls.cc NCCL_NVLS_CHUNKSIZE
+// What a warp passes on at once: LL 32 threads x 8 bytes of data (NCCL_LL_ALIGNMENT_PER_THREAD),
+// LL128 480 bytes (NCCL_LL128_ALIGNMENT_PER_WARP: four 128-byte lines of 120); Simple a whole step.
+constexpr std::array<double, kProtocols> kForwardUnitBytes = {256, 480, 0};
 
 struct Up {
   int parent = -1;
@@ -221,6 +224,14 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
   lay.span = pipelined_rounds(trees, lay.chunks) - lay.chunks + 1;
   lay.local_speedup = local_speedup_of(plan, lay.algorithm);
+  if (lay.algorithm == kTree && lay.protocol != kSimple && nodes > 1) {
+    // LL and LL128 pass each line on as its flag arrives: within a host a chunk does not wait
+    // for the whole chunk before the next hop, only for the warp's unit (prims_ll.h,
+    // prims_ll128.h); between hosts the proxy sends whole steps, so the edges between hosts
+    // keep the chunk's time and stay the pipeline's slowest.
+    const double chunk_bytes = bytes / lay.parts / lay.chunks;
+    lay.local_speedup = std::max(lay.local_speedup, chunk_bytes / kForwardUnitBytes[pos(lay.protocol)]);
+  }
   lay.chunk_times = pipelined_chunk_times(trees, lay.chunks, lay.local_speedup);
   lay.bw_GBps = capped_GBps(ctx, plan, lay);
   return lay;
