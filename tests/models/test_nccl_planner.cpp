@@ -221,6 +221,26 @@ TEST(NcclPlanner, AnAlgorithmTheMachineCannotRunIsAnInputError) {
   }
 }
 
+// One HGX H100 node, 1 GiB: NCCL picks NVLS, which its model gives 8 searched channels x
+// 40 GB/s x 0.85 (Hopper's NVLS efficiency) x 7/8 x 2 (reduce and broadcast pipelined) = 476
+// GB/s of bus bandwidth (nccl-tests on such nodes report about 480). Every step of the schedule
+// is NVSwitch hops, and the pipeline runs at NCCL's rate: within its fill (64 chunks, 3 more
+// rounds) of 476, never above it (the hops once ran at twice the rate: 766-924 GB/s).
+TEST(NcclPlanner, OneHgxNodeNvlsRunsAtNcclsBandwidth) {
+  const Topology t = hgx(1);
+  PredictRequest q;
+  q.topology = &t;
+  q.strategy = &find_strategy("nccl");
+  q.placement = first_gpus(t, 8);
+  q.bytes = 1024.0 * 1024 * 1024;
+  q.params = SyncParams::parse({"cpu=intel"});
+  const ResultRecord r = predict(q);
+  EXPECT_EQ(r.params.at("algorithm"), "NVLS");
+  ASSERT_TRUE(r.busbw_GBps());
+  EXPECT_LE(*r.busbw_GBps(), 476.0 * 1.001);
+  EXPECT_GE(*r.busbw_GBps(), 476.0 * 64 / 67 * 0.99);
+}
+
 // Two HGX H100 nodes, the ring forced (NCCL_ALGO=Ring), 1 GiB: NCCL's model gives the ring a
 // bus bandwidth of 8 searched channels x 48 = 384 GB/s (TwoHgxH100NodesEightNics). Its 16
 // channels cross between the nodes on 8 NICs of 50 GB/s, so no ring can pass 400 GB/s of bus

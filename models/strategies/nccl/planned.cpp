@@ -125,10 +125,14 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
 
 // Each tree moves its part at the algorithm's bandwidth. Its steps within a host go faster where
 // NCCL's model has them faster: a chain's NVLink hops by the ratio of its per-channel
-// bandwidths; an NVSwitch's two hops (to the switch and on) are one NVLS step, a load-reduce
-// through the switch, so each takes half of it.
+// bandwidths; across hosts an NVSwitch's two hops (to the switch and on) are one NVLS step, a
+// load-reduce through the switch, so each takes half of it. That holds only where the steps
+// between hosts set the pace: on one host every round of the pipeline is NVSwitch hops alone,
+// and each must take a whole chunk's time at the algorithm's bandwidth, or the all-reduce would
+// run at twice NCCL's rate (NVLS on one HGX H100 node: 476 GB/s of bus bandwidth in NCCL's model
+// and in nccl-tests runs).
 double local_speedup_of(const Plan& plan, int a) {
-  if (a == kNvls || a == kNvlsTree) return 2.0;
+  if (a == kNvls || a == kNvlsTree) return plan.hosts.size() > 1 ? 2.0 : 1.0;
   if (plan.hosts.size() < 2 || is_collnet(a)) return 1.0;
   const StepBandwidths steps = step_bandwidths(plan.comm, Collective::all_reduce, a);
   const double slower = std::min(steps.intra, steps.inter);
