@@ -51,22 +51,33 @@ std::vector<models::Placement> placements_for(const models::Topology& t, int n, 
     return out;
   }
   add(models::first_gpus(t, n).ranks);
-  // Greedy from each GPU: add the GPU whose narrowest path to the chosen ones is widest.
-  for (std::size_t start = 0; start < gpus.size() && out.size() < max; ++start) {
-    std::vector<std::size_t> chosen = {gpus[start]};
-    while (static_cast<int>(chosen.size()) < n) {
-      std::size_t best = 0;
+  // Greedy from each GPU: add the GPU whose narrowest path to the chosen ones is widest. Each
+  // GPU's narrowest path to the chosen ones is kept and narrowed as one joins (a GPU's paths to
+  // the others are looked up once per start, not once per step and chosen GPU: all counts of a
+  // 128-GPU cluster took minutes here before anything was predicted).
+  const std::size_t count = gpus.size();
+  std::vector<double> narrowest(count);
+  std::vector<char> taken(count);
+  for (std::size_t start = 0; start < count && out.size() < max; ++start) {
+    std::fill(narrowest.begin(), narrowest.end(), INFINITY);
+    std::fill(taken.begin(), taken.end(), 0);
+    std::vector<std::size_t> chosen;
+    std::size_t joining = start;
+    while (true) {
+      taken[joining] = 1;
+      chosen.push_back(gpus[joining]);
+      if (static_cast<int>(chosen.size()) == n) break;
+      std::size_t best = count;
       double best_bw = -1;
-      for (std::size_t g : gpus) {
-        if (std::find(chosen.begin(), chosen.end(), g) != chosen.end()) continue;
-        double bw = INFINITY;
-        for (std::size_t c : chosen) bw = std::min({bw, t.bottleneck_Bps(c, g), t.bottleneck_Bps(g, c)});
-        if (bw > best_bw) {
-          best_bw = bw;
-          best = g;
+      for (std::size_t i = 0; i < count; ++i) {
+        if (taken[i]) continue;
+        narrowest[i] = std::min({narrowest[i], t.bottleneck_Bps(gpus[joining], gpus[i]), t.bottleneck_Bps(gpus[i], gpus[joining])});
+        if (narrowest[i] > best_bw) {
+          best_bw = narrowest[i];
+          best = i;
         }
       }
-      chosen.push_back(best);
+      joining = best;
     }
     std::sort(chosen.begin(), chosen.end());
     add(chosen);
@@ -264,6 +275,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     for (const auto& [k, v] : c.searched) q.params.set(k, v);
     for (const auto& [k, v] : extra) q.params.set(k, v);
     q.placement = *c.placement;
+    q.explain = false;  // no candidate's notes beyond its schedule's are shown (predict gives nccl's open facts)
     return q;
   };
   auto describe = [&](const Candidate& c) {
@@ -283,6 +295,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     q.strategy = c.strategy;
     q.params = c.params;
     q.placement = models::named_gpus(t, c.rank_nodes);
+    q.explain = false;
     return q;
   };
   auto priced = [&](Choice& ch, const models::PredictRequest& q) {

@@ -16,7 +16,7 @@ std::uint64_t PredictRequest::elements() const {
 int PredictRequest::element_bytes() const { return bytes ? 4 : workload->dtype_bytes; }
 
 StrategyContext context_of(const PredictRequest& q, const StrategyParams& params) {
-  return StrategyContext{*q.topology, q.placement, params, q.elements(), q.element_bytes(), q.workload, {}};
+  return StrategyContext{*q.topology, q.placement, params, q.elements(), q.element_bytes(), q.workload, q.explain, {}};
 }
 
 BuiltSchedule build_schedule(const PredictRequest& q) {

@@ -25,6 +25,8 @@ struct PredictRequest {
   const Strategy* strategy = nullptr;
   SyncParams params;
   Placement placement;
+  // Notes that cost more than the schedule (StrategyContext::explain): off in searches.
+  bool explain = true;
 
   std::uint64_t elements() const;  // values each rank synchronises
   int element_bytes() const;

@@ -27,6 +27,10 @@ struct StrategyContext {
   std::uint64_t elements = 0;  // values each rank synchronises
   int element_bytes = 4;
   const Workload* workload = nullptr;  // optional: layers (rows) and minibatch size
+  // Whether the build works out notes that cost more than the schedule itself (nccl: the plan
+  // again under each fact the inputs leave open); a search whose candidates' notes nobody reads
+  // turns it off (PredictRequest::explain).
+  bool explain = true;
 
   // What the build resolved ("auto" -> k = 2, the server's node, the period T), by parameter
   // name: records show these values, and "-" for resolved parameters the schedule never used.

@@ -4,6 +4,7 @@
 // derived in the comment above it from those rules and NCCL's nominal rates, not from this code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "models/executors/executor.h"
@@ -239,6 +240,31 @@ TEST(NcclPlanner, OneHgxNodeNvlsRunsAtNcclsBandwidth) {
   ASSERT_TRUE(r.busbw_GBps());
   EXPECT_LE(*r.busbw_GBps(), 476.0 * 1.001);
   EXPECT_GE(*r.busbw_GBps(), 476.0 * 64 / 67 * 0.99);
+}
+
+// The range over the facts the inputs leave open (GPUDirect RDMA, NVLink SHARP, the CPU) plans
+// again under each: a note predict shows, and a search turns off (PredictRequest::explain);
+// the prediction itself is the same either way.
+TEST(NcclPlanner, OpenFactsOnlyWhenExplained) {
+  const Topology t = hgx(2);
+  PredictRequest q;
+  q.topology = &t;
+  q.strategy = &find_strategy("nccl");
+  q.placement = first_gpus(t, 16);
+  q.bytes = 64.0 * 1024 * 1024;
+  // The CPU left open (a cheap plan again); GPUDirect RDMA stated, whose other value's search
+  // runs to NCCL's step budget.
+  q.params = SyncParams::parse({"gpudirect=on"});
+  auto has_open_facts = [](const ResultRecord& r) {
+    return std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.rfind("open facts: ", 0) == 0; });
+  };
+  const ResultRecord explained = predict(q);
+  q.explain = false;
+  const ResultRecord quiet = predict(q);
+  EXPECT_TRUE(has_open_facts(explained));
+  EXPECT_FALSE(has_open_facts(quiet));
+  EXPECT_EQ(explained.time_per_sync_s, quiet.time_per_sync_s);
+  EXPECT_EQ(explained.params, quiet.params);
 }
 
 // Two HGX H100 nodes, the ring forced (NCCL_ALGO=Ring), 1 GiB: NCCL's model gives the ring a

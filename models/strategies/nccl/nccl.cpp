@@ -722,6 +722,7 @@ Strategy definition() {
       resolve_planned(ctx, planned);
       Schedule s = nccl::planned_schedule(ctx, planned, launch_seconds(ctx));
       for (std::string& line : nccl::describe_plan(ctx, planned)) s.notes.push_back(std::move(line));
+      if (!ctx.explain) return s;
       if (std::string facts = open_facts(ctx, planned); !facts.empty()) s.notes.push_back(std::move(facts));
       return s;
     }
