@@ -36,6 +36,17 @@ std::vector<std::size_t> host_gpus(const Topology& t, int host) {
   return out;
 }
 
+// The nccl strategy on the first `gpus` GPUs of `t` for `bytes`, with these parameters.
+PredictRequest nccl_request(const Topology& t, int gpus, double bytes, const std::vector<std::string>& params) {
+  PredictRequest q;
+  q.topology = &t;
+  q.strategy = &find_strategy("nccl");
+  q.placement = first_gpus(t, gpus);
+  q.bytes = bytes;
+  q.params = SyncParams::parse(params);
+  return q;
+}
+
 SystemOptions h100() {
   SystemOptions o;
   o.cc = 90;
@@ -229,13 +240,7 @@ TEST(NcclPlanner, AnAlgorithmTheMachineCannotRunIsAnInputError) {
 // rounds) of 476, never above it (the hops once ran at twice the rate: 766-924 GB/s).
 TEST(NcclPlanner, OneHgxNodeNvlsRunsAtNcclsBandwidth) {
   const Topology t = hgx(1);
-  PredictRequest q;
-  q.topology = &t;
-  q.strategy = &find_strategy("nccl");
-  q.placement = first_gpus(t, 8);
-  q.bytes = 1024.0 * 1024 * 1024;
-  q.params = SyncParams::parse({"cpu=intel"});
-  const ResultRecord r = predict(q);
+  const ResultRecord r = predict(nccl_request(t, 8, 1024.0 * 1024 * 1024, {"cpu=intel"}));
   EXPECT_EQ(r.params.at("algorithm"), "NVLS");
   ASSERT_TRUE(r.busbw_GBps());
   EXPECT_LE(*r.busbw_GBps(), 476.0 * 1.001);
@@ -247,14 +252,9 @@ TEST(NcclPlanner, OneHgxNodeNvlsRunsAtNcclsBandwidth) {
 // the prediction itself is the same either way.
 TEST(NcclPlanner, OpenFactsOnlyWhenExplained) {
   const Topology t = hgx(2);
-  PredictRequest q;
-  q.topology = &t;
-  q.strategy = &find_strategy("nccl");
-  q.placement = first_gpus(t, 16);
-  q.bytes = 64.0 * 1024 * 1024;
   // The CPU left open (a cheap plan again); GPUDirect RDMA stated, whose other value's search
   // runs to NCCL's step budget.
-  q.params = SyncParams::parse({"gpudirect=on"});
+  PredictRequest q = nccl_request(t, 16, 64.0 * 1024 * 1024, {"gpudirect=on"});
   auto has_open_facts = [](const ResultRecord& r) {
     return std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.rfind("open facts: ", 0) == 0; });
   };
@@ -278,15 +278,9 @@ TEST(NcclPlanner, OpenFactsOnlyWhenExplained) {
 TEST(NcclPlanner, TwoHgxNodesRingRunsAtNcclsBandwidthWithinWhatItsChannelsCarry) {
   const Topology t = hgx(2);
   auto busbw = [&](std::vector<std::string> params) {
-    PredictRequest q;
-    q.topology = &t;
-    q.strategy = &find_strategy("nccl");
-    q.placement = first_gpus(t, 16);
-    q.bytes = 1024.0 * 1024 * 1024;
     // (GPUDirect RDMA and the CPU stated: no plan again under their other values.)
     params.insert(params.end(), {"algorithm=Ring", "protocol=Simple", "gpudirect=on", "cpu=intel"});
-    q.params = SyncParams::parse(params);
-    const ResultRecord r = predict(q);
+    const ResultRecord r = predict(nccl_request(t, 16, 1024.0 * 1024 * 1024, params));
     EXPECT_TRUE(r.busbw_GBps());
     return r.busbw_GBps().value_or(0);
   };
@@ -312,13 +306,7 @@ TEST(NcclPlanner, TreeWithLinesPassesThemOnWithinAHost) {
   const Topology t = hgx(2);
   for (const auto& [protocol, chunk_times] : std::vector<std::pair<std::string, double>>{
            {"Simple", 16.0}, {"LL", 2 + 14 * 256.0 / 4096}, {"LL128", 2 + 14 * 480.0 / 4096}}) {
-    PredictRequest q;
-    q.topology = &t;
-    q.strategy = &find_strategy("nccl");
-    q.placement = first_gpus(t, 16);
-    q.bytes = 65536;
-    q.params = SyncParams::parse({"algorithm=Tree", "protocol=" + protocol, "gpudirect=on", "cpu=intel"});
-    const ResultRecord r = predict(q);
+    const ResultRecord r = predict(nccl_request(t, 16, 65536, {"algorithm=Tree", "protocol=" + protocol, "gpudirect=on", "cpu=intel"}));
     double latency_us = 0, bw_GBps = 0;
     for (const std::string& note : r.notes) {
       const auto at = note.find("NCCL's model: ");
