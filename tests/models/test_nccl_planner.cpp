@@ -267,6 +267,26 @@ TEST(NcclPlanner, OpenFactsOnlyWhenExplained) {
   EXPECT_EQ(explained.params, quiet.params);
 }
 
+// What a prediction rests on, said: two generated HGX H100 nodes (8 GPUs on an NVSwitch, 8
+// InfiniBand NICs of 400 Gb/s each) as NCCL's view of a host holds them, with GPUDirect RDMA
+// on or, stated off, the NICs reached through host memory.
+TEST(NcclPlanner, ThePlanSaysWhatItRestsOn) {
+  const Topology t = hgx(2);
+  auto facts = [&](const std::string& gdr) {
+    const ResultRecord r = predict(nccl_request(t, 16, 1 << 20, {"gpudirect=" + gdr, "cpu=intel"}));
+    for (const std::string& n : r.notes) {
+      if (n.rfind("facts: ", 0) == 0) return n;
+    }
+    return std::string();
+  };
+  const std::string on = facts("on");
+  EXPECT_EQ(on.rfind("facts: NCCL 2.30.7; a host: 8 GPUs (sm90) on an NVSwitch with NVLink SHARP, ", 0), 0u) << on;
+  EXPECT_NE(on.find("(intel)"), std::string::npos) << on;
+  EXPECT_NE(on.find(", 8 NICs at 50.0 GB/s (infiniband), GPUDirect RDMA on (GDR level "), std::string::npos) << on;
+  const std::string off = facts("off");
+  EXPECT_NE(off.find(", 8 NICs at 50.0 GB/s (infiniband), GPUDirect RDMA off: through host memory"), std::string::npos) << off;
+}
+
 // Two HGX H100 nodes, the ring forced (NCCL_ALGO=Ring), 1 GiB: NCCL's model gives the ring a
 // bus bandwidth of 8 searched channels x 48 = 384 GB/s (TwoHgxH100NodesEightNics). Its 16
 // channels cross between the nodes on 8 NICs of 50 GB/s, so no ring can pass 400 GB/s of bus

@@ -230,6 +230,23 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     }
     plan.host_shape.push_back(it->second);
     const System& s = systems[static_cast<std::size_t>(it->second)];
+    if (h == 0) {
+      HostFacts& f = plan.host;
+      f.gpus = s.gpu_count();
+      f.nics = s.net_count();
+      f.sockets = static_cast<int>(s.of_type(NodeType::cpu).size());
+      f.cpu_vendor = s.cpu_vendor();
+      f.nvswitch = s.has_nvswitch();
+      for (int n = 0; n < s.net_count() && !f.gdr; ++n) f.gdr = s.gdr(0, n);
+      f.p2p_level = s.p2p_level();
+      f.gdr_level = s.gdr_level();
+      for (const Node& n : t.nodes()) {
+        if (n.kind == NodeKind::nic && !n.facts.link_layer.empty()) {
+          f.link_layer = n.facts.link_layer;
+          break;
+        }
+      }
+    }
     nvswitch_everywhere = nvswitch_everywhere && s.has_nvswitch();
     for (int g : s.of_type(NodeType::gpu)) {
       const int c = s.nodes()[static_cast<std::size_t>(g)].cc;

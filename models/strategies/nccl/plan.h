@@ -45,6 +45,16 @@ struct Assumption {
   PlanOptions with_other;
 };
 
+// The first host as NCCL's view of it holds it, for saying what a prediction rests on.
+struct HostFacts {
+  int gpus = 0, nics = 0, sockets = 0;
+  std::string link_layer;  // its NICs' (infiniband, roce, ethernet; "" where not stated)
+  std::string cpu_vendor;  // "" where not known
+  bool nvswitch = false;
+  bool gdr = false;        // GPUDirect RDMA between its first GPU and a NIC
+  int p2p_level = -1, gdr_level = -1;  // path types
+};
+
 struct Plan {
   // The ranks (positions in the placement) on each host, in rank order; hosts in the order of
   // their first rank (NCCL's node index).
@@ -57,6 +67,7 @@ struct Plan {
   Choice choice;
   int nvls_channels = 16;              // comm->nvlsChannels
   double nic_GBps = 0;                 // the slowest NIC port's line rate on the hosts (GB/s; 0: no NIC)
+  HostFacts host;                      // the first host's
   std::vector<Assumption> assumed;
   double bytes = 0;
 

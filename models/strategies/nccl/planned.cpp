@@ -469,6 +469,18 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   out.push_back("graph: " + std::to_string(g.n_channels) + " searched channels at " + format_fixed(g.bw_intra, 1) + " GB/s intra, " +
                 format_fixed(g.bw_inter, 1) + " GB/s inter per channel; paths " + path_name(g.type_intra) +
                 (plan.hosts.size() > 1 ? " within a host, " + path_name(g.type_inter) + " to the NICs" : std::string()));
+  // What the prediction rests on, as NCCL's view of the first host holds it.
+  const HostFacts& f = plan.host;
+  std::string facts = "facts: NCCL 2.30.7; a host: " + std::to_string(f.gpus) + " GPUs (sm" + std::to_string(plan.comm.cc_min) + ")" +
+                      (f.nvswitch ? " on an NVSwitch" : "") + (plan.comm.nvls_support ? " with NVLink SHARP" : "") + ", " +
+                      std::to_string(f.sockets) + (f.sockets == 1 ? " CPU" : " CPUs") +
+                      (f.cpu_vendor.empty() ? " (vendor not known)" : " (" + f.cpu_vendor + ")") + ", P2P level " + path_name(f.p2p_level);
+  if (f.nics > 0) {
+    facts += ", " + std::to_string(f.nics) + (f.nics == 1 ? " NIC" : " NICs") + " at " + format_fixed(plan.nic_GBps, 1) + " GB/s" +
+             (f.link_layer.empty() ? "" : " (" + f.link_layer + ")") + ", GPUDirect RDMA " +
+             (f.gdr ? "on (GDR level " + path_name(f.gdr_level) + ")" : "off: through host memory");
+  }
+  out.push_back(facts);
   if (a == kNvlsTree) {
     std::string heads = "NVLS heads on host 0:";
     for (int h = 0; h < lay.heads; ++h) {
