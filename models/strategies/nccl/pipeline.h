@@ -3,7 +3,7 @@
 // all channels stepping together) and pipelined trees (each tree a part of the buffer cut in
 // chunks that flow up the tree, reduced on the way, and back down, one tree edge per round
 // and chunk). NCCL's ring, tree (double binary across nodes, chains within), NVLS (the NVSwitch
-// reducing), NVLS tree and CollNet are built from them in nccl.cpp; the participants of a tree
+// reducing), NVLS tree and CollNet are built from them in planned.cpp; the participants of a tree
 // may include switches that reduce (servers at an NVSwitch or network switch node).
 #pragma once
 
