@@ -397,3 +397,73 @@ TEST(NcclPlanner, CollNetPlansAreAllReducesThroughTheNetworksSwitch) {
   q.params = SyncParams::parse({"algorithm=CollnetChain"});
   EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
 }
+
+// The search does not run again a pass that repeats one which found nothing (the same pattern,
+// speed and budget, path type limits that admit the same paths, the same best graph so far):
+// it would find nothing again and spend the same steps. Every graph is as the search that runs
+// each pass finds it, on hosts where passes repeat: an HGX node with GPUDirect RDMA off (every
+// NIC path through the CPU, PHB, so the tree's first passes find nothing at each of eight
+// intra-host limits that all admit the NVLink paths alike), AMD and Intel hosts, PCIe nodes.
+TEST(NcclPlanner, PassesThatFoundNothingAreNotRunAgain) {
+  struct Case {
+    const char* name;
+    Topology t;
+    SystemOptions o;
+  };
+  SystemOptions gdr_off = h100();
+  gdr_off.gdr = 0;
+  SystemOptions amd = h100();
+  amd.cpu_vendor = "amd";
+  SystemOptions intel_off = gdr_off;
+  intel_off.cpu_vendor = "intel";
+  SystemOptions pcie;
+  pcie.cc = 80;
+  std::vector<Case> cases;
+  cases.push_back({"hgx, GPUDirect RDMA off", hgx(2), gdr_off});
+  cases.push_back({"hgx, AMD", hgx(2), amd});
+  cases.push_back({"hgx, Intel, GPUDirect RDMA off", hgx(2), intel_off});
+  cases.push_back({"PCIe, 2 NICs", cluster(2, 8, IntraFabric::pcie, 2), pcie});
+  cases.push_back({"PCIe, 2 NICs, GPUDirect RDMA off", cluster(2, 8, IntraFabric::pcie, 2), [] {
+                     SystemOptions o;
+                     o.gdr = 0;
+                     return o;
+                   }()});
+  // Two GPUs a PCIe switch, four switches under the root complex: rings within a switch (PIX)
+  // find nothing, through the root complex (PHB) they do.
+  ClusterSpec pairs;
+  pairs.nodes = 2;
+  pairs.intra = IntraFabric::pcie;
+  pairs.gpus_per_pcie_switch = 2;
+  pairs.nics_per_node = 4;
+  cases.push_back({"PCIe, two GPUs a switch", generate_cluster(pairs), pcie});
+  int trees_through_the_cpu = 0;
+  for (const Case& c : cases) {
+    for (bool inter : {true, false}) {
+      for (Pattern p : {Pattern::ring, Pattern::balanced_tree, Pattern::nvls}) {
+        SCOPED_TRACE(std::string(c.name) + (inter ? ", across hosts" : ", one host") + ", pattern " + std::to_string(static_cast<int>(p)));
+        System a(c.t, host_gpus(c.t, 0), c.o), b(c.t, host_gpus(c.t, 0), c.o);
+        const Graph once = compute_graph(a, p, 1, 32, inter);
+        const Graph every = compute_graph(b, p, 1, 32, inter, false, true);
+        EXPECT_EQ(once.n_channels, every.n_channels);
+        EXPECT_EQ(once.bw_intra, every.bw_intra);
+        EXPECT_EQ(once.bw_inter, every.bw_inter);
+        EXPECT_EQ(once.type_intra, every.type_intra);
+        EXPECT_EQ(once.type_inter, every.type_inter);
+        EXPECT_EQ(once.pattern, every.pattern);
+        EXPECT_EQ(once.same_channels, every.same_channels);
+        EXPECT_EQ(once.cross_nic, every.cross_nic);
+        EXPECT_EQ(once.n_hops, every.n_hops);
+        EXPECT_EQ(once.intra, every.intra);
+        EXPECT_EQ(once.inter, every.inter);
+        if (!inter && p == Pattern::ring && std::string(c.name) == "PCIe, two GPUs a switch") EXPECT_EQ(once.type_intra, kPathPhb);
+        if (inter && p == Pattern::balanced_tree && c.o.gdr == 0 && c.o.cc == 90) {
+          // Without GPUDirect RDMA NCCL routes each GPU's NIC traffic through the CPU.
+          EXPECT_EQ(once.type_inter, kPathPhb);
+          EXPECT_GT(once.n_channels, 0);
+          ++trees_through_the_cpu;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(trees_through_the_cpu, 2);
+}

@@ -88,6 +88,8 @@ class Search {
   }
 
   void rec(Graph& g, Graph& save, long& time);
+  // How many times the search has replaced the best graph so far.
+  long copies() const { return copies_; }
 
  private:
   int node(Endpoint e) const {
@@ -439,6 +441,7 @@ class Search {
       ++g.n_channels;
       compare(g, save, copy);
       if (copy) {
+        ++copies_;
         save = g;
         save.intra.resize(static_cast<std::size_t>(save.n_channels));
         save.inter.resize(static_cast<std::size_t>(save.n_channels));
@@ -557,6 +560,7 @@ class Search {
   std::size_t next_amount_ = 0;
   std::vector<int> link_base_;  // per node: its first link's place in bw_
   std::vector<Hops> hops_;  // per (from, to) node pair
+  long copies_ = 0;
 };
 
 void Search::rec(Graph& g, Graph& save, long& time) {
@@ -620,7 +624,46 @@ int max_path_type(const System& s, NodeType to) {
 
 }  // namespace
 
-Graph compute_graph(System& system, Pattern pattern, int min_channels, int max_channels, bool inter, bool collnet) {
+namespace {
+
+// Which of a host's paths a search's path type limits admit: the distinct types of the paths
+// between GPUs and NVSwitches (intra) and between GPUs and NICs (inter); two limits with no
+// path type between them admit the same paths.
+class PathClasses {
+ public:
+  PathClasses(const System& s, bool inter) {
+    std::vector<int> ends = s.of_type(NodeType::gpu);
+    const std::vector<int> gpus = ends;
+    for (int n : s.of_type(NodeType::nvs)) ends.push_back(n);
+    for (int a : ends) {
+      for (int b : ends) {
+        if (a != b) intra_.push_back(s.path(a, b).type);
+      }
+    }
+    if (inter) {
+      for (int g : gpus) {
+        for (int n : s.of_type(NodeType::net)) {
+          inter_.push_back(s.path(g, n).type);
+          inter_.push_back(s.path(n, g).type);
+        }
+      }
+    }
+    for (std::vector<int>* v : {&intra_, &inter_}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+  }
+  // The number of the host's path types at or below a limit.
+  long long intra(int limit) const { return std::upper_bound(intra_.begin(), intra_.end(), limit) - intra_.begin(); }
+  long long inter(int limit) const { return std::upper_bound(inter_.begin(), inter_.end(), limit) - inter_.begin(); }
+
+ private:
+  std::vector<int> intra_, inter_;
+};
+
+}  // namespace
+
+Graph compute_graph(System& system, Pattern pattern, int min_channels, int max_channels, bool inter, bool collnet, bool rerun_failed) {
   Graph graph;
   graph.pattern = pattern;
   graph.collnet = collnet;
@@ -673,6 +716,13 @@ Graph compute_graph(System& system, Pattern pattern, int min_channels, int max_c
   int pass = 1;
   long time = 0;
   Search search(system, inter);
+  // A pass that found nothing leaves the best graph as it was and spends its budget down to a
+  // value that only its arguments decide; a later pass whose arguments admit the same paths (a
+  // path type limit raised past no path of the host) and which starts from the same best graph
+  // runs the same recursion, so it is not run again (an NVSwitch host with GPUDirect RDMA off
+  // tries each of eight intra-host limits, at each speed, before it finds a tree).
+  const PathClasses classes(system, inter);
+  std::map<std::array<long long, 11>, long> failed;
   for (int guard = 0; guard < 10000; ++guard) {
     // search:
     time = tmp.same_channels ? kTimeoutSameChannels : tmp.pattern == Pattern::tree ? kTimeoutTree : kTimeout;
@@ -680,7 +730,17 @@ Graph compute_graph(System& system, Pattern pattern, int min_channels, int max_c
     tmp.intra.clear();
     tmp.inter.clear();
     global -= time;
-    search.rec(tmp, graph, time);
+    const std::array<long long, 11> pass_key = {static_cast<long long>(tmp.pattern), tmp.same_channels, classes.intra(tmp.type_intra),
+                                                classes.inter(tmp.type_inter), std::llround(tmp.bw_intra * 1e6),
+                                                std::llround(tmp.bw_inter * 1e6), tmp.cross_nic, tmp.min_channels, tmp.max_channels, time,
+                                                search.copies()};
+    if (const auto seen = failed.find(pass_key); seen != failed.end() && !rerun_failed) {
+      time = seen->second;
+    } else {
+      const long copies = search.copies();
+      search.rec(tmp, graph, time);
+      if (search.copies() == copies) failed.emplace(pass_key, time);
+    }
     bool done = time == -1 || graph.n_channels * graph.bw_inter >= total_bw;
     if (!done && pass == 1) {
       if (tmp.same_channels == 1 && !(amd && tmp.type_intra == kPathSys)) {

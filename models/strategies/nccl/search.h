@@ -33,6 +33,9 @@ struct Graph {
 
 // The channel graph of `pattern` on `system` (whose links' bandwidth the search borrows and
 // gives back). `inter`: the communicator spans hosts, so channels start and end at NICs.
-Graph compute_graph(System& system, Pattern pattern, int min_channels, int max_channels, bool inter, bool collnet = false);
+// `rerun_failed`: run again every pass that repeats one which found nothing (NCCL does; the
+// result is the same, and tests compare the two).
+Graph compute_graph(System& system, Pattern pattern, int min_channels, int max_channels, bool inter, bool collnet = false,
+                    bool rerun_failed = false);
 
 }  // namespace gradsync::models::nccl
