@@ -133,9 +133,10 @@ std::vector<std::vector<int>> hosts_of(const Topology& t, const std::vector<std:
 }
 
 std::optional<std::size_t> nvswitch_of(const Topology& t, std::size_t gpu) {
-  for (const Link& l : t.links()) {
-    if (l.a == gpu && t.node(l.b).kind == NodeKind::nvswitch) return l.b;
-    if (l.b == gpu && t.node(l.a).kind == NodeKind::nvswitch) return l.a;
+  for (std::size_t i : t.incident_links(gpu)) {  // the GPU's own links, not every link of a cluster
+    const Link& l = t.links()[i];
+    const std::size_t other = l.a == gpu ? l.b : l.a;
+    if (t.node(other).kind == NodeKind::nvswitch) return other;
   }
   return std::nullopt;
 }
