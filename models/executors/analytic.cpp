@@ -1,6 +1,7 @@
 #include "models/executors/analytic.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -306,7 +307,7 @@ class Walker {
   }
 
   // Prices `rounds` into costs_ (and details_ where made): on this thread, or, for a large
-  // walk, in contiguous blocks on as many threads as the machine has (each with its own
+  // walk, a few rounds at a time on as many threads as the machine has (each with its own
   // scratch; a round's cost does not depend on which thread prices it).
   void price_all(const std::vector<std::size_t>& rounds, int focus) {
     auto detail_of = [&](std::size_t r) {
@@ -321,11 +322,16 @@ class Walker {
       return;
     }
     std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
+    // Rounds differ in cost (a pipeline's fill is cheaper than its drain): each thread takes the
+    // next few rounds in order until none are left, so that the threads end together; a few
+    // at a time, as consecutive rounds often share their flows (Scratch::previous_routes).
+    const std::size_t n = rounds.size(), few = std::max<std::size_t>(1, n / (8 * static_cast<std::size_t>(threads)));
+    std::atomic<std::size_t> next{0};
     auto block = [&](int k, Scratch& w) {
-      const std::size_t n = rounds.size(), from = n * static_cast<std::size_t>(k) / static_cast<std::size_t>(threads),
-                        to = n * static_cast<std::size_t>(k + 1) / static_cast<std::size_t>(threads);
       try {
-        for (std::size_t i = from; i < to; ++i) costs_[rounds[i]] = price(rounds[i], focus, w, detail_of(rounds[i]));
+        for (std::size_t from = next.fetch_add(few); from < n; from = next.fetch_add(few)) {
+          for (std::size_t i = from; i < std::min(n, from + few); ++i) costs_[rounds[i]] = price(rounds[i], focus, w, detail_of(rounds[i]));
+        }
       } catch (...) {
         failed[static_cast<std::size_t>(k)] = std::current_exception();
       }
