@@ -211,6 +211,11 @@ class Walker {
     std::uint64_t stamp = 0;  // one per round priced (0: none)
     std::vector<double> bytes, latency, bandwidth, local, cap;
     std::vector<int> limiting;
+    // The round priced before on this scratch: its flows' figures, and where each participant's
+    // flows begin among them (first[p], first[P] the end), for participants that repeat it.
+    std::size_t priced = std::numeric_limits<std::size_t>::max();
+    std::vector<double> previous_bytes, previous_latency, previous_cap, previous_local;
+    std::vector<std::size_t> first, previous_first;
   };
 
   const PairInfo& info(Scratch& w, int from, int to) const {
@@ -234,8 +239,24 @@ class Walker {
     w.bytes.clear();
     w.cap.clear();
     w.latency.clear();
+    w.first.clear();
     std::fill(w.local.begin(), w.local.end(), 0.0);
+    // Participants that do what they did in the round before, when this scratch priced it:
+    // their flows and local work as then, without their ops.
+    const bool repeat = round.same_ops_as_previous && !each_round_ && !detail && focus < 0 && r > 0 && w.priced == r - 1;
     for (int p = 0; p < s_.participant_count(); ++p) {
+      w.first.push_back(w.routes.size());
+      if (repeat && round.same_ops_as_previous(p)) {
+        for (std::size_t i = w.previous_first[static_cast<std::size_t>(p)]; i < w.previous_first[static_cast<std::size_t>(p) + 1]; ++i) {
+          w.routes.push_back(w.previous_routes[i]);
+          w.counts.push_back(w.previous_counts[i]);
+          w.latency.push_back(w.previous_latency[i]);
+          w.bytes.push_back(w.previous_bytes[i]);
+          w.cap.push_back(w.previous_cap[i]);
+        }
+        w.local[static_cast<std::size_t>(p)] = w.previous_local[static_cast<std::size_t>(p)];
+        continue;
+      }
       w.ops.clear();
       round.ops(p, w.ops);
       if (detail) {
@@ -274,11 +295,10 @@ class Walker {
         }
       }
     }
+    w.first.push_back(w.routes.size());
     // Consecutive rounds often repeat the same flows (a ring's steps): share once.
-    if (w.routes != w.previous_routes || w.counts != w.previous_counts) {
+    if (w.priced == std::numeric_limits<std::size_t>::max() || w.routes != w.previous_routes || w.counts != w.previous_counts) {
       w.contention.share(w.routes, w.bandwidth, &w.limiting, &w.counts);
-      w.previous_routes = w.routes;
-      w.previous_counts = w.counts;
     }
     if (detail) {
       detail->routes = w.routes;
@@ -303,6 +323,16 @@ class Walker {
       cost.bound = {h.link, h.forward};
     }
     cost.local = w.local.empty() ? 0.0 : *std::max_element(w.local.begin(), w.local.end());
+    // This round's figures become the previous ones (w.bandwidth and w.limiting are theirs).
+    std::swap(w.routes, w.previous_routes);
+    std::swap(w.counts, w.previous_counts);
+    std::swap(w.bytes, w.previous_bytes);
+    std::swap(w.latency, w.previous_latency);
+    std::swap(w.cap, w.previous_cap);
+    std::swap(w.local, w.previous_local);
+    std::swap(w.first, w.previous_first);
+    w.local.resize(w.previous_local.size());
+    w.priced = focus < 0 && !detail ? r : std::numeric_limits<std::size_t>::max();  // a focused walk's flows are a part
     return cost;
   }
 

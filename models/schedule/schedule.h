@@ -157,6 +157,13 @@ struct Round {
   std::shared_ptr<const std::vector<std::vector<int>>> rotated_along{};
   int rotated_by = 0;
   bool rotated() const { return same_as >= 0 && rotated_along && rotated_by != 0; }
+  // Participants whose ops are those of the round just before this one (rounds[r - 1]) op by
+  // op, in kinds, peers, sizes, encodings and engines (only which slices move may differ):
+  // true for them (a pipeline's fill and drain, where most nodes move chunks as they did the
+  // round before). Executors that model time may reuse such a participant's figures from that
+  // round instead of asking for its ops. The symbolic checker verifies every declaration.
+  // Empty: none declared.
+  std::function<bool(int p)> same_ops_as_previous{};
   const std::string& local_phase() const { return compute_phase.empty() ? phase : compute_phase; }
 };
 

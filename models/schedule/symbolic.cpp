@@ -280,6 +280,7 @@ class Checker {
     }
     ops_.resize(static_cast<std::size_t>(P_));
     check_same_as();
+    check_same_ops_as_previous();
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) run_round(r);
     if (pending_ > 0) fail_unreceived(std::numeric_limits<std::size_t>::max());
     check_final();
@@ -295,6 +296,39 @@ class Checker {
 
   std::uint64_t key(int from, int to) const {
     return static_cast<std::uint64_t>(from) * static_cast<std::uint64_t>(P_) + static_cast<std::uint64_t>(to);
+  }
+
+  // Whether op a moves what op b does, as time sees it: kind, sizes, encoding and kernel as b,
+  // peer and engine as c (the participant's own op where b is another's).
+  static bool same_cost(const Op& a, const Op& b, const Op& c) {
+    return a.kind == b.kind && a.peer == c.peer && a.slice.bytes == b.slice.bytes && a.source.bytes == b.source.bytes &&
+           a.wire() == b.wire() && a.seconds == b.seconds && a.payload_share == c.payload_share && a.max_Bps == c.max_Bps &&
+           (a.encoding == nullptr) == (b.encoding == nullptr) &&
+           (a.encoding == nullptr || (a.encoding->codec == b.encoding->codec && a.encoding->group == b.encoding->group)) &&
+           (a.call == nullptr) == (b.call == nullptr) && (a.call == nullptr || a.call->kernel == b.call->kernel);
+  }
+
+  // A participant declared to do in a round what it did in the round before
+  // (Round::same_ops_as_previous) must have the same ops there, op by op.
+  void check_same_ops_as_previous() {
+    std::vector<Op> mine, before;
+    for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
+      const Round& round = s_.rounds[r];
+      if (!round.same_ops_as_previous) continue;
+      for (int p = 0; p < P_; ++p) {
+        if (!round.same_ops_as_previous(p)) continue;
+        const std::string who = label(r) + ", participant " + std::to_string(p) + " declared to do what it did in the round before";
+        if (r == 0) fail(who + ": there is none");
+        mine.clear();
+        before.clear();
+        round.ops(p, mine);
+        s_.rounds[r - 1].ops(p, before);
+        if (mine.size() != before.size()) fail(who + ": " + std::to_string(mine.size()) + " ops against " + std::to_string(before.size()));
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+          if (!same_cost(mine[i], before[i], before[i])) fail(who + ": " + op_str(mine[i]) + " where that round has " + op_str(before[i]));
+        }
+      }
+    }
   }
 
   // A round declared equal in cost to an earlier one (Round::same_as) must give every
@@ -338,13 +372,7 @@ class Checker {
           const Op& a = mine[i];
           const Op& b = theirs[i];  // kinds, sizes, encodings
           const Op& c = own[i];     // peers and engines
-          const bool same = a.kind == b.kind && a.peer == c.peer && a.slice.bytes == b.slice.bytes &&
-                            a.source.bytes == b.source.bytes && a.wire() == b.wire() && a.seconds == b.seconds &&
-                            a.payload_share == c.payload_share && a.max_Bps == c.max_Bps &&
-                            (a.encoding == nullptr) == (b.encoding == nullptr) &&
-                            (a.encoding == nullptr || (a.encoding->codec == b.encoding->codec && a.encoding->group == b.encoding->group)) &&
-                            (a.call == nullptr) == (b.call == nullptr) && (a.call == nullptr || a.call->kernel == b.call->kernel);
-          if (!same) fail(who + ": " + op_str(a) + " where that round has " + op_str(b));
+          if (!same_cost(a, b, c)) fail(who + ": " + op_str(a) + " where that round has " + op_str(b));
         }
       }
     }

@@ -1,6 +1,7 @@
 // Analytic cost by distinct rounds (issue 16): a round a strategy declares equal in cost to
 // an earlier one (Round::same_as: a ring's steps when its blocks are equal) is not walked
-// again. The shortcut must give exactly what walking every round gives, so must pricing the
+// again, nor are the participants a round declares to do what they did in the round before
+// (Round::same_ops_as_previous: a pipeline's fill and drain). The shortcut must give exactly what walking every round gives, so must pricing the
 // rounds on several threads, and the symbolic checker must refuse a declaration that does not
 // hold.
 #include <gtest/gtest.h>
@@ -44,7 +45,7 @@ TEST(DistinctRounds, EqualToWalkingEveryRoundOnEveryShippedTopology) {
   }
   std::sort(files.begin(), files.end());
   ASSERT_GE(files.size(), 5u);
-  std::size_t skipped_rounds = 0, schedules = 0;
+  std::size_t skipped_rounds = 0, repeating_rounds = 0, schedules = 0;
   for (const auto& file : files) {
     const LoadedTopology loaded = load_topology_file(file.string());
     const Topology& t = loaded.topology;
@@ -66,7 +67,10 @@ TEST(DistinctRounds, EqualToWalkingEveryRoundOnEveryShippedTopology) {
           continue;  // the strategy does not apply here (it says why elsewhere)
         }
         const Schedule& s = built->schedule;
-        for (const Round& r : s.rounds) skipped_rounds += r.same_as >= 0;
+        for (const Round& r : s.rounds) {
+          skipped_rounds += r.same_as >= 0;
+          repeating_rounds += static_cast<bool>(r.same_ops_as_previous);
+        }
         const auto costs = participant_costs(s);
         const std::string what = file.filename().string() + " " + strategy->name + " N=" + std::to_string(n) +
                                  " elements=" + std::to_string(static_cast<long long>(elements));
@@ -78,8 +82,10 @@ TEST(DistinctRounds, EqualToWalkingEveryRoundOnEveryShippedTopology) {
       }
     }
   }
-  std::printf("%zu schedules, %zu rounds taken from an earlier one\n", schedules, skipped_rounds);
-  EXPECT_GT(skipped_rounds, 100u);  // the shortcut was taken, not just never declared
+  std::printf("%zu schedules, %zu rounds taken from an earlier one, %zu with participants repeating the round before\n",
+              schedules, skipped_rounds, repeating_rounds);
+  EXPECT_GT(skipped_rounds, 100u);  // the shortcuts were taken, not just never declared
+  EXPECT_GT(repeating_rounds, 10u);
 }
 
 TEST(DistinctRounds, TheCheckerRefusesADeclarationThatDoesNotHold) {
@@ -111,4 +117,44 @@ TEST(DistinctRounds, TheCheckerRefusesADeclarationThatDoesNotHold) {
   EXPECT_EQ(even.rounds[2].same_as, 0);
   EXPECT_FALSE(even.rounds[1].rotated());
   EXPECT_TRUE(check_schedule(even).ok) << check_schedule(even).message;
+}
+
+// NCCL's NVLS trees on two HGX hosts, four chunks: in the pipeline's fill and drain most
+// participants move what they moved the round before, and the rounds say which. A participant declared so
+// that is not is refused by the checker.
+TEST(DistinctRounds, TheCheckerRefusesAParticipantDeclaredToRepeatWhatItDidNot) {
+  const LoadedTopology loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/cluster-128gpu-nvswitch-rail.json");
+  PredictRequest q;
+  q.topology = &loaded.topology;
+  q.strategy = &find_strategy("nccl");
+  q.bytes = 64 << 20;
+  q.placement = first_gpus(loaded.topology, 16);
+  q.params = SyncParams::parse({"algorithm=NVLSTree"});
+  const Schedule s = build_schedule(q).schedule;
+  ASSERT_TRUE(check_schedule(s).ok) << check_schedule(s).message;
+  std::size_t declared = 0, round = 0;
+  for (std::size_t r = 0; r < s.rounds.size(); ++r) {
+    if (!s.rounds[r].same_ops_as_previous) continue;
+    for (int p = 0; p < s.participant_count(); ++p) declared += s.rounds[r].same_ops_as_previous(p);
+    if (round == 0) round = r;
+  }
+  EXPECT_GT(declared, 0u);
+  ASSERT_GT(round, 0u);
+  // Their figures taken from the round before (one thread: every round follows the one it
+  // repeats) are those of walking every participant of every round.
+  const auto costs = participant_costs(s);
+  expect_identical(run_analytic(loaded.topology, s, costs, 0.01, false, 1), run_analytic(loaded.topology, s, costs, 0.01, true),
+                   "NVLS trees on 2 hosts");
+  // Every participant declared to repeat the round before, in a round where some start or stop.
+  Schedule wrong = build_schedule(q).schedule;
+  wrong.rounds[round].same_ops_as_previous = [](int) { return true; };
+  const SymbolicResult refused = check_schedule(wrong);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.message.find("declared to do what it did in the round before"), std::string::npos) << refused.message;
+  // The schedule's first round has no round before it to repeat.
+  Schedule first = build_schedule(q).schedule;
+  first.rounds[0].same_ops_as_previous = [](int) { return true; };
+  const SymbolicResult none = check_schedule(first);
+  EXPECT_FALSE(none.ok);
+  EXPECT_NE(none.message.find("there is none"), std::string::npos) << none.message;
 }

@@ -216,6 +216,15 @@ void add_pipelined_trees(Schedule& s, const std::vector<PipelinedTree>& trees, i
     const std::uint64_t per = tree.region.elements / static_cast<std::uint64_t>(chunks);
     parts->push_back({tree.region.base, per * eb, (tree.region.elements - per * static_cast<std::uint64_t>(chunks - 1)) * eb});
   }
+  // Each participant's entries' offsets: its ops change from one round to the next only where
+  // an entry starts (r = offset), reaches its last chunk (offset + chunks - 1) or ends.
+  auto offsets = std::make_shared<std::vector<std::vector<int>>>(entries->size());
+  for (std::size_t p = 0; p < entries->size(); ++p) {
+    std::vector<int>& o = (*offsets)[p];
+    for (const Entry& e : (*entries)[p]) o.push_back(e.offset);
+    std::sort(o.begin(), o.end());
+    o.erase(std::unique(o.begin(), o.end()), o.end());
+  }
   const int rounds = chunks + span - 1;
   const int steady_first = span - 1, steady_last = chunks - 2;
   for (int r = 0; r < rounds; ++r) {
@@ -235,7 +244,16 @@ void add_pipelined_trees(Schedule& s, const std::vector<PipelinedTree>& trees, i
                   }
                   if (engine.step_s > 0) out.push_back(Op::compute(engine.step_s));
                 }};
-    if (r > steady_first && r <= steady_last) round.same_as = static_cast<int>(s.rounds.size()) - (r - steady_first);
+    if (r > steady_first && r <= steady_last) {
+      round.same_as = static_cast<int>(s.rounds.size()) - (r - steady_first);
+    } else if (r > 0) {
+      round.same_ops_as_previous = [=](int p) {
+        if (ix(p) >= offsets->size()) return true;  // no ops in either round
+        const std::vector<int>& o = (*offsets)[ix(p)];
+        auto at = [&o](int x) { return std::binary_search(o.begin(), o.end(), x); };
+        return !at(r) && !at(r - chunks + 1) && !at(r - chunks);
+      };
+    }
     s.rounds.push_back(std::move(round));
   }
 }
