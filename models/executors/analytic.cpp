@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -184,9 +185,11 @@ class Walker {
   }
 
   // What pricing a round needs of its own: one per thread that prices rounds.
+  using SlotHop = ContentionModel::SlotHop;
   struct PairInfo {
     const Route* route;
     double latency;
+    std::uint32_t first, hops;  // its route as the contention model reads it, in Scratch::arena
   };
   // Per participant, the pairs it used last, kPeerSlots of them by peer (a tree node's parent
   // and children, a switch's GPUs): the map's lookups were a fifth of a large walk.
@@ -199,23 +202,48 @@ class Walker {
   };
   // Fibonacci hashing: peers a multiple of 8 apart (the same GPU of other hosts) fall apart.
   static std::size_t peer_slot(int peer) { return (static_cast<std::uint32_t>(peer) * 2654435769u) >> 29; }
+  static constexpr std::size_t kNew = std::numeric_limits<std::size_t>::max();
+  // A round's flows, grouped (a group: flows alike between the same two participants), and
+  // each participant's local work. The scratch keeps the round it priced last beside the one
+  // being priced.
+  struct Flows {
+    std::vector<const Route*> routes;
+    std::vector<std::uint32_t> counts;  // flows each group stands for
+    std::vector<double> bytes, latency, cap, bandwidth, local;
+    std::vector<int> limiting;
+    std::vector<std::size_t> first;          // per participant, its first group (first[P]: the end)
+    std::vector<SlotHop> hops;               // the groups' routes, one after another
+    std::vector<std::uint32_t> hop_first;    // per group, its first hop (and the end)
+    std::vector<std::size_t> source;         // per group, the same group in the round before (kNew: none)
+    void clear() {
+      routes.clear();
+      counts.clear();
+      bytes.clear();
+      latency.clear();
+      cap.clear();
+      first.clear();
+      hops.clear();
+      hop_first.clear();
+      source.clear();
+    }
+  };
   struct Scratch {
     Scratch(const Topology& t, int participants)
-        : contention(t), last(static_cast<std::size_t>(participants) * kPeerSlots), local(static_cast<std::size_t>(participants)) {}
+        : contention(t), last(static_cast<std::size_t>(participants) * kPeerSlots), copied(static_cast<std::size_t>(participants)) {
+      now.local.resize(static_cast<std::size_t>(participants));
+      before.local.resize(static_cast<std::size_t>(participants));
+    }
+    // Holds the loads of before's flows once a round is priced (loaded).
     ContentionModel contention;
+    bool loaded = false;
     std::unordered_map<std::uint64_t, PairInfo> pairs;
+    std::vector<SlotHop> arena;  // the pairs' routes
     std::vector<Op> ops;
-    std::vector<const Route*> routes, previous_routes;
-    std::vector<std::uint32_t> counts, previous_counts;  // flows each entry of routes stands for
     std::vector<LastPeer> last;
     std::uint64_t stamp = 0;  // one per round priced (0: none)
-    std::vector<double> bytes, latency, bandwidth, local, cap;
-    std::vector<int> limiting;
-    // The round priced before on this scratch: its flows' figures, and where each participant's
-    // flows begin among them (first[p], first[P] the end), for participants that repeat it.
-    std::size_t priced = std::numeric_limits<std::size_t>::max();
-    std::vector<double> previous_bytes, previous_latency, previous_cap, previous_local;
-    std::vector<std::size_t> first, previous_first;
+    std::vector<char> copied;  // per participant: its flows copied from the round before
+    Flows now, before;
+    std::size_t priced = std::numeric_limits<std::size_t>::max();  // the round before is, when not max
   };
 
   const PairInfo& info(Scratch& w, int from, int to) const {
@@ -224,7 +252,10 @@ class Walker {
     const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
     auto it = w.pairs.find(key);
     if (it == w.pairs.end()) {
-      it = w.pairs.emplace(key, PairInfo{&t_.route(a, b), a == b ? 0.0 : t_.latency_s(a, b)}).first;
+      const Route& route = t_.route(a, b);
+      const auto first = static_cast<std::uint32_t>(w.arena.size());
+      w.contention.compile(route, w.arena);
+      it = w.pairs.emplace(key, PairInfo{&route, a == b ? 0.0 : t_.latency_s(a, b), first, static_cast<std::uint32_t>(w.arena.size()) - first}).first;
     }
     return it->second;
   }
@@ -233,107 +264,157 @@ class Walker {
   // and its busiest participant's local work; with `detail`, what each participant did.
   RoundCost price(std::size_t r, int focus, Scratch& w, Detail* detail) const {
     const Round& round = s_.rounds[r];
+    Flows& f = w.now;
+    const Flows& b = w.before;
     ++w.stamp;
-    w.routes.clear();
-    w.counts.clear();
-    w.bytes.clear();
-    w.cap.clear();
-    w.latency.clear();
-    w.first.clear();
-    std::fill(w.local.begin(), w.local.end(), 0.0);
-    // Participants that do what they did in the round before, when this scratch priced it:
-    // their flows and local work as then, without their ops.
-    const bool repeat = round.same_ops_as_previous && !each_round_ && !detail && focus < 0 && r > 0 && w.priced == r - 1;
+    f.clear();
+    std::fill(f.local.begin(), f.local.end(), 0.0);
+    // Participants that do what they did in the round before (or the round after does what
+    // they do here), when this scratch priced that round: their flows and local work as then,
+    // without their ops.
+    const std::function<bool(int)>* repeats = nullptr;
+    if (!each_round_ && !detail && focus < 0) {
+      if (r > 0 && w.priced == r - 1 && round.same_ops_as_previous) repeats = &round.same_ops_as_previous;
+      if (r + 1 < s_.rounds.size() && w.priced == r + 1 && s_.rounds[r + 1].same_ops_as_previous) {
+        repeats = &s_.rounds[r + 1].same_ops_as_previous;
+      }
+    }
     for (int p = 0; p < s_.participant_count(); ++p) {
-      w.first.push_back(w.routes.size());
-      if (repeat && round.same_ops_as_previous(p)) {
-        for (std::size_t i = w.previous_first[static_cast<std::size_t>(p)]; i < w.previous_first[static_cast<std::size_t>(p) + 1]; ++i) {
-          w.routes.push_back(w.previous_routes[i]);
-          w.counts.push_back(w.previous_counts[i]);
-          w.latency.push_back(w.previous_latency[i]);
-          w.bytes.push_back(w.previous_bytes[i]);
-          w.cap.push_back(w.previous_cap[i]);
+      const auto pi = static_cast<std::size_t>(p);
+      f.first.push_back(f.routes.size());
+      w.copied[pi] = repeats && (*repeats)(p);
+      if (w.copied[pi]) {
+        const std::size_t g0 = b.first[pi], g1 = b.first[pi + 1];
+        f.routes.insert(f.routes.end(), b.routes.begin() + g0, b.routes.begin() + g1);
+        f.counts.insert(f.counts.end(), b.counts.begin() + g0, b.counts.begin() + g1);
+        f.latency.insert(f.latency.end(), b.latency.begin() + g0, b.latency.begin() + g1);
+        f.bytes.insert(f.bytes.end(), b.bytes.begin() + g0, b.bytes.begin() + g1);
+        f.cap.insert(f.cap.end(), b.cap.begin() + g0, b.cap.begin() + g1);
+        const std::uint32_t shift = static_cast<std::uint32_t>(f.hops.size()) - b.hop_first[g0];
+        for (std::size_t g = g0; g < g1; ++g) {
+          f.source.push_back(g);
+          f.hop_first.push_back(b.hop_first[g] + shift);
         }
-        w.local[static_cast<std::size_t>(p)] = w.previous_local[static_cast<std::size_t>(p)];
+        f.hops.insert(f.hops.end(), b.hops.begin() + b.hop_first[g0], b.hops.begin() + b.hop_first[g1]);
+        f.local[pi] = b.local[pi];
         continue;
       }
       w.ops.clear();
       round.ops(p, w.ops);
       if (detail) {
-        detail->first_send.push_back(w.routes.size());
+        detail->first_send.push_back(f.routes.size());
         detail->ops.push_back(w.ops);
       }
-      const LocalCosts& c = reduce_[static_cast<std::size_t>(p)];
+      const LocalCosts& c = reduce_[pi];
       for (const Op& op : w.ops) {
         if (focus >= 0 && p != focus && !(op.is_transfer() && op.peer == focus)) continue;
         switch (op.kind) {
           case OpKind::send: {
             // Most participants talk to the same few peers round after round: check those first.
-            auto& last = w.last[static_cast<std::size_t>(p) * kPeerSlots + peer_slot(op.peer)];
+            auto& last = w.last[pi * kPeerSlots + peer_slot(op.peer)];
             if (last.peer != op.peer) last = {op.peer, &info(w, p, op.peer)};
             const PairInfo& pair = *last.info;
             const double latency = s_.latency_in_ops ? 0.0 : pair.latency, bytes = op.link_bytes();
             // A flow like an earlier one of this round between the same two participants (a
             // GPU's channels to its switch) joins it: the same route, bytes and engine get the
             // same share, and the round's slowest is still the first of them.
-            if (!detail && last.round == w.stamp && w.bytes[last.group] == bytes && w.cap[last.group] == op.max_Bps &&
-                w.latency[last.group] == latency) {
-              ++w.counts[last.group];
+            if (!detail && last.round == w.stamp && f.bytes[last.group] == bytes && f.cap[last.group] == op.max_Bps &&
+                f.latency[last.group] == latency) {
+              ++f.counts[last.group];
             } else {
               last.round = w.stamp;
-              last.group = w.routes.size();
-              w.routes.push_back(pair.route);
-              w.counts.push_back(1);
-              w.latency.push_back(latency);
-              w.bytes.push_back(bytes);
-              w.cap.push_back(op.max_Bps);
+              last.group = f.routes.size();
+              f.routes.push_back(pair.route);
+              f.counts.push_back(1);
+              f.latency.push_back(latency);
+              f.bytes.push_back(bytes);
+              f.cap.push_back(op.max_Bps);
+              f.source.push_back(kNew);
+              f.hop_first.push_back(static_cast<std::uint32_t>(f.hops.size()));
+              f.hops.insert(f.hops.end(), w.arena.begin() + pair.first, w.arena.begin() + pair.first + pair.hops);
             }
-            w.local[static_cast<std::size_t>(p)] += op.local_seconds(c);  // encoding the payload, if it is
+            f.local[pi] += op.local_seconds(c);  // encoding the payload, if it is
             break;
           }
-          default: w.local[static_cast<std::size_t>(p)] += op.local_seconds(c); break;
+          default: f.local[pi] += op.local_seconds(c); break;
         }
       }
     }
-    w.first.push_back(w.routes.size());
-    // Consecutive rounds often repeat the same flows (a ring's steps): share once.
-    if (w.priced == std::numeric_limits<std::size_t>::max() || w.routes != w.previous_routes || w.counts != w.previous_counts) {
-      w.contention.share(w.routes, w.bandwidth, &w.limiting, &w.counts);
-    }
+    f.first.push_back(f.routes.size());
+    f.hop_first.push_back(static_cast<std::uint32_t>(f.hops.size()));
+    share(w);
     if (detail) {
-      detail->routes = w.routes;
-      detail->latency = w.latency;
-      detail->bandwidth = w.bandwidth;
-      detail->limiting = w.limiting;
+      detail->routes = f.routes;
+      detail->latency = f.latency;
+      detail->bandwidth = f.bandwidth;
+      detail->limiting = f.limiting;
     }
     RoundCost cost;
-    std::size_t slowest = w.routes.size();
-    for (std::size_t i = 0; i < w.routes.size(); ++i) {
-      const double rate = w.cap[i] > 0 ? std::min(w.cap[i], w.bandwidth[i]) : w.bandwidth[i];
-      const double transfer = w.routes[i]->empty() ? 0.0 : w.latency[i] + w.bytes[i] / rate;
+    std::size_t slowest = f.routes.size();
+    for (std::size_t i = 0; i < f.routes.size(); ++i) {
+      const double rate = f.cap[i] > 0 ? std::min(f.cap[i], f.bandwidth[i]) : f.bandwidth[i];
+      const double transfer = f.hop_first[i] == f.hop_first[i + 1] ? 0.0 : f.latency[i] + f.bytes[i] / rate;
       if (transfer > cost.comm) {
         cost.comm = transfer;
         slowest = i;
       }
     }
     // A transfer its engine limits (max_Bps) is bounded by no link.
-    if (slowest < w.routes.size() && w.limiting[slowest] >= 0 && !(w.cap[slowest] > 0 && w.cap[slowest] < w.bandwidth[slowest])) {
-      const Hop& h = (*w.routes[slowest])[static_cast<std::size_t>(w.limiting[slowest])];
+    if (slowest < f.routes.size() && f.limiting[slowest] >= 0 && !(f.cap[slowest] > 0 && f.cap[slowest] < f.bandwidth[slowest])) {
+      const Hop& h = (*f.routes[slowest])[static_cast<std::size_t>(f.limiting[slowest])];
       cost.bounded = true;
       cost.bound = {h.link, h.forward};
     }
-    cost.local = w.local.empty() ? 0.0 : *std::max_element(w.local.begin(), w.local.end());
-    // This round's figures become the previous ones (w.bandwidth and w.limiting are theirs).
-    std::swap(w.routes, w.previous_routes);
-    std::swap(w.counts, w.previous_counts);
-    std::swap(w.bytes, w.previous_bytes);
-    std::swap(w.latency, w.previous_latency);
-    std::swap(w.cap, w.previous_cap);
-    std::swap(w.local, w.previous_local);
-    std::swap(w.first, w.previous_first);
-    w.local.resize(w.previous_local.size());
+    cost.local = f.local.empty() ? 0.0 : *std::max_element(f.local.begin(), f.local.end());
+    // This round's flows become the ones before (and the contention model holds their loads).
+    std::swap(w.now, w.before);
     w.priced = focus < 0 && !detail ? r : std::numeric_limits<std::size_t>::max();  // a focused walk's flows are a part
     return cost;
+  }
+
+  // The share each of the round's groups gets (now.bandwidth, now.limiting). The contention
+  // model holds the loads of the round before; only the participants whose flows were not
+  // copied change them, and a copied group keeps its share unless a link on its route changed
+  // load. Walking every round (the reference) loads each round afresh.
+  void share(Scratch& w) const {
+    Flows& f = w.now;
+    const Flows& b = w.before;
+    ContentionModel& m = w.contention;
+    const SlotHop* hops = f.hops.data();
+    const std::size_t groups = f.routes.size();
+    f.bandwidth.resize(groups);
+    f.limiting.resize(groups);
+    // Consecutive rounds often repeat the same flows (a ring's steps): the same shares.
+    if (w.loaded && f.routes == b.routes && f.counts == b.counts) {
+      f.bandwidth = b.bandwidth;
+      f.limiting = b.limiting;
+      return;
+    }
+    if (each_round_ || !w.loaded) {
+      m.clear();
+      for (std::size_t g = 0; g < groups; ++g) m.add(hops + f.hop_first[g], hops + f.hop_first[g + 1], f.counts[g]);
+      for (std::size_t g = 0; g < groups; ++g) f.bandwidth[g] = m.bandwidth(hops + f.hop_first[g], hops + f.hop_first[g + 1], &f.limiting[g]);
+      w.loaded = true;
+      return;
+    }
+    m.begin_changes();
+    const SlotHop* old = b.hops.data();
+    for (std::size_t p = 0; p + 1 < f.first.size(); ++p) {
+      if (w.copied[p]) continue;
+      for (std::size_t g = b.first[p]; g < b.first[p + 1]; ++g) m.add(old + b.hop_first[g], old + b.hop_first[g + 1], -static_cast<std::int64_t>(b.counts[g]));
+      for (std::size_t g = f.first[p]; g < f.first[p + 1]; ++g) m.add(hops + f.hop_first[g], hops + f.hop_first[g + 1], f.counts[g]);
+    }
+    m.end_changes();
+    for (std::size_t g = 0; g < groups; ++g) {
+      const SlotHop* from = hops + f.hop_first[g];
+      const SlotHop* to = hops + f.hop_first[g + 1];
+      if (f.source[g] != kNew && std::none_of(from, to, [&m](const SlotHop& h) { return m.changed(h.link); })) {
+        f.bandwidth[g] = b.bandwidth[f.source[g]];
+        f.limiting[g] = b.limiting[f.source[g]];
+      } else {
+        f.bandwidth[g] = m.bandwidth(from, to, &f.limiting[g]);
+      }
+    }
   }
 
   // Prices `rounds` into costs_ (and details_ where made): on this thread, or, for a large
@@ -352,15 +433,33 @@ class Walker {
       return;
     }
     std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
-    // Rounds differ in cost (a pipeline's fill is cheaper than its drain): each thread takes the
-    // next few rounds in order until none are left, so that the threads end together; a few
-    // at a time, as consecutive rounds often share their flows (Scratch::previous_routes).
-    const std::size_t n = rounds.size(), few = std::max<std::size_t>(1, n / (8 * static_cast<std::size_t>(threads)));
-    std::atomic<std::size_t> next{0};
+    // Rounds differ in cost (a pipeline's fill is cheaper than its drain), and a round priced
+    // right after a neighbour costs less (the participants that repeat it keep their flows).
+    // So the rounds are cut into one stretch per two threads; in each, one thread prices from
+    // the front forward and the other from the back backward, a round at a time, until they
+    // meet: the threads end together, and only each thread's first round is priced whole.
+    struct Stretch {
+      std::mutex m;
+      std::size_t front = 0, back = 0;  // [front, back): not yet taken
+    };
+    const std::size_t n = rounds.size(), stretches = (static_cast<std::size_t>(threads) + 1) / 2;
+    std::vector<Stretch> stretch(stretches);
+    for (std::size_t k = 0; k < stretches; ++k) {
+      stretch[k].front = n * k / stretches;
+      stretch[k].back = n * (k + 1) / stretches;
+    }
     auto block = [&](int k, Scratch& w) {
       try {
-        for (std::size_t from = next.fetch_add(few); from < n; from = next.fetch_add(few)) {
-          for (std::size_t i = from; i < std::min(n, from + few); ++i) costs_[rounds[i]] = price(rounds[i], focus, w, detail_of(rounds[i]));
+        Stretch& mine = stretch[static_cast<std::size_t>(k) / 2];
+        const bool backward = k % 2 == 1;
+        for (;;) {
+          std::size_t i = 0;
+          {
+            const std::lock_guard<std::mutex> lock(mine.m);
+            if (mine.front == mine.back) break;
+            i = backward ? --mine.back : mine.front++;
+          }
+          costs_[rounds[i]] = price(rounds[i], focus, w, detail_of(rounds[i]));
         }
       } catch (...) {
         failed[static_cast<std::size_t>(k)] = std::current_exception();

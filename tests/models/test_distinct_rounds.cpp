@@ -15,6 +15,7 @@
 #include "models/executors/predict.h"
 #include "models/schedule/symbolic.h"
 #include "models/topology/topology_io.h"
+#include "support/topologies.h"
 
 using namespace gradsync::models;
 
@@ -157,4 +158,74 @@ TEST(DistinctRounds, TheCheckerRefusesAParticipantDeclaredToRepeatWhatItDidNot) 
   const SymbolicResult none = check_schedule(first);
   EXPECT_FALSE(none.ok);
   EXPECT_NE(none.message.find("there is none"), std::string::npos) << none.message;
+}
+
+// NCCL's pipelined trees across hosts, where a round priced after its neighbour keeps that
+// round's loads and shares and recounts only the flows that changed: whether the walk goes
+// forward or backward (threads from both ends of their stretch of rounds), its figures are
+// those of walking every round afresh. Edges that start or stop move the loads under flows
+// that did not change, so a kept share that missed them would show here.
+TEST(DistinctRounds, RoundsPricedFromTheirNeighboursEqualWalkingEveryRound) {
+  std::size_t compared = 0;
+  // Rails (every host's NIC k on leaf k) and a fat tree whose leaves are oversubscribed 2:1
+  // (hosts share uplinks).
+  for (const char* file : {"cluster-128gpu-nvswitch-rail", "cluster-1024gpu-fat-tree-2to1"}) {
+    const LoadedTopology loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/" + file + ".json");
+    for (const char* algorithm : {"Tree", "NVLSTree"}) {
+      for (int gpus : {32, 128}) {
+        PredictRequest q;
+        q.topology = &loaded.topology;
+        q.strategy = &find_strategy("nccl");
+        q.bytes = 256 << 20;
+        q.placement = first_gpus(loaded.topology, gpus);
+        q.params = SyncParams::parse({std::string("algorithm=") + algorithm});
+        std::optional<BuiltSchedule> built;
+        try {
+          built.emplace(build_schedule(q));
+        } catch (const InputError&) {
+          continue;  // no NVLink SHARP on the fat tree's hosts
+        }
+        const Schedule& s = built->schedule;
+        const auto costs = participant_costs(s);
+        const AnalyticResult every = run_analytic(loaded.topology, s, costs, 0.01, true);
+        const std::string what = std::string(file) + " " + algorithm + " on " + std::to_string(gpus) + " GPUs";
+        for (int threads : {1, 2, 3}) {
+          expect_identical(run_analytic(loaded.topology, s, costs, 0.01, false, threads), every, what + " on " + std::to_string(threads) + " threads");
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 24u);
+}
+
+// A flow that repeats the round before keeps its share only while no link on its route
+// changes load. Here 0 -> 1 (3 MB) repeats through three rounds; in the middle one 2 -> 1
+// (1 MB) joins it on the switch's link to GPU 1 and halves its share, and in the last it
+// has the link to itself again.
+TEST(DistinctRounds, ARepeatedFlowGetsLessWhenAnotherJoinsItsLink) {
+  const Topology t = test_topologies::star(3, 10, 4);
+  const std::vector<std::size_t> gpus = t.gpus();
+  Schedule s;
+  s.strategy = "test";
+  s.workers = 3;
+  for (std::size_t g : gpus) s.participants.push_back(Participant{Role::worker, g, {}});
+  s.gradient_bytes = 4'000'000;
+  constexpr std::uint64_t kA = 3'000'000, kB = 1'000'000;
+  for (int r = 0; r < 3; ++r) {
+    Round round{"exchange", "", [r](int p, std::vector<Op>& out) {
+                  if (p == 0) out.push_back(Op::send(1, Slice{0, kA}));
+                  if (p == 1) out.push_back(Op::recv(0, Slice{0, kA}));
+                  if (p == 1 && r == 1) out.push_back(Op::recv(2, Slice{kA, kB}));
+                  if (p == 2 && r == 1) out.push_back(Op::send(1, Slice{kA, kB}));
+                }};
+    if (r > 0) round.same_ops_as_previous = [](int p) { return p == 0; };
+    s.rounds.push_back(std::move(round));
+  }
+  const auto costs = participant_costs(s);
+  const double latency = t.latency_s(gpus[0], gpus[1]);
+  const double expected = 2 * (latency + kA / 10e9) + latency + kA / 5e9;
+  const AnalyticResult every = run_analytic(t, s, costs, 0, true);
+  EXPECT_DOUBLE_EQ(every.sync_s, expected);
+  for (int threads : {1, 2}) expect_identical(run_analytic(t, s, costs, 0, false, threads), every, std::to_string(threads) + " threads");
 }

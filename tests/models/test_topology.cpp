@@ -2,11 +2,14 @@
 
 #include <functional>
 #include <limits>
+#include <map>
+#include <random>
 
 #include "models/support/error.h"
 #include "models/support/json_input.h"
 #include "models/topology/topology_io.h"
 #include "models/support/units.h"
+#include "models/topology/contention.h"
 
 using namespace gradsync::models;
 
@@ -163,4 +166,78 @@ TEST(Topology, EveryRouteIsTheCheapestPathAndConnected) {
       }
     }
   }
+}
+
+// The analytic walk keeps the contention model's loads from one round to the next and
+// changes only the flows that changed. Kept loads must give every flow the share a fresh
+// count gives it, and changed() must name exactly the links whose load moved: on a star of
+// full-duplex, half-duplex and interfering (duplex share) links, over random changes.
+TEST(Contention, KeptLoadsGiveTheSharesOfAFreshCount) {
+  const LoadedTopology loaded = load(R"({
+    "name": "mixed-star",
+    "nodes": [ {"id": "g0", "kind": "gpu"}, {"id": "g1", "kind": "gpu"}, {"id": "g2", "kind": "gpu"},
+               {"id": "g3", "kind": "gpu"}, {"id": "g4", "kind": "gpu"}, {"id": "sw", "kind": "pcie_switch"} ],
+    "links": [ {"a": "g0", "b": "sw", "bandwidth_GBps": 10, "latency_us": 1},
+               {"a": "g1", "b": "sw", "bandwidth_GBps": 10, "latency_us": 1, "duplex": "half"},
+               {"a": "g2", "b": "sw", "bandwidth_GBps": 7, "latency_us": 1, "duplex": 0.75},
+               {"a": "g3", "b": "sw", "bandwidth_GBps": 12, "latency_us": 1, "duplex": "half"},
+               {"a": "g4", "b": "sw", "bandwidth_GBps": 25, "latency_us": 1} ] })");
+  const Topology& t = loaded.topology;
+  const std::vector<std::size_t> gpus = t.gpus();
+  using SlotHop = ContentionModel::SlotHop;
+  ContentionModel kept(t), fresh(t);
+  std::mt19937 random(7);
+  std::vector<std::pair<std::size_t, std::size_t>> flows;  // (from, to)
+  std::map<std::pair<std::size_t, bool>, long> count;    // flows per link and direction, counted here
+  auto loads = [&](std::size_t link) {
+    const long f = count[{link, true}], b = count[{link, false}];
+    return t.links()[link].full_duplex ? std::pair<long, long>{f, b} : std::pair<long, long>{f + b, 0};
+  };
+  auto move = [&](std::size_t from, std::size_t to, int flows_added) {
+    std::vector<SlotHop> hops;
+    kept.compile(t.route(from, to), hops);
+    kept.add(hops.data(), hops.data() + hops.size(), flows_added);
+    for (const Hop& h : t.route(from, to)) count[{h.link, h.forward}] += flows_added;
+  };
+  for (int round = 0; round < 200; ++round) {
+    std::map<std::size_t, std::pair<long, long>> before;
+    for (std::size_t l = 0; l < t.links().size(); ++l) before[l] = loads(l);
+    kept.begin_changes();
+    // Remove a few flows and add a few (sometimes the same pair back: no net change).
+    for (int k = static_cast<int>(random() % 3); k > 0 && !flows.empty(); --k) {
+      const std::size_t i = random() % flows.size();
+      move(flows[i].first, flows[i].second, -1);
+      flows.erase(flows.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    for (int k = static_cast<int>(random() % 4); k > 0; --k) {
+      const std::size_t a = gpus[random() % gpus.size()], b = gpus[random() % gpus.size()];
+      if (a == b) continue;
+      flows.push_back({a, b});
+      move(a, b, 1);
+    }
+    kept.end_changes();
+    for (std::size_t l = 0; l < t.links().size(); ++l) {
+      EXPECT_EQ(kept.changed(static_cast<std::uint32_t>(l)), loads(l) != before[l]) << "round " << round << " link " << l;
+    }
+    std::vector<const Route*> routes;
+    for (const auto& [a, b] : flows) routes.push_back(&t.route(a, b));
+    std::vector<double> shares;
+    std::vector<int> limiting;
+    fresh.share(routes, shares, &limiting);
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      std::vector<SlotHop> hops;
+      kept.compile(*routes[i], hops);
+      int hop = -2;
+      EXPECT_EQ(kept.bandwidth(hops.data(), hops.data() + hops.size(), &hop), shares[i]) << "round " << round << " flow " << i;
+      EXPECT_EQ(hop, limiting[i]) << "round " << round << " flow " << i;
+    }
+  }
+  // The loads kept are the flows left: clearing them leaves a model that shares as a fresh one.
+  kept.clear();
+  std::vector<const Route*> one{&t.route(gpus[0], gpus[1])};
+  std::vector<double> a, b;
+  kept.share(one, a);
+  fresh.share(one, b);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a[0], 10e9);  // g0 -> sw (10) then sw -> g1 (half duplex, 10) alone
 }
