@@ -6,6 +6,7 @@
 #include <limits>
 #include <queue>
 #include <set>
+#include <unordered_set>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
@@ -68,6 +69,8 @@ using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undire
 struct Topology::Graph {
   BoostGraph g;
   std::vector<bool> forwards;  // per vertex
+  // Each vertex's links in declaration order: incident[incident_first[v] .. incident_first[v + 1]).
+  std::vector<std::size_t> incident_first, incident;
   // Dijkstra's maps for one route at a time, kept between routes: only the vertices a
   // search touched are reset after it (a 65,536-GPU ring asks 65,536 routes of a few hops
   // each on a graph of some 70,000 vertices: initialising every map for each would be N^2).
@@ -123,7 +126,8 @@ Topology::Topology(std::string name, std::vector<Node> nodes, std::vector<Link> 
   graph_->forwards.resize(nodes_.size());
   for (std::size_t i = 0; i < nodes_.size(); ++i) graph_->forwards[i] = forwards_traffic(nodes_[i].kind);
 
-  std::set<std::pair<std::size_t, std::size_t>> seen;
+  std::unordered_set<std::uint64_t> seen;  // each pair of nodes linked, smaller index first
+  seen.reserve(links_.size());
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const Link& l = links_[i];
     const std::string where = source_ + ": /links/" + std::to_string(i);
@@ -136,11 +140,27 @@ Topology::Topology(std::string name, std::vector<Node> nodes, std::vector<Link> 
     if (!(l.latency_s >= 0) || !std::isfinite(l.latency_s)) {
       throw InputError(where + "/latency_us: got " + std::to_string(s_to_us(l.latency_s)) + "; expected a number of at least 0");
     }
-    if (!seen.insert({std::min(l.a, l.b), std::max(l.a, l.b)}).second) {
+    if (!seen.insert((static_cast<std::uint64_t>(std::min(l.a, l.b)) << 32) | std::max(l.a, l.b)).second) {
       throw InputError(where + ": a second link between \"" + nodes_[l.a].id + "\" and \"" + nodes_[l.b].id +
                        "\"; expected one link per pair (give bonded links as one link with their summed bandwidth)");
     }
     boost::add_edge(l.a, l.b, EdgeData{i, l.latency_s + kRouteProbeBytes / l.bandwidth_Bps}, graph_->g);
+  }
+
+  {
+    std::vector<std::size_t>& first = graph_->incident_first;
+    first.assign(nodes_.size() + 1, 0);
+    for (const Link& l : links_) {
+      ++first[l.a + 1];
+      ++first[l.b + 1];
+    }
+    for (std::size_t v = 0; v < nodes_.size(); ++v) first[v + 1] += first[v];
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    graph_->incident.resize(2 * links_.size());
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      graph_->incident[next[links_[i].a]++] = i;
+      graph_->incident[next[links_[i].b]++] = i;
+    }
   }
 
   // Connected?
@@ -181,12 +201,9 @@ Topology::Topology(std::string name, std::vector<Node> nodes, std::vector<Link> 
     if (!graph_->forwards[i]) endpoints.push_back(i);
   }
   std::vector<std::set<std::size_t>> reach(nodes_.size());
-  std::vector<std::set<std::size_t>> direct(nodes_.size());
   for (const Link& l : links_) {
     if (graph_->forwards[l.b]) reach[l.a].insert(find_root(l.b));
     if (graph_->forwards[l.a]) reach[l.b].insert(find_root(l.a));
-    direct[l.a].insert(l.b);
-    direct[l.b].insert(l.a);
   }
   // Fast path: one component touched by every endpoint.
   std::set<std::size_t> common = endpoints.empty() ? std::set<std::size_t>() : reach[endpoints[0]];
@@ -198,6 +215,11 @@ Topology::Topology(std::string name, std::vector<Node> nodes, std::vector<Link> 
     common.swap(kept);
   }
   if (common.empty()) {
+    std::vector<std::set<std::size_t>> direct(nodes_.size());
+    for (const Link& l : links_) {
+      direct[l.a].insert(l.b);
+      direct[l.b].insert(l.a);
+    }
     for (std::size_t x = 0; x < endpoints.size(); ++x) {
       for (std::size_t y = x + 1; y < endpoints.size(); ++y) {
         const std::size_t a = endpoints[x], b = endpoints[y];
@@ -360,11 +382,10 @@ void Topology::remember(const std::vector<std::size_t>& key, std::vector<int> va
   memo_.emplace(key, std::move(value));
 }
 
-std::vector<std::size_t> Topology::incident_links(std::size_t node) const {
-  std::vector<std::size_t> out;
-  for (auto [e, end] = boost::out_edges(node, graph_->g); e != end; ++e) out.push_back(graph_->g[*e].link);
-  std::sort(out.begin(), out.end());  // declaration order, as a scan of links() finds them
-  return out;
+std::span<const std::size_t> Topology::incident_links(std::size_t node) const {
+  const std::vector<std::size_t>& first = graph_->incident_first;
+  if (node + 1 >= first.size()) throw std::out_of_range("Topology::incident_links: node index");
+  return {graph_->incident.data() + first[node], first[node + 1] - first[node]};
 }
 
 Route Topology::meet_in_the_middle(std::size_t a, std::size_t b) const {

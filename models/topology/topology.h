@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -106,7 +107,7 @@ class Topology {
   void remember(const std::vector<std::size_t>& key, std::vector<int> value) const;
 
   // The links that end at `node` (indices into links()).
-  std::vector<std::size_t> incident_links(std::size_t node) const;
+  std::span<const std::size_t> incident_links(std::size_t node) const;  // in declaration order
 
   // The links a flow from a to b crosses. Empty when a == b.
   const Route& route(std::size_t a, std::size_t b) const;
