@@ -418,7 +418,7 @@ class Walker {
   }
 
   // Prices `rounds` into costs_ (and details_ where made): on this thread, or, for a large
-  // walk, a few rounds at a time on as many threads as the machine has (each with its own
+  // walk, on as many threads as the machine has (each with its own
   // scratch; a round's cost does not depend on which thread prices it).
   void price_all(const std::vector<std::size_t>& rounds, int focus) {
     auto detail_of = [&](std::size_t r) {
