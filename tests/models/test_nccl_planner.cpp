@@ -455,7 +455,9 @@ TEST(NcclPlanner, PassesThatFoundNothingAreNotRunAgain) {
         EXPECT_EQ(once.n_hops, every.n_hops);
         EXPECT_EQ(once.intra, every.intra);
         EXPECT_EQ(once.inter, every.inter);
-        if (!inter && p == Pattern::ring && std::string(c.name) == "PCIe, two GPUs a switch") EXPECT_EQ(once.type_intra, kPathPhb);
+        if (!inter && p == Pattern::ring && std::string(c.name) == "PCIe, two GPUs a switch") {
+          EXPECT_EQ(once.type_intra, kPathPhb);
+        }
         if (inter && p == Pattern::balanced_tree && c.o.gdr == 0 && c.o.cc == 90) {
           // Without GPUDirect RDMA NCCL routes each GPU's NIC traffic through the CPU.
           EXPECT_EQ(once.type_inter, kPathPhb);
