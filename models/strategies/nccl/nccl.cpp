@@ -73,8 +73,22 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
 
 // How much the facts the plan assumed matter: the plan again under each one's other value, its
 // algorithm and bus bandwidth by the plan's closed form, and the range they span.
-std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan) {
-  if (plan.assumed.empty() || ctx.N() < 2) return "";
+// Each open fact's plan on a thread of its own (each searches its hosts again: a tenth of a
+// second on a large cluster), started before the schedule is built so that they run beside it.
+std::vector<std::future<nccl::Plan>> plan_open_facts(const StrategyContext& ctx, const nccl::Plan& plan) {
+  std::vector<std::future<nccl::Plan>> plans;
+  if (ctx.N() < 2) return plans;
+  for (const nccl::Assumption& a : plan.assumed) {
+    plans.push_back(std::async(std::launch::async, [&ctx, &a] {
+      return nccl::make_plan(ctx.topology, ctx.placement.ranks, ctx.bytes(), a.with_other);
+    }));
+  }
+  return plans;
+}
+
+// The open facts said in order, from their plans (plan_open_facts).
+std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<std::future<nccl::Plan>>& plans) {
+  if (plans.empty()) return "";
   const double launch = launch_seconds(ctx);
   const double factor = allreduce_busbw_factor(ctx.N());
   auto busbw = [&](const nccl::Plan& p) {
@@ -84,14 +98,6 @@ std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan) {
   const double as_assumed = busbw(plan);
   double lo = as_assumed, hi = as_assumed;
   std::string facts;
-  // Each fact's plan on a thread of its own (each searches its hosts again: a tenth of a second
-  // on a large cluster), then said in order.
-  std::vector<std::future<nccl::Plan>> plans;
-  for (const nccl::Assumption& a : plan.assumed) {
-    plans.push_back(std::async(std::launch::async, [&ctx, &a] {
-      return nccl::make_plan(ctx.topology, ctx.placement.ranks, ctx.bytes(), a.with_other);
-    }));
-  }
   for (std::size_t i = 0; i < plan.assumed.size(); ++i) {
     const nccl::Assumption& a = plan.assumed[i];
     const nccl::Plan other = plans[i].get();
@@ -296,10 +302,11 @@ Strategy definition() {
     if (use_planner(ctx)) {
       const nccl::Plan planned = planner_plan(ctx);
       resolve_planned(ctx, planned);
+      std::vector<std::future<nccl::Plan>> facts;
+      if (ctx.explain) facts = plan_open_facts(ctx, planned);
       Schedule s = nccl::planned_schedule(ctx, planned, launch_seconds(ctx));
       for (std::string& line : nccl::describe_plan(ctx, planned)) s.notes.push_back(std::move(line));
-      if (!ctx.explain) return s;
-      if (std::string facts = open_facts(ctx, planned); !facts.empty()) s.notes.push_back(std::move(facts));
+      if (std::string said = open_facts(ctx, planned, facts); !said.empty()) s.notes.push_back(std::move(said));
       return s;
     }
     return per_hop_schedule(ctx);
