@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "models/support/error.h"
 #include "models/support/units.h"
@@ -314,10 +315,12 @@ std::optional<std::string> value_problem(const ParamSpec& spec, const std::strin
   std::vector<std::string> words = d.words;
   if (d.allows_auto) words.insert(words.begin(), "auto");
   if (std::find(words.begin(), words.end(), v) != words.end()) return std::nullopt;
+  // The values valid here, each once, in the domain's order (a cluster's: thousands of nodes).
   std::vector<std::string> values;
   if (d.values && context) {
+    std::unordered_set<std::string> seen;
     for (std::string& x : d.values(*context)) {
-      if (std::find(values.begin(), values.end(), x) == values.end()) values.push_back(std::move(x));
+      if (seen.insert(x).second) values.push_back(std::move(x));
     }
   }
   if (std::find(values.begin(), values.end(), v) != values.end()) return std::nullopt;
