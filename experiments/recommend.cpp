@@ -56,6 +56,19 @@ std::vector<models::Placement> placements_for(const models::Topology& t, int n, 
   // the others are looked up once per start, not once per step and chosen GPU: all counts of a
   // 128-GPU cluster took minutes here before anything was predicted).
   const std::size_t count = gpus.size();
+  // Each pair's narrower direction, looked up once: every start asks the same pairs again (on
+  // 1,024 GPUs, a hundred million lookups in the topology's route cache). Kept for up to
+  // 4,096 GPUs (64 MB); larger clusters ask the topology each time.
+  constexpr std::size_t kKeptPairsUpTo = 4096;
+  std::vector<double> pair_bw(count <= kKeptPairsUpTo ? count * (count - 1) / 2 : 0, -1.0);
+  auto narrower = [&](std::size_t a, std::size_t b) {
+    auto ask = [&] { return std::min(t.bottleneck_Bps(gpus[a], gpus[b]), t.bottleneck_Bps(gpus[b], gpus[a])); };
+    if (pair_bw.empty()) return ask();
+    const std::size_t lo = std::min(a, b), hi = std::max(a, b);
+    double& kept = pair_bw[hi * (hi - 1) / 2 + lo];
+    if (kept < 0) kept = ask();
+    return kept;
+  };
   std::vector<double> narrowest(count);
   std::vector<char> taken(count);
   for (std::size_t start = 0; start < count && out.size() < max; ++start) {
@@ -71,7 +84,7 @@ std::vector<models::Placement> placements_for(const models::Topology& t, int n, 
       double best_bw = -1;
       for (std::size_t i = 0; i < count; ++i) {
         if (taken[i]) continue;
-        narrowest[i] = std::min({narrowest[i], t.bottleneck_Bps(gpus[joining], gpus[i]), t.bottleneck_Bps(gpus[i], gpus[joining])});
+        narrowest[i] = std::min(narrowest[i], narrower(joining, i));
         if (narrowest[i] > best_bw) {
           best_bw = narrowest[i];
           best = i;
