@@ -416,7 +416,7 @@ ScheduleCase schedule_case(Choices& c) {
       } else {
         l.params = static_cast<std::int64_t>(c.between(1, 4096));
       }
-      l.flops = 1e6;
+      l.set_flops(1e6);
       w.layers.push_back(l);
     }
     sc.workload = w;
@@ -538,7 +538,8 @@ Outcome fuzz_workload_json(const std::uint8_t* data, std::size_t size) {
                 back->samples_per_minibatch == w.samples_per_minibatch;
     for (std::size_t i = 0; same && i < w.layers.size(); ++i) {
       same = back->layers[i].name == w.layers[i].name && back->layers[i].params == w.layers[i].params &&
-             back->layers[i].rows == w.layers[i].rows && close(back->layers[i].flops, w.layers[i].flops);
+             back->layers[i].rows == w.layers[i].rows && close(back->layers[i].forward_flops, w.layers[i].forward_flops) &&
+             close(back->layers[i].backward_flops, w.layers[i].backward_flops) && back->layers[i].dtype_bytes == w.layers[i].dtype_bytes;
     }
     if (!same) violated("workload_json", "workload changed in a round trip through workload_to_json");
   });

@@ -25,5 +25,6 @@ Action add_recommend(CLI::App& app);
 Action add_compare(CLI::App& app);
 Action add_calibrate(CLI::App& app);
 Action add_topology(CLI::App& app);
+Action add_workload(CLI::App& app);
 
 }  // namespace gradsync::experiments::cli

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   actions["testbed"] = add_testbed(app);
   actions["validate"] = add_validate(app);
   actions["topology"] = add_topology(app);
+  actions["workload"] = add_workload(app);
 
   try {
     app.parse(argc, argv);

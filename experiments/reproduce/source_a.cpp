@@ -47,7 +47,8 @@ models::Workload with_vocabulary(const models::Workload& base, std::int64_t voca
     const std::int64_t per_row = l.params / *l.rows;
     const double ratio = static_cast<double>(vocabulary) / static_cast<double>(*l.rows);
     l.params = per_row * vocabulary;
-    l.flops *= ratio;
+    l.forward_flops *= ratio;
+    l.backward_flops *= ratio;
     l.rows = vocabulary;
   }
   w.compute_s_per_minibatch = base.compute_s() * w.total_flops() / base.total_flops();
@@ -62,7 +63,10 @@ models::Workload fitted_workload(const std::string& name, double compute_s, doub
   w.dtype_bytes = 4;
   w.samples_per_minibatch = 64;
   w.minibatches_per_epoch = minibatches;
-  w.layers.push_back(models::Layer{"gradient", static_cast<std::int64_t>(std::llround(bytes / 4.0)), 0.0, std::nullopt});
+  models::Layer gradient;
+  gradient.name = "gradient";
+  gradient.params = static_cast<std::int64_t>(std::llround(bytes / 4.0));
+  w.layers.push_back(gradient);
   w.compute_s_per_minibatch = compute_s;
   w.description = "fitted to Table 4's 1-GPU rows: compute per minibatch and effective bytes per synchronisation";
   return w;

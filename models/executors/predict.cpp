@@ -10,7 +10,7 @@ namespace gradsync::models {
 
 std::uint64_t PredictRequest::elements() const {
   if (bytes) return static_cast<std::uint64_t>(std::ceil(*bytes / 4.0));
-  return static_cast<std::uint64_t>(workload->total_params());
+  return workload->gradient_elements();
 }
 
 int PredictRequest::element_bytes() const { return bytes ? 4 : workload->dtype_bytes; }

@@ -254,7 +254,7 @@ TEST(BadInput, Workload) {
   ASSERT_NO_THROW(load_workload_text(tflops));
   const std::vector<Case> table = {
       {"unknown layer key", replace(w, "\"params\"", "\"parms\""),
-       {"workload.json: /layers/0/parms: unknown key 'parms' (did you mean 'params'?); valid keys here: name, params, flops, rows"}},
+       {"workload.json: /layers/0/parms: unknown key 'parms' (did you mean 'params'?); valid keys here: name, params, dtype_bytes, flops, forward_flops, backward_flops, forward_s, backward_s, rows"}},
       {"unknown key", replace(w, "\"minibatches_per_epoch\"", "\"minibatches_per_epoc\""),
        {"workload.json: /minibatches_per_epoc: unknown key 'minibatches_per_epoc' (did you mean 'minibatches_per_epoch'?)"}},
       {"unsupported value size", replace(w, "\"dtype_bytes\": 4", "\"dtype_bytes\": 3"),
@@ -278,7 +278,7 @@ TEST(BadInput, Workload) {
       {"compute time that overflows an epoch", replace(w, "0.01", "1e300"),
        {"workload.json: /compute_s_per_minibatch: got 1e+300; expected seconds between 0 and 1e+06"}},
       {"both compute figures", replace(w, "0.01}", "0.01, \"device_TFLOPS\": 10}"),
-       {"workload.json: needs exactly one of \"compute_s_per_minibatch\" (a measured time) and \"device_TFLOPS\""}},
+       {"workload.json: needs exactly one of \"compute_s_per_minibatch\" (a measured time), \"device_TFLOPS\""}},
       {"no compute figure", replace(w, ", \"compute_s_per_minibatch\": 0.01", ""), {"workload.json: needs exactly one of"}},
       {"zero minibatches", replace(w, "\"minibatches_per_epoch\": 10", "\"minibatches_per_epoch\": 0"),
        {"workload.json: /minibatches_per_epoch: got 0; expected an integer of at least 1"}},

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "models/support/error.h"
+#include "models/workload/pytorch_listing.h"
 #include "models/workload/workload.h"
 
 using namespace gradsync::models;
@@ -59,15 +60,15 @@ TEST(Workload, BadInput) {
   };
   EXPECT_EQ(error_of(R"({"name": "w", "dtype_bytes": 4, "layers": [{"name": "a", "params": 1}],
       "minibatches_per_epoch": 1})"),
-            "w.json: needs exactly one of \"compute_s_per_minibatch\" (a measured time) and \"device_TFLOPS\" (with "
-            "per-layer \"flops\")");
+            "w.json: needs exactly one of \"compute_s_per_minibatch\" (a measured time), \"device_TFLOPS\" (with "
+            "per-layer \"flops\") and every layer's measured \"forward_s\" and \"backward_s\"");
   EXPECT_EQ(error_of(R"({"name": "w", "dtype_bytes": 3, "layers": [{"name": "a", "params": 1}],
       "minibatches_per_epoch": 1, "compute_s_per_minibatch": 1})"),
             "w.json: /dtype_bytes: got 3; expected 1, 2, 4 or 8 bytes per value");
   EXPECT_EQ(error_of(R"({"name": "w", "dtype_bytes": 4, "layers": [{"name": "a", "parms": 1}],
       "minibatches_per_epoch": 1, "compute_s_per_minibatch": 1})"),
             "w.json: /layers/0/parms: unknown key 'parms' (did you mean 'params'?); valid keys here: name, params, "
-            "flops, rows");
+            "dtype_bytes, flops, forward_flops, backward_flops, forward_s, backward_s, rows");
   EXPECT_EQ(error_of(R"({"name": "w", "dtype_bytes": 4, "layers": [{"name": "a", "params": -5}],
       "minibatches_per_epoch": 1, "compute_s_per_minibatch": 1})"),
             "w.json: /layers/0/params: got -5; expected an integer of at least 0");
@@ -80,6 +81,166 @@ TEST(Workload, BadInput) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "workload \"source-a-fnn-lm\": neither a preset (did you mean 'source-a-ffnn-lm'?) nor an existing file; "
-              "presets: source-a-ffnn-lm, source-a-rnn-lm, source-c-nmt");
+              "presets: source-a-ffnn-lm, source-a-rnn-lm, source-c-nmt, resnet50, bert-large, gpt2-xl, decoder-7b");
   }
+}
+
+// The modern presets, built layer by layer, against their published totals (torchvision,
+// Hugging Face's model cards, the Llama 2 paper) — figures the builders do not contain.
+TEST(Workload, ModernPresetsHaveTheirPublishedParameterCounts) {
+  EXPECT_EQ(workload_preset("resnet50")->total_params(), 25'557'032);  // torchvision resnet50
+  EXPECT_EQ(workload_preset("bert-large")->total_params(), 336'226'108);  // BertForPreTraining, bert-large-uncased
+  EXPECT_EQ(workload_preset("gpt2-xl")->total_params(), 1'557'611'200);  // gpt2-xl
+  EXPECT_EQ(workload_preset("decoder-7b")->total_params(), 6'738'415'616);  // Llama-2-7b
+  EXPECT_DOUBLE_EQ(workload_preset("decoder-7b")->gradient_bytes(), 2.0 * 6'738'415'616);
+  // torchvision's ResNet-50: 4.09 G multiply-adds per 224 x 224 image, forward.
+  const Workload r = *workload_preset("resnet50");
+  double forward = 0;
+  for (const Layer& l : r.layers) forward += l.forward_flops;
+  EXPECT_NEAR(forward / 2.0 / 256 / 1e9, 4.09, 0.005);
+  // NVIDIA's measured 2,470 img/s at 256 images per GPU.
+  EXPECT_NEAR(r.compute_s(), 256.0 / 2470, 1e-12);
+}
+
+TEST(Workload, LayerTimesAddUpToTheComputeAndFollowTheFlops) {
+  for (const std::string& name : workload_preset_names()) {
+    const Workload w = *workload_preset(name);
+    const std::vector<LayerTimes> t = w.layer_times();
+    ASSERT_EQ(t.size(), w.layers.size()) << name;
+    double total = 0;
+    for (const LayerTimes& x : t) total += x.forward_s + x.backward_s;
+    EXPECT_NEAR(total, w.compute_s(), 1e-9 * w.compute_s()) << name;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (w.layers[i].forward_flops > 0) {
+        EXPECT_NEAR(t[i].backward_s / t[i].forward_s, 2.0, 1e-9) << name << " " << w.layers[i].name;
+      }
+    }
+  }
+  // A measured total and no FLOPs: shared by parameters, a third forward.
+  const Workload w = workload_from_json(JsonView::parse(
+      R"({"name": "w", "dtype_bytes": 4, "layers": [{"name": "a", "params": 30}, {"name": "b", "params": 10}],
+          "minibatches_per_epoch": 1, "compute_s_per_minibatch": 0.6})",
+      "w.json"));
+  const std::vector<LayerTimes> t = w.layer_times();
+  EXPECT_DOUBLE_EQ(t[0].forward_s, 0.15);
+  EXPECT_DOUBLE_EQ(t[0].backward_s, 0.3);
+  EXPECT_DOUBLE_EQ(t[1].forward_s, 0.05);
+  EXPECT_DOUBLE_EQ(t[1].backward_s, 0.1);
+}
+
+TEST(Workload, MeasuredLayersAndTheirDtypesRoundTrip) {
+  const Workload w = workload_from_json(JsonView::parse(
+      R"({"name": "w", "dtype_bytes": 2, "layers": [
+            {"name": "emb", "params": 8, "dtype_bytes": 4, "forward_s": 0.001, "backward_s": 0.002, "rows": 4},
+            {"name": "mlp", "params": 6, "forward_flops": 1e9, "backward_flops": 3e9, "forward_s": 0.01, "backward_s": 0.03}],
+          "minibatches_per_epoch": 7})",
+      "w.json"));
+  EXPECT_DOUBLE_EQ(w.compute_s(), 0.043);
+  EXPECT_DOUBLE_EQ(w.gradient_bytes(), 8 * 4 + 6 * 2);
+  EXPECT_EQ(w.gradient_elements(), 22u);  // 44 bytes as 2-byte elements
+  EXPECT_DOUBLE_EQ(w.layers[1].flops(), 4e9);
+  const Workload back = workload_from_json(JsonView::wrap(workload_to_json(w), "back.json"));
+  ASSERT_EQ(back.layers.size(), 2u);
+  EXPECT_EQ(back.layers[0].dtype_bytes, 4);
+  EXPECT_EQ(back.layers[1].dtype_bytes, 0);
+  EXPECT_EQ(back.layers[0].rows, 4);
+  EXPECT_DOUBLE_EQ(*back.layers[1].backward_s, 0.03);
+  EXPECT_DOUBLE_EQ(back.layers[1].backward_flops, 3e9);
+  EXPECT_DOUBLE_EQ(back.compute_s(), w.compute_s());
+}
+
+TEST(Workload, BadLayerCosts) {
+  auto error_of = [](const std::string& layers, const std::string& tail = R"(, "compute_s_per_minibatch": 1)") {
+    try {
+      workload_from_json(JsonView::parse(R"({"name": "w", "dtype_bytes": 4, "minibatches_per_epoch": 1, "layers": )" + layers + tail + "}",
+                                         "w.json"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_of(R"([{"name": "a", "params": 1, "flops": 3, "forward_flops": 1}])"),
+            "w.json: /layers/0: give \"flops\" (forward + backward) or \"forward_flops\" and \"backward_flops\", not both");
+  EXPECT_EQ(error_of(R"([{"name": "a", "params": 1, "forward_flops": 1}])"), "w.json: /layers/0 is missing the required key 'backward_flops'");
+  EXPECT_EQ(error_of(R"([{"name": "a", "params": 1, "forward_s": 1}])", ""),
+            "w.json: /layers/0: a measured layer needs both \"forward_s\" and \"backward_s\" (seconds per minibatch)");
+  EXPECT_EQ(error_of(R"([{"name": "a", "params": 1, "forward_s": 1, "backward_s": 2}, {"name": "b", "params": 1}])", ""),
+            "w.json: /layers: gives \"forward_s\" and \"backward_s\" for 1 of 2 layers: measured times go on every layer or none");
+  EXPECT_EQ(error_of(R"([{"name": "a", "params": 1, "forward_s": 1, "backward_s": 2}])"),
+            "w.json: needs exactly one of \"compute_s_per_minibatch\" (a measured time), \"device_TFLOPS\" (with per-layer "
+            "\"flops\") and every layer's measured \"forward_s\" and \"backward_s\"");
+  EXPECT_EQ(error_of(R"([{"name": "a", "params": 1, "dtype_bytes": 3}])"), "w.json: /layers/0/dtype_bytes: got 3; expected 1, 2, 4 or 8 bytes per value");
+  EXPECT_EQ(error_of(R"([{"name": "a", "params": 1, "backward_s": -1, "forward_s": 1}])", ""),
+            "w.json: /layers/0/backward_s: got -1; expected seconds between 0 and 1e+06");
+}
+
+// --- the parameter listing PyTorch prints ---------------------------------------------------
+
+ListingOptions measured() {
+  ListingOptions o;
+  o.compute_s = 1.0;
+  return o;
+}
+
+ListingOptions dense(std::int64_t tokens, double TFLOPS) {
+  ListingOptions o;
+  o.tokens = tokens;
+  o.device_TFLOPS = TFLOPS;
+  return o;
+}
+
+std::string listing_error(const std::string& text, const ListingOptions& o = measured()) {
+  try {
+    workload_from_listing(text, "params.txt", o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PytorchListing, ModulesBecomeLayersInTheListingsOrder) {
+  const std::string text =
+      "# printed by a script\n"
+      "wte.weight torch.Size([100, 8]) torch.bfloat16 True\n"
+      "\n"
+      "h.0.attn.weight (8, 24) torch.bfloat16\n"
+      "h.0.attn.bias torch.Size([24])\n"
+      "h.0.mlp.weight: [8, 32], dtype=torch.float32, requires_grad=True\n"
+      "h.0.frozen.weight torch.Size([8, 8]) torch.bfloat16 False\n"
+      "h.0.attn.scale torch.Size([])\n";
+  const Workload w = workload_from_listing(text, "dir/my-model.txt", dense(10, 1.0));
+  EXPECT_EQ(w.name, "my-model");
+  ASSERT_EQ(w.layers.size(), 4u);
+  EXPECT_EQ(w.layers[0].name, "wte");
+  EXPECT_EQ(w.layers[0].params, 800);
+  EXPECT_EQ(w.layers[0].rows, 100);  // an embedding: a lookup, no FLOPs
+  EXPECT_DOUBLE_EQ(w.layers[0].flops(), 0);
+  EXPECT_EQ(w.layers[1].name, "h.0.attn");
+  EXPECT_EQ(w.layers[1].params, 8 * 24 + 24);
+  EXPECT_DOUBLE_EQ(w.layers[1].forward_flops, 2.0 * (8 * 24 + 24) * 10);
+  EXPECT_DOUBLE_EQ(w.layers[1].backward_flops, 4.0 * (8 * 24 + 24) * 10);
+  EXPECT_EQ(w.layers[2].name, "h.0.mlp");
+  EXPECT_EQ(w.layers[2].dtype_bytes, 4);  // fp32 in a bf16 model
+  EXPECT_EQ(w.layers[3].name, "h.0.attn#2");  // listed again after another module
+  EXPECT_EQ(w.layers[3].params, 1);           // a scalar
+  EXPECT_EQ(w.dtype_bytes, 2);                // most parameters print bf16
+  EXPECT_DOUBLE_EQ(w.gradient_bytes(), 2.0 * (800 + 216 + 1) + 4.0 * 256);  // the frozen one has no gradient
+}
+
+TEST(PytorchListing, AMalformedLineIsNamedWithItsNumber) {
+  EXPECT_EQ(listing_error("a.weight torch.Size([3, 4])\nb.weight torch.Size([3, x])\n"),
+            "params.txt:2: a dimension \"x\" that is not a whole number; expected NAME SHAPE as PyTorch prints named_parameters(), "
+            "e.g. `encoder.layer.0.attention.self.query.weight torch.Size([1024, 1024])`; got `b.weight torch.Size([3, x])`");
+  EXPECT_NE(listing_error("a.weight\n").find("params.txt:1: no shape after the name"), std::string::npos);
+  EXPECT_NE(listing_error("a.weight 3 4\n").find("params.txt:1: no shape"), std::string::npos);
+  EXPECT_NE(listing_error("a.weight (3, 4) torch.int64\n").find("params.txt:1: a dtype torch.int64 that is not a floating-point type"),
+            std::string::npos);
+  EXPECT_NE(listing_error("a.weight (3, 4) grad\n").find("params.txt:1: \"grad\" beside the shape"), std::string::npos);
+  EXPECT_EQ(listing_error("# nothing\n\n"),
+            "params.txt: no trainable parameters listed; expected a line per parameter, e.g. `encoder.layer.0.attention.self.query.weight "
+            "torch.Size([1024, 1024])`");
+  EXPECT_NE(listing_error("conv.weight torch.Size([64, 3, 7, 7])\n", dense(4, 1.0))
+                .find("params.txt:1: conv.weight is a convolution's weight (4 dimensions)"),
+            std::string::npos);
+  EXPECT_NE(listing_error("huge.weight (1000000000, 1000000000)\n").find("params.txt:1: huge.weight holds"), std::string::npos);
 }

@@ -1,0 +1,94 @@
+// gradsync workload (issue 29): the presets, a model's layers, and a model from the parameter
+// listing PyTorch prints, end to end — and the files it writes read back in predict.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli_runner.h"
+#include "json_lines.h"
+
+using nlohmann::json;
+
+namespace {
+
+std::string listing(const std::string& name) { return std::string(GRADSYNC_SOURCE) + "/tests/data/workloads/" + name; }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST(WorkloadCli, ListNamesEveryPreset) {
+  const auto r = run_cli(std::vector<std::string>{"workload", "list"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* name : {"source-a-ffnn-lm", "source-a-rnn-lm", "source-c-nmt", "resnet50", "bert-large", "gpt2-xl", "decoder-7b"}) {
+    EXPECT_NE(r.out.find(std::string("\n") + name + " "), std::string::npos) << name << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("25.6 M"), std::string::npos) << r.out;  // resnet50
+}
+
+TEST(WorkloadCli, ShowListsTheLayersAndWhenTheirGradientsAreReady) {
+  const auto r = run_cli({"workload", "show", "resnet50"});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("resnet50: 25.6 M params, 102.2 MB of gradients, 18 layers, 103.64 ms of compute per minibatch"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("layer4.2"), std::string::npos) << r.out;
+  // The first layer's gradient is the last ready: after the whole backward pass (two thirds of 103.64 ms).
+  EXPECT_NE(r.out.find("conv1        9536"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("69.10 ms\n"), std::string::npos) << r.out;
+
+  // --format json is a workload file every command reads.
+  const auto j = run_cli({"workload", "show", "gpt2-xl", "--format", "json"}, false);
+  ASSERT_EQ(j.status, 0) << j.out;
+  const std::string file = temp_file("gpt2-xl.json", j.out);
+  EXPECT_EQ(json::parse(j.out)["layers"].size(), 100u);
+  const auto q = run_cli({"predict", "-w", file, "--strategy", "ring", "-g", "2"});
+  ASSERT_EQ(q.status, 0) << q.out;
+  EXPECT_NE(q.out.find("workload gpt2-xl (1557.6 M params, 6.23 GB per sync, 561.07 ms compute per minibatch"), std::string::npos) << q.out;
+}
+
+TEST(WorkloadCli, FromPytorchWritesAWorkloadThatPredictReads) {
+  const std::string out = temp_file("tiny.json", "");
+  std::filesystem::remove(out);
+  const auto r = run_cli({"workload", "from-pytorch", listing("tiny-gpt-params.txt"), "--tokens", "8192", "--device-tflops", "150", "-o", out});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("read 9 layers, 46.5 M params (92.9 MB of gradients)"), std::string::npos) << r.out;
+  const json doc = json::parse(read_file(out));
+  EXPECT_EQ(doc["name"], "tiny-gpt-params");
+  EXPECT_EQ(doc["dtype_bytes"], 2);
+  EXPECT_EQ(doc["layers"][3]["name"], "transformer.h.0.attn.c_attn");
+  // 768 x 2304 weights + 2304 biases, 2 FLOPs each per token forward, 8,192 tokens.
+  EXPECT_DOUBLE_EQ(doc["layers"][3]["forward_flops"].get<double>(), 2.0 * (768 * 2304 + 2304) * 8192);
+  const auto p = run_cli({"predict", "-w", out, "--strategy", "ring", "-g", "2"});
+  ASSERT_EQ(p.status, 0) << p.out;
+  EXPECT_NE(p.out.find("workload tiny-gpt-params (46.5 M params, 92.9 MB per sync"), std::string::npos) << p.out;
+}
+
+TEST(WorkloadCli, ABadListingIsOneMessageAndNoFile) {
+  const std::string bad = temp_file("bad-params.txt", "a.weight torch.Size([3, 4])\nb.weight torch.Size([3 4])\n");
+  const std::string out = temp_file("never.json", "");
+  std::filesystem::remove(out);
+  const auto r = run_cli({"workload", "from-pytorch", bad, "--compute-s", "0.1", "-o", out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("gradsync: error: " + bad + ":2: a dimension \"3 4\" that is not a whole number"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  const auto none = run_cli({"workload", "from-pytorch", listing("tiny-gpt-params.txt"), "-o", out});
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.out.find("give the compute one way: --compute-s"), std::string::npos) << none.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  const auto rate = run_cli({"workload", "from-pytorch", listing("tiny-gpt-params.txt"), "--device-tflops", "100"});
+  EXPECT_EQ(rate.status, 2);
+  EXPECT_NE(rate.out.find("--device-tflops requires --tokens"), std::string::npos) << rate.out;
+
+  const auto missing = run_cli({"workload", "show", "resnet-50"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.out.find("(did you mean 'resnet50'?)"), std::string::npos) << missing.out;
+}
