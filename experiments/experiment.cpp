@@ -236,8 +236,9 @@ Plan make_plan(const Experiment& e) {
                                ": " + models::join(names));
     }
   }
-  Plan plan{load_topology_arg(topology), std::nullopt, {}, {}, {}, executors, {}};
+  Plan plan{load_topology_arg(topology), std::nullopt, {}, {}, {}, executors, {}, std::nullopt};
   plan.settings.sim = e.sim;
+  plan.overlap = e.overlap;
   const models::Topology& t = plan.topology.topology;
   if (!e.sizes_bytes.empty()) {
     for (double s : e.sizes_bytes) plan.sizes.push_back(s);

@@ -20,6 +20,7 @@
 #include "models/topology/placement.h"
 #include "models/strategies/strategy.h"
 #include "models/topology/topology_io.h"
+#include "models/workload/step.h"
 #include "models/workload/workload.h"
 
 namespace gradsync::experiments {
@@ -47,6 +48,7 @@ struct Experiment {
   std::vector<StrategyChoice> strategies;  // empty: every strategy the executors can run
   std::vector<std::string> executors;  // names (models/executors/executor.h); empty: the analytic model
   SimSettings sim;
+  std::optional<models::OverlapSettings> overlap;  // the step's buckets beside the backward pass
 };
 
 Experiment load_experiment(const std::string& path);
@@ -72,6 +74,7 @@ struct Plan {
   std::vector<models::Placement> placements;
   std::vector<const models::Executor*> executors;
   models::ExecutorSettings settings;
+  std::optional<models::OverlapSettings> overlap;
   bool has_slow_executor() const;  // sim, run: progress worth showing
   std::size_t points() const { return sizes.size() * strategies.size() * placements.size() * executors.size(); }
 };

@@ -1,5 +1,7 @@
 #include "experiments/recommend.h"
 
+#include "models/support/units.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include "models/support/error.h"
 #include "models/executors/executor.h"
 #include "models/executors/predict.h"
+#include "models/support/units.h"
 #include "sim/simulator.h"
 
 namespace gradsync::experiments {
@@ -228,6 +231,7 @@ std::string Choice::params_text() const {
     const std::string shown = resolved != analytic.params.end() && resolved->second != "-" ? resolved->second : v;
     text += (text.empty() ? "" : " ") + k + "=" + shown;
   }
+  if (bucket_cap_bytes) text += (text.empty() ? "" : " ") + std::string("buckets=") + format_fixed(*bucket_cap_bytes / models::kMiB, 0) + "MiB";
   return text;
 }
 
@@ -289,6 +293,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     for (const auto& [k, v] : extra) q.params.set(k, v);
     q.placement = *c.placement;
     q.explain = false;  // no candidate's notes beyond its schedule's are shown (predict gives nccl's open facts)
+    q.overlap = plan.overlap;
     return q;
   };
   auto describe = [&](const Candidate& c) {
@@ -309,6 +314,8 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     q.params = c.params;
     q.placement = models::named_gpus(t, c.rank_nodes);
     q.explain = false;
+    q.overlap = plan.overlap;
+    if (q.overlap && c.bucket_cap_bytes) q.overlap->bucket_cap_bytes = *c.bucket_cap_bytes;
     return q;
   };
   auto priced = [&](Choice& ch, const models::PredictRequest& q) {
@@ -414,6 +421,28 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     for (Choice& c : weighed) choices.push_back(std::move(c));
     rank();
   }
+  // --overlap: the bucket size, for the best multi-GPU choices (as many as the simulator
+  // confirms, at least one): each of a range of sizes around DDP's 25 MiB, the fastest kept.
+  if (plan.overlap && rec.with_workload) {
+    static const double kCaps[] = {1, 2, 5, 10, 25, 50, 100, 250};
+    int searched = 0;
+    for (auto& c : rec.ranked) {
+      if (searched >= std::max(1, o.confirm)) break;
+      if (c.alone() || !c.analytic.overlap) continue;
+      ++searched;
+      for (double mib : kCaps) {
+        Choice trial = c;
+        trial.bucket_cap_bytes = mib * models::kMiB;
+        if (*trial.bucket_cap_bytes == plan.overlap->bucket_cap_bytes) continue;
+        priced(trial, request_of(trial));
+        if (trial.score < c.score * (1 - 1e-9)) {
+          trial.plan_bucket_iteration_s = c.plan_bucket_iteration_s ? c.plan_bucket_iteration_s : c.analytic.time_per_iteration_s;
+          c = std::move(trial);
+        }
+      }
+    }
+    std::stable_sort(rec.ranked.begin(), rec.ranked.end(), [](const Choice& a, const Choice& b) { return a.score < b.score; });
+  }
   // The simulator on the best multi-GPU choices.
   int confirmed = 0;
   for (auto& c : rec.ranked) {
@@ -473,6 +502,19 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
   }
   lines.push_back("Best: " + figure(best) + (best.changes_training.empty() ? "." : " — it " + best.changes_training + "."));
   if (const auto b = bound_text(best); !b.empty()) lines.push_back("Why: " + b + ".");
+  if (!best.alone() && best.analytic.overlap) {
+    const models::OverlapFigures& ov = *best.analytic.overlap;
+    std::string line = "Overlap: " + std::to_string(ov.buckets) + " buckets of " +
+                       format_fixed(ov.bucket_cap_bytes / models::kMiB, 0) + " MiB synchronised beside the " +
+                       format_seconds(ov.backward_s) + " backward pass (" + format_seconds(ov.bucket_sync_s) + " in all) leave " +
+                       format_seconds(ov.exposed_s) + " exposed; without overlap the iteration would be " +
+                       format_seconds(ov.iteration_without_s);
+    if (best.plan_bucket_iteration_s) {
+      line += "; the fastest bucket size of 1-250 MiB, against " + format_seconds(*best.plan_bucket_iteration_s) + " with " +
+              format_fixed(plan.overlap->bucket_cap_bytes / models::kMiB, 0) + " MiB";
+    }
+    lines.push_back(line + ".");
+  }
   if (!best.alone() && best.strategy->decided_by) {
     if (const std::string d = best.strategy->decided_by(best.analytic); !d.empty()) lines.push_back("How: " + d + ".");
     for (std::string& line : against_own_settings(r, best)) lines.push_back(std::move(line));

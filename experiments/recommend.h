@@ -35,6 +35,8 @@ struct Choice {
   std::string changes_training;  // "" when the result is the exact synchronous sum
   models::ResultRecord analytic;
   std::optional<models::ResultRecord> sim;
+  std::optional<double> bucket_cap_bytes;  // --overlap: the bucket size the search chose (else the plan's)
+  std::optional<double> plan_bucket_iteration_s;  // --overlap, a size chosen: the iteration with the plan's
   double score = 0;  // what the ranking compares: epoch time, else synchronisation time per step
   bool alone() const { return strategy == nullptr; }
   std::string name() const;  // "ring", "sampled inner=ring", "one GPU alone"

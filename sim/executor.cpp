@@ -42,7 +42,21 @@ class SimExecutor final : public models::Executor {
     r.network_model = ss.network_model;
     r.sim_wall_s = sync.wall_s;
 
-    if (q.workload) {
+    // The step with its buckets beside the backward pass: each kind of bucket's synchronisation
+    // simulated alone, composed on the step's timeline (models/workload/step.h).
+    models::add_overlap(r, q, schedule, [&](const models::PredictRequest& part) {
+      const models::BuiltSchedule b = models::build_schedule(part);
+      SimOptions alone = one;
+      alone.costs = models::participant_costs(b.schedule);
+      const SimResult s = simulate(*part.topology, b.schedule, alone);
+      r.sim_wall_s = *r.sim_wall_s + s.wall_s;
+      return s.first_sync_s;
+    });
+    if (r.overlap) {
+      r.notes.push_back("overlap: each bucket's synchronisation simulated alone, on the step's timeline (no training loop: "
+                        "stragglers and jitter are not simulated with --overlap)");
+      models::add_training_times(r, *q.workload);
+    } else if (q.workload) {
       SimOptions loop = one;
       loop.sync_every_step = false;
       loop.compute_s = q.workload->compute_s();

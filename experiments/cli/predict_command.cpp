@@ -27,10 +27,12 @@ Action add_predict(CLI::App& app) {
       "  gradsync predict --topology dgx1-v100-hybrid-cube-mesh --strategy hierarchical --param k=4\n"
       "  gradsync predict --topology my-cluster.json --size 256MiB --format csv -o out.csv\n"
       "  gradsync predict --strategy ring --ring-order 0,2,1,3 --executor formula\n"
+      "  gradsync predict --workload resnet50 --overlap --strategy nccl -t dgx1-v100-hybrid-cube-mesh\n"
       "Strategies: " + models::join(models::strategy_names()) + ".\n"
       "Workload presets: " + models::join(models::workload_preset_names()) + ".\n"
       "Executors:\n" + executor_help());
   add_selection_options(cmd, o->selection);
+  add_overlap_options(cmd, o->selection);
   cmd->add_option("--executor,-x", o->executor,
                   "how to get the time: " + models::join(models::executor_names()) +
                       " (see below; `gradsync simulate` for the simulator's settings)")

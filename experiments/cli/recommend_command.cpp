@@ -223,12 +223,15 @@ Action add_recommend(CLI::App& app) {
       "the best ones, and explains the winner by the link that bounds it. With a workload, training alone on one GPU\n"
       "is a choice: when every multi-GPU choice is slower, it says so. \"changes training\" marks choices whose\n"
       "result is not the exact synchronous sum (sampling, 1-bit, periodic averaging, asynchronous updates).\n"
+      "--overlap ranks by the step with its buckets beside the backward pass, and for the best choices (as many as\n"
+      "--confirm, at least one) also searches the bucket size (1-250 MiB).\n"
       "Examples:\n"
       "  gradsync recommend                                  # source-A machine, FFNN LM\n"
       "  gradsync recommend --exact-only --workload source-a-rnn-lm\n"
       "  gradsync recommend --topology p2p-output.txt --size 64MiB   # a p2pBandwidthLatencyTest output, read directly\n"
       "  gradsync recommend --topology dgx1-v100-hybrid-cube-mesh --size 256MiB --gpus 8\n"
-      "  gradsync recommend --strategy sampled,ring --param alpha=0.02 --format json -o choices.jsonl");
+      "  gradsync recommend --strategy sampled,ring --param alpha=0.02 --format json -o choices.jsonl\n"
+      "  gradsync recommend -t dgx1-v100-hybrid-cube-mesh -w resnet50 --overlap --gpus 8   # and the bucket size");
   cmd->add_option("--topology,-t", f->selection.topology,
                   "topology: JSON (graph, matrix or generated form), a shipped name, or a tool output (p2pBandwidthLatencyTest, "
                   "nvbandwidth, nvidia-smi topo -m)")
@@ -247,6 +250,7 @@ Action add_recommend(CLI::App& app) {
                   "model averaging / BMUF: pick the smallest period T with synchronisation under this share of a step")
       ->default_val(0.10)
       ->check(number_in(0, 1, true));
+  add_overlap_options(cmd, f->selection);
   cmd->add_option("--top", f->top, "rows to show")->default_val(12)->check(integer_in(1, 100000));
   cmd->add_flag("--all", f->all, "show every ranked choice");
   cmd->add_option("--format,-f", f->selection.format, "table, json (JSON lines) or csv (default: table, or from -o's extension)")

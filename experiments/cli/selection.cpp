@@ -26,6 +26,23 @@ void add_selection_options(CLI::App* cmd, SelectionOptions& o) {
   cmd->add_option("--ring-order", o.ring_order, "ring order for strategies with rings: auto, given, or positions i,j,k,...");
 }
 
+void add_overlap_options(CLI::App* cmd, SelectionOptions& o) {
+  auto* overlap = cmd->add_flag("--overlap", o.overlap,
+                                "the training step as PyTorch DDP runs it: the gradient in buckets, each synchronised as soon as "
+                                "the backward pass has produced it, beside the rest of it (needs a workload)");
+  cmd->add_option("--bucket-cap", o.bucket_cap, "with --overlap: a bucket is full at this many bytes (DDP's bucket_cap_mb)")
+      ->default_str("25MiB")
+      ->needs(overlap);
+  cmd->add_option("--first-bucket", o.first_bucket, "with --overlap: the first bucket is full at this many bytes")
+      ->default_str("1MiB")
+      ->needs(overlap);
+  cmd->add_option("--overlap-slowdown", o.overlap_slowdown,
+                  "with --overlap: compute runs this share slower while a bucket is synchronised (e.g. 0.1)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->default_str("0")
+      ->needs(overlap);
+}
+
 void add_output_options(CLI::App* cmd, SelectionOptions& o, bool with_trace) {
   cmd->add_option("--format,-f", o.format, "table, json (JSON lines) or csv (default: table, or from -o's extension)")
       ->check(CLI::IsMember({"table", "json", "csv"}));
@@ -63,6 +80,16 @@ Experiment experiment_from_flags(const SelectionOptions& o, const std::vector<st
     given.set("ring_order", o.ring_order);
   }
   e.strategies = choose_strategies(o.strategies, given, chosen);
+  if (o.overlap) {
+    if (!o.size.empty()) throw models::InputError("--overlap needs a workload (its layers and their compute), not --size");
+    models::OverlapSettings s;
+    s.bucket_cap_bytes = models::parse_bytes(o.bucket_cap, "--bucket-cap");
+    s.first_bucket_bytes = models::parse_bytes(o.first_bucket, "--first-bucket");
+    if (!(s.bucket_cap_bytes > 0)) throw models::InputError("--bucket-cap " + o.bucket_cap + ": expected a size above 0");
+    if (!(s.first_bucket_bytes > 0)) throw models::InputError("--first-bucket " + o.first_bucket + ": expected a size above 0");
+    s.slowdown = o.overlap_slowdown;
+    e.overlap = s;
+  }
   return e;
 }
 
@@ -100,6 +127,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_notes;
   bool any_async = false;
+  bool any_overlap = false;
   std::optional<models::Trace> trace;
   for (const auto& size : plan.sizes) {
     for (const auto& choice : plan.strategies) {
@@ -113,6 +141,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
           q.strategy = choice.strategy;
           q.params = choice.params;
           q.placement = placement;
+          q.overlap = plan.overlap;
           models::Trace timeline;
           const bool want_trace = !o.trace.empty() && executor->traces() && !trace;
           models::ResultRecord r;
@@ -132,6 +161,8 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
               r.strategy, std::to_string(r.ranks), executor->name(), params_text(r, choice.params),
               size ? format_bytes(*size) : "", format_seconds(r.time_per_sync_s),
               r.time_per_iteration_s ? format_seconds(*r.time_per_iteration_s) : "-",
+              r.overlap ? format_seconds(r.overlap->exposed_s) : "-",
+              r.overlap ? format_seconds(r.overlap->iteration_without_s) : "-",
               r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-",
               r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-",
               r.time_per_iteration_s ? format_fixed(100 * r.communication_share(), 0) + "%" : "-",
@@ -139,6 +170,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
               r.updates_per_s ? format_fixed(*r.updates_per_s, 1) : "",
               r.mean_staleness ? format_fixed(*r.mean_staleness, 2) + " / " + std::to_string(*r.max_staleness) : ""};
           any_async = any_async || r.updates_per_s.has_value();
+          any_overlap = any_overlap || r.overlap.has_value();
           rows.push_back(std::move(row));
           // What a strategy assumed where the inputs left a fact open, and how much it matters.
           std::string open;
@@ -169,12 +201,13 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
 
   // Columns: drop the ones that say nothing here.
   std::vector<std::string> headers = {"strategy", ">GPUs", "executor", "params", ">size", ">sync/step", ">iteration",
-                                      ">epoch", ">speed-up", ">comm", ">algbw GB/s", ">busbw GB/s", ">updates/s",
-                                      ">staleness mean/max"};
+                                      ">exposed", ">no overlap", ">epoch", ">speed-up", ">comm", ">algbw GB/s",
+                                      ">busbw GB/s", ">updates/s", ">staleness mean/max"};
   std::vector<bool> keep(headers.size(), true);
   keep[2] = show_executor;
   keep[4] = !plan.workload || plan.sizes.size() > 1 || plan.sizes[0].has_value();
-  keep[12] = keep[13] = any_async;
+  keep[7] = keep[8] = any_overlap;
+  keep[14] = keep[15] = any_async;
   std::vector<std::string> kept_headers;
   for (std::size_t i = 0; i < headers.size(); ++i) {
     if (keep[i]) kept_headers.push_back(headers[i]);
@@ -203,6 +236,15 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   }
   for (const models::Executor* x : plan.executors) {
     if (!x->footnote().empty()) std::cout << x->footnote() << "\n";
+  }
+  if (any_overlap) {
+    const models::OverlapSettings& s = *plan.overlap;
+    std::cout << "overlap: the gradient in buckets of " << format_bytes(s.bucket_cap_bytes) << " (the first "
+              << format_bytes(s.first_bucket_bytes)
+              << "), each synchronised once the backward pass has produced it, beside the rest (PyTorch DDP); exposed: "
+                 "iteration - compute; no overlap: compute, then one synchronisation of the whole gradient"
+              << (s.slowdown > 0 ? "; compute " + format_fixed(100 * s.slowdown, 0) + " % slower while a bucket synchronises" : "")
+              << "\n";
   }
   if (any_async) {
     std::cout << "staleness: how many other updates the server applied between a worker's pull and its next push\n";

@@ -22,12 +22,18 @@ struct SelectionOptions {
   std::string gpus;
   std::string ranks;
   std::string ring_order;
+  bool overlap = false;
+  std::string bucket_cap = "25MiB";
+  std::string first_bucket = "1MiB";
+  double overlap_slowdown = 0;
   std::string format;
   std::string output;
   std::string trace;
 };
 
 void add_selection_options(CLI::App* cmd, SelectionOptions& o);
+// --overlap and its bucket settings.
+void add_overlap_options(CLI::App* cmd, SelectionOptions& o);
 void add_output_options(CLI::App* cmd, SelectionOptions& o, bool with_trace);
 // "  analytic  the strategy's schedule walked on the topology..." — a line per executor, for help texts.
 std::string executor_help();

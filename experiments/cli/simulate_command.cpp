@@ -30,9 +30,9 @@ int run_simulate(const SimulateOptions& o) {
   if (!o.selection.experiment.empty()) {
     const auto& s = o.selection;
     if (!s.topology.empty() || !s.workload.empty() || !s.size.empty() || !s.strategies.empty() || !s.params.empty() ||
-        !s.gpus.empty() || !s.ranks.empty()) {
+        !s.gpus.empty() || !s.ranks.empty() || s.overlap) {
       throw models::InputError(s.experiment + ": an experiment file says what to run; expected no --topology, --workload, "
-                               "--size, --strategy, --param, --gpus or --ranks with it");
+                               "--size, --strategy, --param, --gpus, --ranks or --overlap with it");
     }
     e = load_experiment(o.selection.experiment);
     if (e.executors.empty()) e.executors = {sim::executor().name()};
@@ -82,6 +82,7 @@ Action add_simulate(CLI::App& app) {
   cmd->add_option("experiment", o->selection.experiment, "an experiment JSON file (instead of the flags below)")
       ->check(CLI::ExistingFile);
   add_selection_options(cmd, o->selection);
+  add_overlap_options(cmd, o->selection);
   cmd->add_option("--iterations,-n", o->iterations, "training steps to simulate (default: two synchronisations, at least 10)")
       ->check(integer_in(1, 1000000));
   cmd->add_option("--network-model", o->network_model, "CM02 or LV08")->check(CLI::IsMember({"CM02", "LV08"}))->default_val("CM02");

@@ -552,6 +552,10 @@ ResultRecord predict(const PredictRequest& q) {
     iteration = a.iteration_s;
     r.notes.push_back("steady state bounded by the " + a.bound);
   }
+  add_overlap(r, q, schedule, [](const PredictRequest& part) {
+    const BuiltSchedule b = build_schedule(part);
+    return run_analytic(*part.topology, b.schedule, participant_costs(b.schedule), 0.0).sync_s;
+  });
   if (q.workload) add_training_times(r, *q.workload, iteration);
   return r;
 }

@@ -35,12 +35,58 @@ std::vector<LocalCosts> participant_costs(const Schedule& schedule) {
   return costs;
 }
 
+void add_overlap(ResultRecord& r, const PredictRequest& q, const Schedule& whole, const SyncTime& sync_of) {
+  if (!q.overlap || !q.workload || q.bytes) return;
+  if (whole.asynchronous || whole.period_steps > 1) {
+    r.notes.push_back(std::string("not overlapped: ") +
+                      (whole.asynchronous ? "workers push and pull on their own, not in step with the backward pass"
+                                          : "it synchronises once every " + std::to_string(whole.period_steps) +
+                                                " steps, after the step that ends a period"));
+    return;
+  }
+  const OverlapSettings& o = *q.overlap;
+  const Workload& w = *q.workload;
+  const std::vector<Bucket> buckets = buckets_of(w, o);
+  // Buckets of equal layers (a transformer's blocks) synchronise alike: time each kind once.
+  std::map<std::vector<std::int64_t>, double> timed;
+  std::vector<double> sync;
+  for (const Bucket& b : buckets) {
+    std::vector<std::int64_t> key = {b.gradient.dtype_bytes};
+    for (const Layer& l : b.gradient.layers) {
+      key.push_back(l.params);
+      key.push_back(l.rows.value_or(-1));
+    }
+    auto it = timed.find(key);
+    if (it == timed.end()) {
+      PredictRequest part = q;
+      part.workload = &b.gradient;
+      part.overlap.reset();
+      part.explain = false;
+      it = timed.emplace(std::move(key), b.gradient.gradient_bytes() > 0 ? sync_of(part) : 0.0).first;
+    }
+    sync.push_back(it->second);
+  }
+  const StepTime st = overlapped_step(w, buckets, sync, o);
+  OverlapFigures f;
+  f.buckets = static_cast<int>(buckets.size());
+  f.bucket_cap_bytes = o.bucket_cap_bytes;
+  f.first_bucket_bytes = o.first_bucket_bytes;
+  f.slowdown = o.slowdown;
+  f.exposed_s = st.exposed_s;
+  f.bucket_sync_s = st.sync_s;
+  f.backward_s = st.backward_s;
+  f.iteration_without_s = formulas::minibatch_time(w.compute_s(), r.time_per_sync_s);
+  r.overlap = f;
+  r.time_per_iteration_s = st.iteration_s;
+}
+
 void add_training_times(ResultRecord& r, const Workload& w, std::optional<double> iteration_s) {
   const double compute = w.compute_s();
   const double bn = static_cast<double>(w.minibatches_per_epoch);
   r.compute_s_per_minibatch = compute;
-  r.time_per_iteration_s = iteration_s ? *iteration_s
-                                       : formulas::minibatch_time(compute, r.time_per_sync_s / std::max(1, r.period_steps));
+  r.time_per_iteration_s = iteration_s          ? *iteration_s
+                           : r.overlap          ? *r.time_per_iteration_s
+                                                : formulas::minibatch_time(compute, r.time_per_sync_s / std::max(1, r.period_steps));
   r.time_per_epoch_s = formulas::epoch_time(bn, r.ranks, *r.time_per_iteration_s);
   r.one_gpu_epoch_s = formulas::epoch_time(bn, 1, compute);
   if (*r.time_per_epoch_s > 0) r.speedup_vs_1gpu = *r.one_gpu_epoch_s / *r.time_per_epoch_s;

@@ -4,6 +4,7 @@
 // executor (models/executors/executor.h) gives the same record with its own times.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "models/strategies/strategy.h"
 #include "models/strategies/strategy_context.h"
 #include "models/topology/topology.h"
+#include "models/workload/step.h"
 #include "models/workload/workload.h"
 
 namespace gradsync::models {
@@ -27,6 +29,9 @@ struct PredictRequest {
   Placement placement;
   // Notes that cost more than the schedule (StrategyContext::explain): off in searches.
   bool explain = true;
+  // The training step with its gradient in buckets, synchronised beside the backward pass
+  // (models/workload/step.h); nullopt: compute, then one synchronisation of the whole gradient.
+  std::optional<OverlapSettings> overlap;
 
   std::uint64_t elements() const;  // values each rank synchronises
   int element_bytes() const;
@@ -53,5 +58,15 @@ ResultRecord predict(const PredictRequest& request);
 // Adds per-iteration, per-epoch and speed-up figures to a record (every executor shares
 // this step): iteration = compute + sync / period unless `iteration_s` is given.
 void add_training_times(ResultRecord& record, const Workload& workload, std::optional<double> iteration_s = std::nullopt);
+
+// The time of one synchronisation of the request's gradient, by an executor.
+using SyncTime = std::function<double(const PredictRequest&)>;
+
+// With request.overlap and a workload, a strategy that synchronises every step in step with
+// the others: the step's timeline with the workload's buckets, each bucket's synchronisation
+// timed by `sync_of` (buckets of equal layers timed once), into the record's overlap figures
+// and iteration time (what add_training_times then uses). Otherwise nothing, with a note
+// where overlap was asked for and the strategy does not synchronise that way.
+void add_overlap(ResultRecord& record, const PredictRequest& request, const Schedule& whole, const SyncTime& sync_of);
 
 }  // namespace gradsync::models

@@ -64,6 +64,17 @@ ordered_json to_json(const ResultRecord& r) {
     for (const auto& [link, seconds] : r.bounding_links) links.push_back({{"link", link}, {"seconds", seconds}});
     out["bounding_links"] = links;
   }
+  if (r.overlap) {
+    const OverlapFigures& o = *r.overlap;
+    out["overlap"] = {{"buckets", o.buckets},
+                      {"bucket_cap_bytes", o.bucket_cap_bytes},
+                      {"first_bucket_bytes", o.first_bucket_bytes},
+                      {"slowdown", o.slowdown},
+                      {"exposed_s", o.exposed_s},
+                      {"bucket_sync_s", o.bucket_sync_s},
+                      {"backward_s", o.backward_s},
+                      {"iteration_without_overlap_s", o.iteration_without_s}};
+  }
   if (!r.network_model.empty()) out["network_model"] = r.network_model;
   if (r.simulated_steps) out["simulated_steps"] = *r.simulated_steps;
   if (r.updates_per_s) out["updates_per_s"] = *r.updates_per_s;
@@ -106,6 +117,19 @@ ResultRecord record_from_json(const ordered_json& d) {
   }
   if (d.contains("notes")) {
     for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
+  }
+  if (d.contains("overlap")) {
+    const auto& v = d.at("overlap");
+    OverlapFigures o;
+    o.buckets = v.at("buckets").get<int>();
+    o.bucket_cap_bytes = v.at("bucket_cap_bytes").get<double>();
+    o.first_bucket_bytes = v.at("first_bucket_bytes").get<double>();
+    o.slowdown = v.at("slowdown").get<double>();
+    o.exposed_s = v.at("exposed_s").get<double>();
+    o.bucket_sync_s = v.at("bucket_sync_s").get<double>();
+    o.backward_s = v.at("backward_s").get<double>();
+    o.iteration_without_s = v.at("iteration_without_overlap_s").get<double>();
+    r.overlap = o;
   }
   if (d.contains("network_model")) r.network_model = d.at("network_model").get<std::string>();
   if (d.contains("simulated_steps")) r.simulated_steps = d.at("simulated_steps").get<int>();

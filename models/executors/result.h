@@ -14,6 +14,18 @@
 
 namespace gradsync::models {
 
+// The training step with its buckets synchronised beside the backward pass (models/workload/step.h).
+struct OverlapFigures {
+  int buckets = 0;
+  double bucket_cap_bytes = 0;
+  double first_bucket_bytes = 0;
+  double slowdown = 0;
+  double exposed_s = 0;              // the communication the backward pass did not hide
+  double bucket_sync_s = 0;          // the buckets' synchronisations added up
+  double backward_s = 0;             // as it ran, slowed where communication slows compute
+  double iteration_without_s = 0;    // compute, then one synchronisation of the whole gradient
+};
+
 struct ResultRecord {
   std::string executor;  // formula | analytic | sim | run
   std::string topology;
@@ -38,6 +50,7 @@ struct ResultRecord {
   // Analytic only: the links that bounded the synchronisation and for how long (most first,
   // at most 3), e.g. {"swB -> root (4.46 GB/s)", 0.012}.
   std::vector<std::pair<std::string, double>> bounding_links;
+  std::optional<OverlapFigures> overlap;
   // Simulator only.
   std::string network_model;
   std::optional<int> simulated_steps;

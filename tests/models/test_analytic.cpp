@@ -186,3 +186,55 @@ TEST(Analytic, PeriodicAndAsynchronousStrategies) {
   const auto idle = predict(q);
   EXPECT_NEAR(*idle.time_per_iteration_s, w.compute_s(), w.compute_s() * 1e-3);
 }
+
+// --overlap: each bucket synchronised by the ring beside the backward pass. On a full mesh the
+// ring's time is its closed form, so the step's timeline can be drawn by hand from it: the
+// oracle is the closed form and the timeline of the bucket times, not the executor.
+TEST(Analytic, OverlappedBucketsOnTheClosedFormsTimeline) {
+  const int n = 4;
+  const Topology t = full_mesh(n);
+  // Three layers, 1.6 MB each (fp32; blocks of equal size for the ring), a bucket each;
+  // backward 2 ms a layer: the ring's 1.6 MB take about 0.5 ms, so only the last is exposed.
+  const Workload w = workload_from_json(JsonView::parse(
+      R"({"name": "w", "dtype_bytes": 4, "minibatches_per_epoch": 1, "layers": [
+            {"name": "a", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
+            {"name": "b", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
+            {"name": "c", "params": 400000, "forward_s": 0.001, "backward_s": 0.002}]})",
+      "w.json"));
+  const double S = 1.6e6;
+  const double sync = formulas::ring_allreduce({n, S, kB, kA, kC}).total();
+  ASSERT_LT(sync, 0.002);
+  for (const std::string executor : {"analytic"}) {
+    PredictRequest q;
+    q.topology = &t;
+    q.workload = &w;
+    q.strategy = &find_strategy("ring");
+    q.params = SyncParams::parse({"ring_order=given", "reduce_GBps=" + std::to_string(kReduceGBps)});
+    q.placement = first_gpus(t, n);
+    OverlapSettings o;
+    o.first_bucket_bytes = 1e6;
+    o.bucket_cap_bytes = 1e6;
+    q.overlap = o;
+    const ResultRecord r = find_executor(executor).evaluate(q, ExecutorSettings{});
+    ASSERT_TRUE(r.overlap) << executor;
+    EXPECT_EQ(r.overlap->buckets, 3) << executor;
+    EXPECT_NEAR(*r.time_per_iteration_s, 0.003 + 0.006 + sync, 1e-9) << executor;
+    EXPECT_NEAR(r.overlap->exposed_s, sync, 1e-9) << executor;
+    EXPECT_NEAR(r.overlap->bucket_sync_s, 3 * sync, 1e-9) << executor;
+    // Unoverlapped: compute, then the whole 4.8 MB gradient's ring.
+    EXPECT_NEAR(r.overlap->iteration_without_s, 0.009 + formulas::ring_allreduce({n, 3 * S, kB, kA, kC}).total(), 1e-9) << executor;
+  }
+  // A strategy that synchronises every T steps is not overlapped, and says so.
+  PredictRequest q;
+  q.topology = &t;
+  q.workload = &w;
+  q.strategy = &find_strategy("model_avg");
+  q.params = SyncParams::parse({"T=10"});
+  q.placement = first_gpus(t, n);
+  q.overlap = OverlapSettings{};
+  const ResultRecord ma = predict(q);
+  EXPECT_FALSE(ma.overlap);
+  EXPECT_NEAR(*ma.time_per_iteration_s, 0.009 + ma.time_per_sync_s / 10, 1e-12);
+  EXPECT_NE(std::find_if(ma.notes.begin(), ma.notes.end(), [](const std::string& s) { return s.rfind("not overlapped: ", 0) == 0; }),
+            ma.notes.end());
+}

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/executors/analytic.h"
+#include "models/executors/executor.h"
+#include "models/strategies/formulas.h"
 #include "models/executors/predict.h"
 #include "models/topology/topology_io.h"
 #include "sim/simulator.h"
@@ -370,4 +372,34 @@ TEST(Simulator, GoldenTimes) {
   const double ps_hra = groups + push + pulls + broadcast;
   const Built hra = build(t, "ps_hra", 4, S, {"host_reduce_GBps=10"});
   EXPECT_NEAR(one_sync(t, hra).first_sync_s, ps_hra, 1e-9);
+}
+
+// --overlap in the simulator: each bucket's ring simulated, on the step's timeline. On a full
+// mesh the ring's time is its closed form (10 GB/s links, 4 us, reduction at 50 GB/s), so the
+// timeline can be drawn by hand: three 1.6 MB buckets, 2 ms of backward each, the last exposed.
+TEST(Simulator, OverlappedBucketsOnTheClosedFormsTimeline) {
+  const int n = 4;
+  const Topology t = full_mesh(n);
+  const Workload w = workload_from_json(JsonView::parse(
+      R"({"name": "w", "dtype_bytes": 4, "minibatches_per_epoch": 1, "layers": [
+            {"name": "a", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
+            {"name": "b", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
+            {"name": "c", "params": 400000, "forward_s": 0.001, "backward_s": 0.002}]})",
+      "w.json"));
+  const double sync = formulas::ring_allreduce({n, 1.6e6, 10e9, 4e-6, 1.0 / 50e9}).total();
+  PredictRequest q;
+  q.topology = &t;
+  q.workload = &w;
+  q.strategy = &find_strategy("ring");
+  q.params = SyncParams::parse({"ring_order=given", "reduce_GBps=50"});
+  q.placement = first_gpus(t, n);
+  OverlapSettings o;
+  o.first_bucket_bytes = 1e6;
+  o.bucket_cap_bytes = 1e6;
+  q.overlap = o;
+  const ResultRecord r = find_executor("sim").evaluate(q, ExecutorSettings{});
+  ASSERT_TRUE(r.overlap);
+  EXPECT_EQ(r.overlap->buckets, 3);
+  EXPECT_NEAR(*r.time_per_iteration_s, 0.009 + sync, 1e-8);
+  EXPECT_NEAR(r.overlap->exposed_s, sync, 1e-8);
 }
