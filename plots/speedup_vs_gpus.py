@@ -8,11 +8,16 @@ workload have no speed-up and are left out). Run with /usr/bin/python3.
 Lines are told apart by strategy (and workload, topology); --by adds fields, e.g. the
 parameters that distinguish configurations of one strategy (--by params.inner).
 
+Records of the overlapped step (predict/simulate --overlap) draw two lines per configuration:
+the speed-up with overlap, and dashed in the same colour the speed-up without it (compute, then
+one synchronisation of the whole gradient: overlap.iteration_without_overlap_s).
+
 Examples:
   /usr/bin/python3 plots/speedup_vs_gpus.py out/reproduce/source-a.jsonl \\
       --filter reproduce.part=dense --filter workload=source-a-ffnn-lm -o docs/figures/speedup.png
   /usr/bin/python3 plots/speedup_vs_gpus.py out/sampling.jsonl --by params.inner --by params.server \\
       --by params.rates -o docs/figures/sampling.png
+  /usr/bin/python3 plots/speedup_vs_gpus.py out/overlap.jsonl -o docs/figures/overlap-speedup.png
 """
 import argparse
 import sys
@@ -45,7 +50,14 @@ def main():
             by = tuple(f"{f.split('.')[-1]}={R.field(rec, f)}" for f in args.by if R.field(rec, f) not in (None, "", "-"))
             key = (strategy, R.field(rec, "workload") or "", R.field(rec, "topology") or "", by)
             n = int(R.require(rec, "ranks", path, i))
-            lines.setdefault(key, {}).setdefault(n, float(rec["speedup_vs_1gpu"]))
+            speedup = float(rec["speedup_vs_1gpu"])
+            without = R.field(rec, "overlap.iteration_without_overlap_s")
+            if without:
+                lines.setdefault(key + ("overlap",), {}).setdefault(n, speedup)
+                iteration = float(R.require(rec, "time_per_iteration_s", path, i))
+                lines.setdefault(key + ("no overlap",), {}).setdefault(n, speedup * iteration / float(without))
+            else:
+                lines.setdefault(key + ("",), {}).setdefault(n, speedup)
     if not lines:
         raise R.PlotError(f"no record of {', '.join(args.results)} matches executor={args.executor}"
                           + "".join(f", {k}={v}" for k, v in R.parse_filters(args.filter))
@@ -56,14 +68,19 @@ def main():
     plt = R.matplotlib_pyplot(__file__)
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     top = 1
-    for key in sorted(lines):
+    colours = {}
+    for key in sorted(lines, key=lambda k: (k[:4], k[4] == "no overlap")):
         pts = sorted(lines[key].items())
         xs = [p[0] for p in pts]
         ys = [p[1] for p in pts]
         top = max(top, max(xs))
         extra = [k for k, show in ((key[1], several_workloads), (key[2], several_topologies)) if show and k]
-        shown = " ".join((key[0],) + key[3]) + (f" ({', '.join(extra)})" if extra else "")
-        ax.plot(xs, ys, marker="o", label=shown)
+        shown = " ".join((key[0],) + key[3]) + (f" ({', '.join(extra)})" if extra else "") + (f", {key[4]}" if key[4] else "")
+        if key[4] == "no overlap" and key[:4] in colours:
+            ax.plot(xs, ys, marker="o", linestyle="--", color=colours[key[:4]], label=shown)
+        else:
+            (line,) = ax.plot(xs, ys, marker="o", label=shown)
+            colours[key[:4]] = line.get_color()
     ax.plot(list(range(1, top + 1)), list(range(1, top + 1)), color="grey", linestyle="--", linewidth=0.8,
             label="linear")
     ax.axhline(1.0, color="black", linewidth=0.6)

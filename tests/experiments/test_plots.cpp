@@ -476,9 +476,75 @@ TEST(Plots, MissingOrBadFilesGetOneClearMessage) {
   EXPECT_NE(r.out.find("no record with executor \"measured\""), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/y.png"));
   for (const char* s : {"speedup_vs_gpus.py", "predicted_vs_measured.py", "time_vs_latency_workers.py",
-                        "bandwidth_heatmap.py", "epoch_bars_vs_paper.py", "busbw_vs_size.py"}) {
+                        "bandwidth_heatmap.py", "epoch_bars_vs_paper.py", "busbw_vs_size.py", "exposed_comm_bars.py"}) {
     r = run_command(script(s, "--help"));
     EXPECT_EQ(r.status, 0) << s << r.out;
     EXPECT_NE(r.out.find("usage:"), std::string::npos) << s;
   }
+}
+
+// Records of an overlapped step (predict --overlap -f json: ring and ps at 2 and 4 GPUs, and
+// model averaging, which is not overlapped): a line per strategy with overlap and a dashed one
+// without, both with a marker per GPU count; two stacked bars (hidden, exposed) per
+// overlapped record.
+TEST(Plots, OverlapSpeedupsAndExposedCommunication) {
+  REQUIRE_MATPLOTLIB();
+  std::map<std::string, std::set<int>> ranks_of;
+  std::set<std::pair<std::string, int>> by_key;
+  std::set<std::string> plain;
+  for (const auto& rec : fixture_records("overlap-records.jsonl")) {
+    if (!rec.contains("overlap")) {
+      plain.insert(rec.at("strategy").get<std::string>());
+      continue;
+    }
+    ranks_of[rec.at("strategy")].insert(rec.at("ranks").get<int>());
+    by_key.insert({rec.at("strategy"), rec.at("ranks").get<int>()});
+  }
+  ASSERT_EQ(ranks_of.size(), 2u);
+  ASSERT_EQ(plain, (std::set<std::string>{"model_avg"}));
+
+  const std::string speed = out_dir() + "/overlap-speedup";
+  ASSERT_NO_FATAL_FAILURE(expect_figure(script("speedup_vs_gpus.py", fixture("overlap-records.jsonl")), speed));
+  const json speed_figure = read_figure(speed + ".svg");
+  const json& ax = speed_figure.at("axes")[0];
+  // Lines sorted by strategy, each overlapped one followed by its "no overlap" line; model_avg
+  // (no overlap figures) a plain line.
+  std::set<std::string> strategies = plain;
+  for (const auto& [strategy, ranks] : ranks_of) strategies.insert(strategy);
+  std::vector<std::string> all;
+  for (const auto& strategy : strategies) {
+    if (plain.count(strategy)) {
+      all.push_back(strategy);
+    } else {
+      all.insert(all.end(), {strategy + ", overlap", strategy + ", no overlap"});
+    }
+  }
+  all.push_back("linear");
+  ASSERT_EQ(ax.at("legends").size(), 1u);
+  EXPECT_EQ(strings(ax.at("legends")[0]), all);
+  // The "no overlap" lines are dashed, the overlapped ones solid.
+  const auto& lines = ax.at("lines");
+  ASSERT_EQ(lines.size(), all.size() + 1);  // and the speed-up-1 rule
+  for (std::size_t i = 0; i + 1 < all.size(); ++i) {
+    const std::string name = all[i];
+    EXPECT_EQ(lines[i].at("dashed").get<bool>(), name.find("no overlap") != std::string::npos) << name;
+  }
+
+  const std::string bars = out_dir() + "/overlap-bars";
+  ASSERT_NO_FATAL_FAILURE(expect_figure(script("exposed_comm_bars.py", fixture("overlap-records.jsonl")), bars));
+  const json bars_figure = read_figure(bars + ".svg");
+  const json& bx = bars_figure.at("axes")[0];
+  EXPECT_EQ(label(bx, "ylabel"), "communication per step (ms)");
+  EXPECT_EQ(bx.at("patches"), static_cast<int>(2 * by_key.size()) + kFramePatches);  // two stacked bars per record
+  EXPECT_EQ(strings(bx.at("legends")[0]),
+            (std::vector<std::string>{"compute per step", "hidden behind the backward pass", "exposed"}));
+  std::vector<std::string> ticks;
+  for (const auto& key : by_key) ticks.push_back(key.first);  // svg_figure.py reads a label's first line ("ps\n2 GPUs")
+  EXPECT_EQ(strings(bx.at("xticks")), ticks);
+
+  // Records without overlap figures: one clear message.
+  const std::string dir = out_dir();
+  const auto r = run_command(script("exposed_comm_bars.py", fixture("speedup-records.jsonl") + " -o " + dir + "/x.png"));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("with overlap figures (records of predict or simulate --overlap)"), std::string::npos) << r.out;
 }
