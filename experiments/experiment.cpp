@@ -117,7 +117,8 @@ Experiment load_experiment(const std::string& path) { return load_experiment(mod
 
 Experiment load_experiment(const models::JsonView& doc) {
   doc.expect_object({"topology", "workload", "sizes_bytes", "gpus", "ranks", "strategies", "executors", "iterations",
-                     "network_model", "latency_factor", "bandwidth_factor", "speeds", "jitter_cv", "seed", "description"});
+                     "network_model", "latency_factor", "bandwidth_factor", "speeds", "jitter_cv", "seed", "description",
+                     "overlap"});
   Experiment e;
   e.source = doc.source();
   e.topology = doc.has("topology") ? doc.at("topology").as_string() : std::string(kDefaultTopology);
@@ -209,6 +210,22 @@ Experiment load_experiment(const models::JsonView& doc) {
   }
   if (auto v = doc.get("jitter_cv")) e.sim.jitter_cv = v->as_number_in(0, 10, "a coefficient of variation");
   if (auto v = doc.get("seed")) e.sim.seed = static_cast<std::uint64_t>(v->as_integer_at_least(0));
+  // "overlap": true (DDP's buckets) or {"bucket_cap_bytes"?, "first_bucket_bytes"?, "slowdown"?}.
+  if (auto v = doc.get("overlap")) {
+    models::OverlapSettings o;
+    if (v->is_object()) {
+      v->expect_object({"bucket_cap_bytes", "first_bucket_bytes", "slowdown"});
+      if (auto c = v->get("bucket_cap_bytes")) o.bucket_cap_bytes = c->as_number_in(1, models::kMaxBytes, "bytes");
+      if (auto c = v->get("first_bucket_bytes")) o.first_bucket_bytes = c->as_number_in(1, models::kMaxBytes, "bytes");
+      if (auto c = v->get("slowdown")) o.slowdown = c->as_number_in(0, 10, "a share");
+      e.overlap = o;
+    } else if (v->as_bool()) {
+      e.overlap = o;
+    }
+    if (e.overlap && !doc.has("workload") && doc.has("sizes_bytes")) {
+      v->fail_message("needs a workload (its layers and their compute), not sizes_bytes");
+    }
+  }
   return e;
 }
 

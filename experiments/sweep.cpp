@@ -47,6 +47,7 @@ models::PredictRequest point_request(const Plan& plan, const Point& p) {
   q.strategy = p.choice->strategy;
   q.params = p.choice->params;
   q.placement = *p.placement;
+  q.overlap = plan.overlap;
   return q;
 }
 

@@ -57,6 +57,7 @@ class JsonView {
 
   // --- scalars ---
   bool is_null() const { return value_->is_null(); }
+  bool is_object() const { return value_->is_object(); }
   std::string as_string() const;
   bool as_bool() const;
   double as_number() const;  // finite number

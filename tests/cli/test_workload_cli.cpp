@@ -140,3 +140,29 @@ TEST(OverlapCli, RecommendPicksTheBucketSize) {
   EXPECT_NE(r.out.find("Overlap: 9 buckets of 5 MiB synchronised beside the 69.10 ms backward pass"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("against 104.50 ms with 25 MiB"), std::string::npos) << r.out;
 }
+
+// An experiment file's "overlap" reaches every point of a sweep.
+TEST(OverlapCli, ExperimentFilesCarryOverlap) {
+  const std::string spec = temp_file("overlap-spec.json", R"({"topology": "source-a-titanx-4gpu", "workload": "resnet50", "gpus": [2, 4],
+      "strategies": [{"name": "ring"}], "executors": ["analytic"], "overlap": {"bucket_cap_bytes": 10485760}})");
+  const std::string out = temp_file("overlap-sweep.jsonl", "");
+  std::filesystem::remove(out);
+  const auto r = run_cli({"sweep", spec, "-o", out});
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto records = json_lines(read_file(out));
+  ASSERT_EQ(records.size(), 2u);
+  for (const json& rec : records) {
+    ASSERT_TRUE(rec.contains("overlap")) << rec.dump();
+    EXPECT_EQ(rec["overlap"]["bucket_cap_bytes"].get<double>(), 10485760.0);
+  }
+  const std::string bad = temp_file("overlap-bad.json", R"({"topology": "source-a-titanx-4gpu", "sizes_bytes": [1048576],
+      "strategies": [{"name": "ring"}], "overlap": true})");
+  const auto b = run_cli({"sweep", bad, "-o", out});
+  EXPECT_EQ(b.status, 2);
+  EXPECT_NE(b.out.find(bad + ": /overlap: needs a workload (its layers and their compute), not sizes_bytes"), std::string::npos) << b.out;
+  const std::string typo = temp_file("overlap-typo.json", R"({"topology": "source-a-titanx-4gpu", "workload": "resnet50",
+      "strategies": [{"name": "ring"}], "overlap": {"bucket_cap": 5}})");
+  const auto t = run_cli({"sweep", typo, "-o", out});
+  EXPECT_EQ(t.status, 2);
+  EXPECT_NE(t.out.find("/overlap/bucket_cap: unknown key 'bucket_cap'; valid keys here: bucket_cap_bytes, first_bucket_bytes, slowdown"), std::string::npos) << t.out;
+}
