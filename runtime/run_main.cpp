@@ -33,12 +33,14 @@
 #include "models/executors/result.h"
 #include "models/topology/topology_io.h"
 #include "models/topology/uniform_topologies.h"
+#include "models/workload/workload.h"
 #include "models/support/units.h"
 #include "runtime/check.h"
 #include "runtime/executor.h"
 #include "runtime/measure.h"
 #include "runtime/nccl_tests_format.h"
 #include "runtime/run_backends.h"
+#include "runtime/step_run.h"
 #include "runtime/watchdog.h"
 
 using namespace gradsync;
@@ -68,6 +70,13 @@ struct Options {
   int workers = 0;
   double compute_ms = 0;
   std::string output, trace;
+  // the training step (--workload)
+  std::string workload;
+  double scale = 1;
+  bool overlap = false;
+  std::string bucket_cap = "25MiB", first_bucket = "1MiB";
+  std::string compute_work = "busy";
+  std::vector<std::string> size_flags_given;  // flags of the size sweep given with --workload: refused
   // measure
   std::string measure_size = "32MiB";
   int measure_iterations = 5;
@@ -298,6 +307,105 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
     }
   }
   return total_wrong > 0 ? 1 : 0;
+}
+
+// --workload: the training step for real (runtime/step_run.h), a record of it with -o.
+int run_step(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
+  if (!o.size_flags_given.empty()) {
+    throw models::InputError(models::join(o.size_flags_given) + " with --workload: the training step synchronises the workload's "
+                             "gradient (its buckets with --overlap), not a sweep of sizes");
+  }
+  runtime::Backend backend = runtime::make_backend(o.backend, comm);
+  if (backend.name != "mpi_host") {
+    throw models::InputError("--workload on --backend " + backend.name + ": the training step's compute is timed work on host "
+                             "ranks; on GPUs (a kernel of each layer's time) it is not built yet: use --backend mpi_host");
+  }
+  g_abort_transport.store(backend.transport.get());
+  struct ClearOnExit {
+    ~ClearOnExit() { g_abort_transport.store(nullptr); }
+  } clear_on_exit;
+  models::LoadedTopology loaded = o.topology.empty() ? models::LoadedTopology{models::flat_topology(size), std::nullopt}
+                                                     : models::load_topology_file(models::resolve_topology_path(o.topology));
+  const models::Topology& topology = loaded.topology;
+  const models::Workload full = models::load_workload(o.workload);
+  runtime::StepRunOptions s;
+  s.workload = models::scaled(full, o.scale);
+  if (o.overlap) {
+    models::OverlapSettings ov;
+    ov.bucket_cap_bytes = models::parse_bytes(o.bucket_cap, "--bucket-cap");
+    ov.first_bucket_bytes = models::parse_bytes(o.first_bucket, "--first-bucket");
+    if (!(ov.bucket_cap_bytes > 0) || !(ov.first_bucket_bytes > 0)) throw models::InputError("--bucket-cap, --first-bucket: expected sizes above 0");
+    s.overlap = ov;
+  }
+  s.base.topology = &topology;
+  s.base.strategy = &models::find_strategy(o.strategy);
+  s.base.params = models::SyncParams::parse(o.params);
+  s.base.placement = o.ranks.empty() ? models::first_gpus(topology, size) : models::named_gpus(topology, models::split_list(o.ranks, "--ranks"));
+  s.busy = o.compute_work == "busy";
+  s.warmup = o.warmup;
+  s.iterations = o.iterations;
+  s.check = o.check;
+  const models::Workload& w = s.workload;
+  if (rank == 0) {
+    std::printf("# gradsync-run: training step of %s, strategy %s, %d ranks, backend %s, topology %s\n", w.name.c_str(),
+                s.base.strategy->name.c_str(), size, backend.name.c_str(), topology.name().c_str());
+    if (o.scale != 1) {
+      std::printf("# scaled by %s: the same %zu layers, %s of gradients and %s of compute per step (the preset: %s and %s)\n",
+                  models::number_text(o.scale, 3).c_str(), w.layers.size(), models::format_bytes(w.gradient_bytes()).c_str(),
+                  models::format_seconds(w.compute_s()).c_str(), models::format_bytes(full.gradient_bytes()).c_str(),
+                  models::format_seconds(full.compute_s()).c_str());
+    }
+    std::printf("# compute: %s of %s per step (forward, then the backward pass a layer at a time)\n",
+                s.busy ? "busy work" : "sleep", models::format_seconds(w.compute_s()).c_str());
+    if (s.overlap) {
+      std::printf("# overlap: buckets of %s (the first %s) synchronised on a thread beside the backward pass, one after another\n",
+                  models::format_bytes(s.overlap->bucket_cap_bytes).c_str(), models::format_bytes(s.overlap->first_bucket_bytes).c_str());
+    } else {
+      std::printf("# no overlap: the whole gradient synchronised after the compute\n");
+    }
+    std::printf("# iterations %d, warm-up %d, check %s\n#\n", o.iterations, o.warmup, o.check ? "on" : "off");
+  }
+  const runtime::StepRunResult r = runtime::run_training_step(s, comm, rank, size, backend, watch);
+  if (rank == 0) {
+    std::printf("# %7s  %14s  %12s  %12s  %14s  %6s\n", "buckets", "iteration (ms)", "compute (ms)", "exposed (ms)", "bucket syncs (ms)",
+                "#wrong");
+    std::printf("  %7d  %14.3f  %12.3f  %12.3f  %14.3f  %6s\n", r.buckets, r.iteration_s * 1e3, r.compute_s * 1e3, r.exposed_s * 1e3,
+                r.sync_s * 1e3, o.check ? std::to_string(r.wrong).c_str() : "N/A");
+    std::printf("# iteration, compute, synchronisations: each the slowest rank's, the mean over the timed iterations\n");
+    if (o.check) std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(r.wrong), r.wrong ? "FAILED" : "OK");
+    if (!o.output.empty()) {
+      models::PredictRequest q = s.base;
+      q.workload = &w;
+      const models::BuiltSchedule whole = models::build_schedule(q);
+      models::ResultRecord rec = models::record_header(q, whole, "run");
+      rec.time_per_sync_s = r.sync_s;
+      if (s.overlap) {
+        models::OverlapFigures f;
+        f.buckets = r.buckets;
+        f.bucket_cap_bytes = s.overlap->bucket_cap_bytes;
+        f.first_bucket_bytes = s.overlap->first_bucket_bytes;
+        f.exposed_s = r.exposed_s;
+        f.bucket_sync_s = r.sync_s;
+        f.backward_s = r.compute_s - [&] {
+          double forward = 0;
+          for (const auto& t : w.layer_times()) forward += t.forward_s;
+          return forward;
+        }();
+        rec.overlap = f;
+      }
+      models::add_training_times(rec, w, r.iteration_s);
+      rec.compute_s_per_minibatch = r.compute_s;
+      rec.notes.push_back("backend " + backend.name + ", compute as " + (s.busy ? "busy work" : "sleep"));
+      if (o.scale != 1) rec.notes.push_back("workload scaled by " + models::number_text(o.scale, 3));
+      if (o.check) {
+        rec.notes.push_back("checked: " + std::to_string(r.wrong) + " wrong elements");
+        rec.wrong_elements = r.wrong;
+      }
+      models::write_file_atomically(o.output, models::to_json_line(rec));
+      std::printf("# wrote 1 record to %s\n", o.output.c_str());
+    }
+  }
+  return r.wrong > 0 ? 1 : 0;
 }
 
 int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
@@ -536,6 +644,7 @@ int main(int argc, char** argv) {
              "  mpirun -np 4 gradsync-run --strategy hierarchical --param k=2 --topology source-a-titanx-4gpu\n"
              "  mpirun -np 5 gradsync-run --strategy downpour --workers 4 --compute-ms 5   # server on rank 4\n"
              "  mpirun -np 4 gradsync-run measure -o measured.json\n"
+             "  mpirun -np 4 gradsync-run --workload resnet50 --scale 0.1 --overlap --strategy ring   # a training step\n"
              "  mpirun -np 8 gradsync-run --strategy nccl --backend nccl -b 8 -e 128M -f 2 --check > nccl.log\n"
              "  gradsync compare MACHINE nccl.log      # the nccl strategy's prediction against that log\n"
              "--strategy nccl on --backend nccl calls NCCL's own ncclAllReduce (one process per GPU) and prints\n"
@@ -567,6 +676,24 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", o.timeout_s, "seconds without any transfer completing before a rank declares the job "
                                          "stuck (a rank died or hangs), names where it waits, and aborts it; 0: never")
       ->check(number_in(0, 1e7))->default_val(20);
+  auto* workload = app.add_option("--workload,-W", o.workload,
+                                  "run the training step of this workload (preset or JSON) instead of a sweep of sizes: "
+                                  "forward and backward as timed work, then (or, with --overlap, beside it) the gradient's "
+                                  "synchronisation");
+  app.add_option("--scale", o.scale, "with --workload: shrink it (the same layers, fewer bytes and less compute, in proportion)")
+      ->check(number_in(1e-6, 1))
+      ->needs(workload);
+  auto* overlap = app.add_flag("--overlap", o.overlap, "with --workload: synchronise the gradient in buckets beside the backward "
+                                                       "pass (PyTorch DDP's way)")
+                      ->needs(workload);
+  app.add_option("--bucket-cap", o.bucket_cap, "with --overlap: a bucket is full at this many bytes")->default_str("25MiB")->needs(overlap);
+  app.add_option("--first-bucket", o.first_bucket, "with --overlap: the first bucket is full at this many bytes")
+      ->default_str("1MiB")
+      ->needs(overlap);
+  app.add_option("--compute-work", o.compute_work, "with --workload: busy (a core spins for each layer's time) or sleep")
+      ->check(CLI::IsMember({"busy", "sleep"}))
+      ->default_str("busy")
+      ->needs(workload);
   app.add_option("-o,--output", o.output, "write result records (JSON lines) here");
   app.add_option("--trace", o.trace, "write the last iteration's timeline (Chrome trace JSON) here");
   auto* measure = app.add_subcommand("measure", "Measure pairwise bandwidth and latency between ranks; write a matrix-form topology");
@@ -608,8 +735,12 @@ int main(int argc, char** argv) {
     if (measure->parsed()) {
       status = runtime::run_measure(comm, rank, size, o.backend, models::parse_bytes(o.measure_size, "--size"), o.measure_iterations, o.output);
     } else {
-      status = o.strategy == "nccl" && o.backend == "nccl" ? run_native_nccl(o, comm, rank, size, watch)
-                                                           : run_sweep(o, comm, rank, size, watch);
+      for (const char* flag : {"-b", "-e", "-f", "--vs-mpi-allreduce", "--compute-ms", "--workers", "--trace"}) {
+        if (!o.workload.empty() && app.count(flag) > 0) o.size_flags_given.push_back(flag);
+      }
+      status = !o.workload.empty()                           ? run_step(o, comm, rank, size, watch)
+               : o.strategy == "nccl" && o.backend == "nccl" ? run_native_nccl(o, comm, rank, size, watch)
+                                                              : run_sweep(o, comm, rank, size, watch);
     }
   } catch (const models::InputError& e) {
     if (rank == 0) std::cerr << "gradsync-run: error: " << e.what() << "\n";

@@ -1,5 +1,6 @@
 #include "models/workload/workload.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -70,6 +71,30 @@ double Workload::compute_s() const {
   double total = 0;
   for (const LayerTimes& t : layer_times()) total += t.forward_s + t.backward_s;
   return total;
+}
+
+Workload scaled(const Workload& w, double factor) {
+  Workload s = w;
+  if (factor == 1) return s;
+  s.name = w.name + "-x" + number_text(factor, 3);
+  for (Layer& l : s.layers) {
+    if (l.params > 0) {
+      if (l.rows) {
+        const std::int64_t width = l.params / *l.rows;
+        l.rows = std::max<std::int64_t>(1, std::llround(static_cast<double>(*l.rows) * factor));
+        l.params = *l.rows * width;
+      } else {
+        l.params = std::max<std::int64_t>(1, std::llround(static_cast<double>(l.params) * factor));
+      }
+    }
+    l.forward_flops *= factor;
+    l.backward_flops *= factor;
+    if (l.forward_s) *l.forward_s *= factor;
+    if (l.backward_s) *l.backward_s *= factor;
+  }
+  if (s.compute_s_per_minibatch) *s.compute_s_per_minibatch *= factor;
+  s.description = w.name + " scaled by " + number_text(factor, 3) + " (the same layers, fewer parameters, less compute)";
+  return s;
 }
 
 namespace {

@@ -69,6 +69,11 @@ struct Workload {
   double compute_s() const;
 };
 
+// The same model shrunk by `factor` (0 < factor <= 1): each layer's parameters (a row-structured
+// layer keeps its row width, with fewer rows), FLOPs and measured times in proportion, a layer
+// with parameters keeping at least one; the epoch unchanged.
+Workload scaled(const Workload& w, double factor);
+
 Workload workload_from_json(const JsonView& doc);
 ordered_json workload_to_json(const Workload& w);
 
