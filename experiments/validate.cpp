@@ -211,8 +211,24 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
 
   // 2. Measure the endpoints.
   const std::string measured = o.output_dir + "/measured.json";
+  // What each point synchronises: a size, or a workload's training step.
+  struct Case {
+    double bytes = 0;
+    std::optional<models::Workload> workload;
+  };
+  std::vector<Case> cases;
+  std::vector<double> case_bytes;
+  if (o.workloads.empty()) {
+    for (double b : o.sizes) cases.push_back({b, std::nullopt});
+  } else {
+    for (const std::string& name : o.workloads) {
+      const models::Workload w = models::scaled(models::load_workload(name), o.workload_scale);
+      cases.push_back({w.gradient_bytes(), w});
+    }
+  }
+  for (const Case& c : cases) case_bytes.push_back(c.workload && o.overlap ? std::min(c.bytes, o.overlap->bucket_cap_bytes) : c.bytes);
   const std::string probe_size =
-      o.measure_size.empty() ? std::to_string(default_measure_size(o.sizes, o.gpus)) : o.measure_size;
+      o.measure_size.empty() ? std::to_string(default_measure_size(case_bytes, o.gpus)) : o.measure_size;
   std::cerr << "validate: measuring " << (o.here ? max_gpus : static_cast<int>(gpus.size())) << " endpoints ("
             << (o.measure_size.empty() ? models::format_bytes(std::stod(probe_size)) + " probes, the runs' typical message"
                                        : o.measure_size + " probes")
@@ -278,21 +294,28 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   std::vector<ValidationPoint> points;
   std::vector<models::ResultRecord> records;
   std::vector<std::string> skipped;
-  const std::size_t total = o.gpus.size() * items.size() * o.sizes.size();
+  const std::size_t total = o.gpus.size() * items.size() * cases.size();
   models::Progress progress = models::Progress::for_stderr(total);
   for (int n : o.gpus) {
     const std::vector<std::string> nodes(gpus.begin(), gpus.begin() + n);
     for (const auto& strategy : items) {
       const StrategyItem item = parse_strategy_item(strategy);
-      for (double bytes : o.sizes) {
-        progress.step(strategy + " on " + std::to_string(n) + " GPUs, " + format_bytes(bytes));
+      for (const Case& c : cases) {
+        const double bytes = c.bytes;
+        progress.step(strategy + " on " + std::to_string(n) + " GPUs, " + (c.workload ? c.workload->name : format_bytes(bytes)));
         ValidationPoint p;
         p.strategy = strategy;
         p.ranks = n;
         p.bytes = bytes;
         models::PredictRequest q;
         q.topology = &t;
-        q.bytes = bytes;
+        if (c.workload) {
+          p.workload = c.workload->name;
+          q.workload = &*c.workload;
+          q.overlap = o.overlap;
+        } else {
+          q.bytes = bytes;
+        }
         q.strategy = &models::find_strategy(item.name);
         q.params = models::SyncParams::parse(params_for(item));
         q.placement = models::first_gpus(t, n);
@@ -307,8 +330,9 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         for (const models::Executor* x : predictors) {
           if (!x->covers(*q.strategy)) continue;
           auto r = x->evaluate(q, models::ExecutorSettings{});
-          p.predicted_s[x->name()] = r.time_per_sync_s;
-          longest = std::max(longest, r.time_per_sync_s);
+          const double time = c.workload ? r.time_per_iteration_s.value_or(0) : r.time_per_sync_s;
+          p.predicted_s[x->name()] = time;
+          longest = std::max(longest, time);
           records.push_back(std::move(r));
         }
         // The real run, on the same measured topology (so ring order and groups agree). A
@@ -322,10 +346,11 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         settings.run.iterations = o.iterations;
         settings.run.warmup = 1;
         settings.run.check = true;
+        settings.run.compute_work = o.compute_work;
         settings.run.timeout_s = std::ceil(std::max(20.0, 20 * longest));
         settings.run.note = o.here ? "measured on " + where : "measured on the emulated cluster (bandwidths x " + std::to_string(o.scale) + ")";
         models::ResultRecord r = measuring->evaluate(q, settings);
-        p.measured_s = r.time_per_sync_s;
+        p.measured_s = c.workload ? r.time_per_iteration_s.value_or(0) : r.time_per_sync_s;
         p.wrong = r.wrong_elements.value_or(0);
         records.push_back(std::move(r));
         points.push_back(p);
@@ -338,7 +363,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   // ranks and mpi_cuda, NCCL's ncclAllReduce on the nccl backend (predicted by the nccl
   // strategy). A reference row: no error summary or ranking counts it.
   std::vector<ValidationPoint> references;
-  if (o.here) {
+  if (o.here && o.workloads.empty()) {
     const bool nccl = backend == "nccl";
     for (int n : o.gpus) {
       for (double bytes : o.sizes) {
@@ -391,7 +416,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   }
 
   // 4. The table and the summary: a time and an error column per predicting executor.
-  std::vector<std::string> headers = {"strategy", ">GPUs", ">size", ">measured"};
+  const bool steps = !o.workloads.empty();
+  std::vector<std::string> headers = {"strategy", ">GPUs", steps ? "workload" : ">size", ">measured"};
   for (const models::Executor* x : predictors) {
     headers.push_back(">" + x->name());
     headers.push_back(">error");
@@ -400,13 +426,14 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   Table table(headers);
   std::map<std::string, std::vector<double>> errors;
   for (const auto& p : points) {
-    std::vector<std::string> row = {p.strategy, std::to_string(p.ranks), format_bytes(p.bytes), format_seconds(p.measured_s)};
+    std::vector<std::string> row = {p.strategy, std::to_string(p.ranks), steps ? p.workload : format_bytes(p.bytes),
+                                    format_seconds(p.measured_s)};
     for (const models::Executor* x : predictors) {
       const auto it = p.predicted_s.find(x->name());
       const double predicted = it == p.predicted_s.end() ? -1 : it->second;
       row.push_back(predicted < 0 ? std::string("-") : format_seconds(predicted));
       row.push_back(percent(predicted, p.measured_s));
-      if (predicted >= 0 && p.bytes >= (1 << 20)) errors[x->name()].push_back(std::fabs(predicted - p.measured_s) / p.measured_s);
+      if (predicted >= 0 && (steps || p.bytes >= (1 << 20))) errors[x->name()].push_back(std::fabs(predicted - p.measured_s) / p.measured_s);
     }
     row.push_back(std::to_string(p.wrong));
     table.add_row(row);
@@ -425,6 +452,11 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   }
   std::cout << "gradsync validate: " << where << ", measured topology " << measured << "\n";
   if (!spread_line.empty()) std::cout << spread_line << "\n";
+  if (steps) {
+    std::cout << "times: the training step (iteration) of each workload" << (o.workload_scale != 1 ? " scaled by " + models::number_text(o.workload_scale, 3) : "")
+              << ", " << (o.overlap ? "its buckets synchronised beside the backward pass" : "compute, then the gradient's synchronisation")
+              << "; the real step's compute as " << (o.compute_work == "busy" ? "busy work" : "sleep") << "\n";
+  }
   std::cout << "\n" << table.render() << "\n";
   if (backend.empty() || backend == "mpi_host") {
     std::cout << "note: the " << (o.here ? "host ranks" : "emulated GPUs") << " are " << max_gpus << " processes sharing "
@@ -438,7 +470,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     if (e.empty()) continue;
     std::cout << x->name() << ": median |error| " << models::format_percent(median(e), 1) << ", max "
               << models::format_percent(*std::max_element(e.begin(), e.end()), 1) << " over " << e.size()
-              << " points of at least 1 MiB" << (x->traces() ? " (targets: median <= 5 %, max <= 15 %)" : "") << "\n";
+              << (steps ? " training steps" : " points of at least 1 MiB") << (x->traces() ? " (targets: median <= 5 %, max <= 15 %)" : "") << "\n";
   }
   // Which strategy is fastest at each GPU count and size: measured, and by each model.
   if (items.size() > 1) {
@@ -453,7 +485,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         return best;
       };
       const auto* measured_best = fastest([](const ValidationPoint& p) { return p.measured_s; });
-      std::cout << "fastest at " << key.first << " GPUs, " << format_bytes(key.second) << ": measured "
+      std::cout << "fastest at " << key.first << " GPUs, " << (steps ? group.front()->workload : format_bytes(key.second)) << ": measured "
                 << measured_best->strategy << " (" << format_seconds(measured_best->measured_s) << ")";
       for (const models::Executor* x : predictors) {
         // An executor ranks the strategies only when it times every one of them.

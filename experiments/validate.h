@@ -7,10 +7,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/executors/result.h"
+#include "models/workload/step.h"
 
 namespace gradsync::experiments {
 
@@ -34,6 +36,13 @@ struct ValidateOptions {
   std::vector<std::string> strategies;  // items; empty: every strategy that needs no workload (default_strategy_items())
   std::vector<int> gpus = {2, 4, 8};
   std::vector<double> sizes = {1 << 20, 4 << 20};
+  // Instead of sizes: training steps of these workloads (presets or files), scaled by
+  // workload_scale, their buckets beside the backward pass with overlap; the times compared are
+  // the steps' (iterations).
+  std::vector<std::string> workloads;
+  double workload_scale = 1;
+  std::optional<models::OverlapSettings> overlap;
+  std::string compute_work = "busy";
   int iterations = 4;
   std::string measure_size;  // probe size; empty: default_measure_size's
   int measure_iterations = 3;
@@ -52,6 +61,7 @@ struct ValidationPoint {
   std::string strategy;  // the item as given
   int ranks = 0;
   double bytes = 0;
+  std::string workload;  // a training step's (its iteration is what is compared); empty: a size
   double measured_s = 0;  // the measuring executor's (the real run)
   std::uint64_t wrong = 0;  // elements the real run got wrong (its own check)
   std::map<std::string, double> predicted_s;  // executor -> time; absent: that executor cannot time the strategy

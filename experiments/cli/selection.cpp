@@ -162,7 +162,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
               size ? format_bytes(*size) : "", format_seconds(r.time_per_sync_s),
               r.time_per_iteration_s ? format_seconds(*r.time_per_iteration_s) : "-",
               r.overlap ? format_seconds(r.overlap->exposed_s) : "-",
-              r.overlap ? format_seconds(r.overlap->iteration_without_s) : "-",
+              r.overlap && r.overlap->iteration_without_s > 0 ? format_seconds(r.overlap->iteration_without_s) : "-",
               r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-",
               r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-",
               r.time_per_iteration_s ? format_fixed(100 * r.communication_share(), 0) + "%" : "-",

@@ -10,13 +10,16 @@
 #include "experiments/validate.h"
 #include "models/topology/placement.h"
 #include "models/support/units.h"
+#include "models/workload/workload.h"
 
 namespace gradsync::experiments::cli {
 
 namespace {
 struct ValidateFlags {
   ValidateOptions o;
-  std::string strategies, gpus, sizes;
+  std::string strategies, gpus, sizes, workloads;
+  bool overlap = false;
+  std::string bucket_cap = "25MiB", first_bucket = "1MiB";
 };
 }  // namespace
 
@@ -36,7 +39,8 @@ Action add_validate(CLI::App& app) {
       "Examples:\n"
       "  gradsync validate --gpus 2,4 --strategies ring,ps --sizes 1MiB,4MiB\n"
       "  gradsync validate --topology source-a-titanx-4gpu --gpus 4 --sizes 4MiB --strategies ring,hierarchical:k=2\n"
-      "  gradsync validate --here --gpus 2,4 --strategies ring,ps --sizes 1MiB     # host ranks of this machine");
+      "  gradsync validate --here --gpus 2,4 --strategies ring,ps --sizes 1MiB     # host ranks of this machine\n"
+      "  gradsync validate --here --gpus 2,4 --strategies ring,ps --workloads resnet50 --workload-scale 0.1 --overlap");
   cmd->add_option("--topology,-t", f->o.topology, "a tree topology to emulate (file or shipped name)")->default_val("pcie-8gpu-2switch");
   cmd->add_option("--scale", f->o.scale, "bandwidth scale of the testbed (two cores cannot move GB/s)")
       ->check(number_in(0, 1e6, true))
@@ -46,6 +50,23 @@ Action add_validate(CLI::App& app) {
                   "(default: every strategy that needs no workload: " + models::join(default_strategy_items(), ",") + ")");
   cmd->add_option("--gpus,-g", f->gpus, "GPU counts (default: 2,4,8)");
   cmd->add_option("--sizes,-s", f->sizes, "sizes (default: 1MiB,4MiB)");
+  auto* workloads = cmd->add_option("--workloads,-w", f->workloads,
+                                    "instead of sizes: the training step of these workloads (presets or files), predicted and "
+                                    "run for real (gradsync-run --workload); compared: the step's time");
+  workloads->excludes(cmd->get_option("--sizes"));
+  cmd->add_option("--workload-scale", f->o.workload_scale,
+                  "with --workloads: shrink them (the same layers, fewer bytes and less compute) for slow links")
+      ->check(number_in(1e-6, 1))
+      ->needs(workloads);
+  auto* overlap = cmd->add_flag("--overlap", f->overlap, "with --workloads: the gradient's buckets beside the backward pass")->needs(workloads);
+  cmd->add_option("--bucket-cap", f->bucket_cap, "with --overlap: a bucket is full at this many bytes")->default_str("25MiB")->needs(overlap);
+  cmd->add_option("--first-bucket", f->first_bucket, "with --overlap: the first bucket is full at this many bytes")
+      ->default_str("1MiB")
+      ->needs(overlap);
+  cmd->add_option("--compute-work", f->o.compute_work, "with --workloads: the real step's compute, busy (spinning) or sleep")
+      ->check(CLI::IsMember({"busy", "sleep"}))
+      ->default_str("busy")
+      ->needs(workloads);
   cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(4)->check(integer_in(1, 1000000));
   cmd->add_option("--measure-size", f->o.measure_size,
                   "probe size of the measurement (default: the runs' typical message, a ring step's size / GPUs, the "
@@ -72,6 +93,16 @@ Action add_validate(CLI::App& app) {
     if (!f->sizes.empty()) {
       o.sizes.clear();
       for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(models::parse_bytes(s, "--sizes"));
+    }
+    if (!f->workloads.empty()) {
+      o.workloads = models::split_list(f->workloads, "--workloads");
+      for (const auto& w : o.workloads) (void)models::load_workload(w);  // before the testbed is built
+    }
+    if (f->overlap) {
+      models::OverlapSettings s;
+      s.bucket_cap_bytes = models::parse_bytes(f->bucket_cap, "--bucket-cap");
+      s.first_bucket_bytes = models::parse_bytes(f->first_bucket, "--first-bucket");
+      o.overlap = s;
     }
     if (!o.measure_size.empty()) models::parse_bytes(o.measure_size, "--measure-size");  // before the testbed is built
     run_validation(o);

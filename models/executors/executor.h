@@ -43,6 +43,7 @@ struct RunSettings {
   double timeout_s = 0;  // gradsync-run --timeout; 0: its default
   std::string note;  // added to every record ("measured on the emulated cluster ...")
   std::string backend;  // gradsync-run --backend; empty: its default (mpi_host)
+  std::string compute_work = "busy";  // a workload's step: gradsync-run --compute-work (busy or sleep)
 };
 
 struct ExecutorSettings {

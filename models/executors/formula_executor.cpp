@@ -33,6 +33,10 @@ class FormulaExecutor final : public Executor {
     const formulas::Breakdown b = predict_with_formula(*q.strategy, context_of(q, built.params));
     r.phases = b.phases;
     r.time_per_sync_s = b.total();
+    add_overlap(r, q, built.schedule, [](const PredictRequest& part) {
+      const BuiltSchedule bucket = build_schedule(part);
+      return predict_with_formula(*part.strategy, context_of(part, bucket.params)).total();
+    });
     if (q.workload) add_training_times(r, *q.workload);
     return r;
   }

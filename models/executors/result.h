@@ -23,7 +23,7 @@ struct OverlapFigures {
   double exposed_s = 0;              // the communication the backward pass did not hide
   double bucket_sync_s = 0;          // the buckets' synchronisations added up
   double backward_s = 0;             // as it ran, slowed where communication slows compute
-  double iteration_without_s = 0;    // compute, then one synchronisation of the whole gradient
+  double iteration_without_s = 0;    // compute, then one synchronisation of the whole gradient (0: not known, a real run)
 };
 
 struct ResultRecord {

@@ -57,10 +57,6 @@ class RunExecutor final : public models::Executor {
   models::ResultRecord evaluate(const models::PredictRequest& q, const models::ExecutorSettings& settings,
                                 models::Trace*) const override {
     const models::RunSettings& rs = settings.run;
-    if (!q.bytes) {
-      throw models::InputError("--executor run: gradsync-run synchronises a buffer of a given size, not a workload's "
-                               "layers; give --size");
-    }
     (void)models::build_schedule(q);  // bad parameters fail here, with the models' message, before anything starts
     TemporaryFolder folder;
     std::string topology = rs.topology_file;
@@ -79,11 +75,30 @@ class RunExecutor final : public models::Executor {
     }
     std::vector<std::string> ranks;
     for (std::size_t node : q.placement.ranks) ranks.push_back(q.topology->node(node).id);
-    for (const std::string& a :
-         {std::string("--topology"), topology, std::string("--ranks"), models::join(ranks, ","), std::string("-b"),
-          std::to_string(static_cast<long long>(*q.bytes)), std::string("-n"), std::to_string(rs.iterations),
-          std::string("-w"), std::to_string(rs.warmup), std::string("-o"), records}) {
+    for (const std::string& a : {std::string("--topology"), topology, std::string("--ranks"), models::join(ranks, ","),
+                                 std::string("-n"), std::to_string(rs.iterations), std::string("-w"), std::to_string(rs.warmup),
+                                 std::string("-o"), records}) {
       command.push_back(a);
+    }
+    if (q.bytes) {
+      command.push_back("-b");
+      command.push_back(std::to_string(static_cast<long long>(*q.bytes)));
+    } else {
+      // The training step (gradsync-run --workload): the workload as a file, its buckets beside
+      // the backward pass with overlap.
+      const std::string workload = (folder.path() / "workload.json").string();
+      models::write_file_atomically(workload, models::workload_to_json(*q.workload).dump(1) + "\n");
+      for (const std::string& a : {std::string("--workload"), workload, std::string("--compute-work"), rs.compute_work}) command.push_back(a);
+      if (q.overlap) {
+        if (q.overlap->slowdown > 0) {
+          throw models::InputError("--executor run: --overlap-slowdown is a model's assumption; a real run slows what it slows");
+        }
+        for (const std::string& a : {std::string("--overlap"), std::string("--bucket-cap"),
+                                     std::to_string(static_cast<long long>(q.overlap->bucket_cap_bytes)), std::string("--first-bucket"),
+                                     std::to_string(static_cast<long long>(q.overlap->first_bucket_bytes))}) {
+          command.push_back(a);
+        }
+      }
     }
     if (!rs.backend.empty()) {
       command.push_back("--backend");

@@ -204,7 +204,7 @@ TEST(Analytic, OverlappedBucketsOnTheClosedFormsTimeline) {
   const double S = 1.6e6;
   const double sync = formulas::ring_allreduce({n, S, kB, kA, kC}).total();
   ASSERT_LT(sync, 0.002);
-  for (const std::string executor : {"analytic"}) {
+  for (const std::string executor : {"formula", "analytic"}) {
     PredictRequest q;
     q.topology = &t;
     q.workload = &w;

@@ -82,3 +82,38 @@ TEST(ValidateHere, BadInputGivesOneMessageAndStatus2) {
   EXPECT_EQ(r.status, 2) << r.out;
   fs::remove_all(dir);
 }
+
+// validate --workloads --overlap: the training step predicted (formula, analytic, sim: each
+// with the buckets beside the backward pass) and run for real (gradsync-run --workload
+// --overlap, every bucket checked), the steps' times compared.
+TEST(ValidateHere, TrainingStepsWithOverlap) {
+  const std::string dir = validate_here_dir() + "-steps";
+  const auto r = run_command({GRADSYNC_BIN, "validate", "--here", "--backend", "mpi_host", "--gpus", "2", "--strategies", "ring,ps",
+                              "--workloads", "resnet50", "--workload-scale", "0.02", "--overlap", "--bucket-cap", "256KiB",
+                              "--compute-work", "sleep", "-n", "2", "-o", dir});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("times: the training step (iteration) of each workload scaled by 0.02, its buckets synchronised beside "
+                       "the backward pass; the real step's compute as sleep"),
+            std::string::npos)
+      << r.out;
+  for (const char* row : {"ring +2  resnet50-x0\\.02 .* 0\n", "ps +2  resnet50-x0\\.02 .* 0\n"}) {
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(row))) << row << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("analytic: median |error|"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("over 2 training steps"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(reference)"), std::string::npos) << r.out;  // no size: no MPI_Allreduce row
+  std::ifstream in(dir + "/validation.jsonl");
+  int overlapped = 0, runs = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto rec = nlohmann::json::parse(line);
+    EXPECT_EQ(rec.at("workload"), "resnet50-x0.02") << line;
+    overlapped += rec.contains("overlap") ? 1 : 0;
+    if (rec.at("executor") == "run") {
+      ++runs;
+      EXPECT_EQ(rec.at("wrong_elements"), 0) << line;
+    }
+  }
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(overlapped, 8);  // formula, analytic, sim and the run, for ring and ps
+  fs::remove_all(dir);
+}
