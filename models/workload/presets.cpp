@@ -214,6 +214,23 @@ std::vector<Layer> transformer_blocks(const TransformerShape& t, std::int64_t at
   return out;
 }
 
+// A transformer's workload: `t.tokens` per GPU minibatch in sequences of `t.sequence`, an epoch
+// of `corpus_tokens`, compute from FLOPs at the A100's sustained rate.
+Workload transformer_workload(const std::string& name, int dtype_bytes, const TransformerShape& t, double corpus_tokens) {
+  Workload w;
+  w.name = name;
+  w.dtype_bytes = dtype_bytes;
+  w.samples_per_minibatch = t.tokens / t.sequence;
+  w.minibatches_per_epoch = static_cast<std::int64_t>(std::ceil(corpus_tokens / static_cast<double>(t.tokens)));
+  w.device_TFLOPS = kTransformerA100TFLOPS;
+  return w;
+}
+
+// The logits over the vocabulary, forward: 2 FLOPs per weight of the output matrix and token.
+double logits_flops(const TransformerShape& t) {
+  return static_cast<double>(t.tokens) * 2.0 * static_cast<double>(t.hidden * t.vocabulary);
+}
+
 // BERT-large (Devlin et al.): 24 layers, hidden 1,024, 16 heads, FFN 4,096, WordPiece
 // vocabulary 30,522, with the pre-training heads (masked LM over every position, as Hugging
 // Face's BertForPreTraining computes it, its decoder tied to the word embedding; next sentence):
@@ -221,20 +238,15 @@ std::vector<Layer> transformer_blocks(const TransformerShape& t, std::int64_t at
 Workload bert_large() {
   TransformerShape t{.hidden = 1024, .ffn = 4096, .layers = 24, .vocabulary = 30'522, .sequence = 512, .tokens = 8 * 512};
   const std::int64_t d = t.hidden;
-  Workload w;
-  w.name = "bert-large";
-  w.dtype_bytes = 4;  // mixed precision: fp32 weights and gradients
-  w.samples_per_minibatch = 8;
   constexpr double kCorpusWords = 3.3e9;  // BooksCorpus (800 M words) and English Wikipedia (2,500 M)
-  w.minibatches_per_epoch = static_cast<std::int64_t>(std::ceil(kCorpusWords / static_cast<double>(t.tokens)));
+  Workload w = transformer_workload("bert-large", 4, t, kCorpusWords);  // mixed precision: fp32 weights and gradients
   w.layers.push_back(embedding("embeddings.word", t.vocabulary, d));
   w.layers.push_back(weights("embeddings.position+type+norm", 512 * d + 2 * d + 2 * d, 0));
   for (Layer& l : transformer_blocks(t, 2 * d, 2 * d, true, "encoder.")) w.layers.push_back(l);
   w.layers.push_back(weights("pooler+nsp", d * d + d + 2 * d + 2, 2.0 * (d * d + 2 * d) * 8));
   // The MLM head's transform and the logits over the vocabulary (the decoder's weight is the word embedding's).
   w.layers.push_back(weights("mlm-head", d * d + d + 2 * d + t.vocabulary,
-                             static_cast<double>(t.tokens) * 2.0 * static_cast<double>(d * d + d * t.vocabulary)));
-  w.device_TFLOPS = kTransformerA100TFLOPS;
+                             static_cast<double>(t.tokens) * 2.0 * static_cast<double>(d * d) + logits_flops(t)));
   w.description =
       "BERT-large pre-training (24 layers, hidden 1,024, 336 M parameters with its heads), 8 sequences of 512 tokens "
       "per GPU, fp32 gradients (mixed precision), an epoch of 3.3 B words (BooksCorpus and Wikipedia, taken as "
@@ -249,18 +261,13 @@ Workload bert_large() {
 Workload gpt2_xl() {
   TransformerShape t{.hidden = 1600, .ffn = 6400, .layers = 48, .vocabulary = 50'257, .sequence = 1024, .tokens = 8 * 1024};
   const std::int64_t d = t.hidden;
-  Workload w;
-  w.name = "gpt2-xl";
-  w.dtype_bytes = 4;  // mixed precision: fp32 weights and gradients
-  w.samples_per_minibatch = 8;
   constexpr double kOpenWebTextTokens = 9'035'582'198;  // OpenWebText in GPT-2's tokens (nanoGPT's count)
-  w.minibatches_per_epoch = static_cast<std::int64_t>(std::ceil(kOpenWebTextTokens / static_cast<double>(t.tokens)));
+  Workload w = transformer_workload("gpt2-xl", 4, t, kOpenWebTextTokens);  // mixed precision: fp32 weights and gradients
   w.layers.push_back(embedding("wte", t.vocabulary, d));
   w.layers.push_back(embedding("wpe", t.sequence, d));
   for (Layer& l : transformer_blocks(t, 2 * d, 2 * d, true, "h.")) w.layers.push_back(l);
   w.layers.push_back(weights("ln_f", 2 * d, 0));
-  w.layers.push_back(weights("lm_head (tied to wte)", 0, static_cast<double>(t.tokens) * 2.0 * static_cast<double>(d * t.vocabulary)));
-  w.device_TFLOPS = kTransformerA100TFLOPS;
+  w.layers.push_back(weights("lm_head (tied to wte)", 0, logits_flops(t)));
   w.description =
       "GPT-2 XL (48 layers, hidden 1,600, 1.56 B parameters), 8 sequences of 1,024 tokens per GPU, fp32 gradients "
       "(mixed precision), an epoch of OpenWebText (9.0 B tokens). Compute from FLOPs at 150 TFLOPS: an A100 at "
@@ -274,18 +281,13 @@ Workload gpt2_xl() {
 Workload decoder_7b() {
   TransformerShape t{.hidden = 4096, .ffn = 11'008, .layers = 32, .vocabulary = 32'000, .sequence = 4096, .tokens = 4096, .gated_ffn = true};
   const std::int64_t d = t.hidden;
-  Workload w;
-  w.name = "decoder-7b";
-  w.dtype_bytes = 2;  // bf16 weights and gradients
-  w.samples_per_minibatch = 1;
   constexpr double kPretrainingTokens = 2e12;  // Llama 2's pre-training tokens
-  w.minibatches_per_epoch = static_cast<std::int64_t>(std::ceil(kPretrainingTokens / static_cast<double>(t.tokens)));
+  Workload w = transformer_workload("decoder-7b", 2, t, kPretrainingTokens);  // bf16 weights and gradients
   w.layers.push_back(embedding("embed_tokens", t.vocabulary, d));
   for (Layer& l : transformer_blocks(t, d, d, false, "layers.")) w.layers.push_back(l);
   w.layers.push_back(weights("norm", d, 0));
-  w.layers.push_back(weights("lm_head", t.vocabulary * d, static_cast<double>(t.tokens) * 2.0 * static_cast<double>(d * t.vocabulary)));
+  w.layers.push_back(weights("lm_head", t.vocabulary * d, logits_flops(t)));
   w.layers.back().rows = t.vocabulary;
-  w.device_TFLOPS = kTransformerA100TFLOPS;
   w.description =
       "A 7 B decoder shaped like Llama 2 7B (32 layers, hidden 4,096, 6.74 B parameters), one sequence of 4,096 "
       "tokens per GPU, bf16 gradients, an epoch of 2 T tokens. Compute from FLOPs at 150 TFLOPS: an A100 at "

@@ -1,6 +1,8 @@
 // Runs the gradsync binary as a user would and captures what it prints.
 #pragma once
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "support/run_command.h"
@@ -18,3 +20,11 @@ inline CliResult run_cli(std::vector<std::string> args, bool with_stderr = true)
 
 // Writes `text` to a fresh file under the test's temporary folder and returns its path.
 std::string temp_file(const std::string& name, const std::string& text);
+
+// A file's whole text ("" when it cannot be read).
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}

@@ -15,13 +15,6 @@ namespace {
 
 std::string topo_only(const std::string& name) { return std::string(GRADSYNC_SOURCE) + "/tests/data/topo_only/" + name; }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 TEST(TopoOnlyCli, ImportWritesANominalTopologyAndSaysSo) {

@@ -11,6 +11,7 @@
 #include "models/topology/topology_io.h"
 #include "models/support/units.h"
 #include "support/topologies.h"
+#include "support/workloads.h"
 
 using namespace gradsync::models;
 
@@ -195,12 +196,7 @@ TEST(Analytic, OverlappedBucketsOnTheClosedFormsTimeline) {
   const Topology t = full_mesh(n);
   // Three layers, 1.6 MB each (fp32; blocks of equal size for the ring), a bucket each;
   // backward 2 ms a layer: the ring's 1.6 MB take about 0.5 ms, so only the last is exposed.
-  const Workload w = workload_from_json(JsonView::parse(
-      R"({"name": "w", "dtype_bytes": 4, "minibatches_per_epoch": 1, "layers": [
-            {"name": "a", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
-            {"name": "b", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
-            {"name": "c", "params": 400000, "forward_s": 0.001, "backward_s": 0.002}]})",
-      "w.json"));
+  const Workload w = test_workloads::three_layers();
   const double S = 1.6e6;
   const double sync = formulas::ring_allreduce({n, S, kB, kA, kC}).total();
   ASSERT_LT(sync, 0.002);

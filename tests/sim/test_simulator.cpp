@@ -16,6 +16,7 @@
 #include "models/topology/topology_io.h"
 #include "sim/simulator.h"
 #include "support/topologies.h"
+#include "support/workloads.h"
 
 using namespace gradsync;
 using namespace gradsync::models;
@@ -380,12 +381,7 @@ TEST(Simulator, GoldenTimes) {
 TEST(Simulator, OverlappedBucketsOnTheClosedFormsTimeline) {
   const int n = 4;
   const Topology t = full_mesh(n);
-  const Workload w = workload_from_json(JsonView::parse(
-      R"({"name": "w", "dtype_bytes": 4, "minibatches_per_epoch": 1, "layers": [
-            {"name": "a", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
-            {"name": "b", "params": 400000, "forward_s": 0.001, "backward_s": 0.002},
-            {"name": "c", "params": 400000, "forward_s": 0.001, "backward_s": 0.002}]})",
-      "w.json"));
+  const Workload w = test_workloads::three_layers();
   const double sync = formulas::ring_allreduce({n, 1.6e6, 10e9, 4e-6, 1.0 / 50e9}).total();
   PredictRequest q;
   q.topology = &t;
