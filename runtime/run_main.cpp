@@ -33,7 +33,6 @@
 #include "models/executors/result.h"
 #include "models/topology/topology_io.h"
 #include "models/topology/uniform_topologies.h"
-#include "models/workload/workload.h"
 #include "models/support/units.h"
 #include "runtime/check.h"
 #include "runtime/executor.h"
@@ -309,103 +308,26 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
   return total_wrong > 0 ? 1 : 0;
 }
 
-// --workload: the training step for real (runtime/step_run.h), a record of it with -o.
+// --workload: the training step for real (runtime/step_run.h).
 int run_step(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
-  if (!o.size_flags_given.empty()) {
-    throw models::InputError(models::join(o.size_flags_given) + " with --workload: the training step synchronises the workload's "
-                             "gradient (its buckets with --overlap), not a sweep of sizes");
-  }
-  runtime::Backend backend = runtime::make_backend(o.backend, comm);
-  if (backend.name != "mpi_host") {
-    throw models::InputError("--workload on --backend " + backend.name + ": the training step's compute is timed work on host "
-                             "ranks; on GPUs (a kernel of each layer's time) it is not built yet: use --backend mpi_host");
-  }
-  g_abort_transport.store(backend.transport.get());
-  struct ClearOnExit {
-    ~ClearOnExit() { g_abort_transport.store(nullptr); }
-  } clear_on_exit;
-  models::LoadedTopology loaded = o.topology.empty() ? models::LoadedTopology{models::flat_topology(size), std::nullopt}
-                                                     : models::load_topology_file(models::resolve_topology_path(o.topology));
-  const models::Topology& topology = loaded.topology;
-  const models::Workload full = models::load_workload(o.workload);
-  runtime::StepRunOptions s;
-  s.workload = models::scaled(full, o.scale);
-  if (o.overlap) {
-    models::OverlapSettings ov;
-    ov.bucket_cap_bytes = models::parse_bytes(o.bucket_cap, "--bucket-cap");
-    ov.first_bucket_bytes = models::parse_bytes(o.first_bucket, "--first-bucket");
-    if (!(ov.bucket_cap_bytes > 0) || !(ov.first_bucket_bytes > 0)) throw models::InputError("--bucket-cap, --first-bucket: expected sizes above 0");
-    s.overlap = ov;
-  }
-  s.base.topology = &topology;
-  s.base.strategy = &models::find_strategy(o.strategy);
-  s.base.params = models::SyncParams::parse(o.params);
-  s.base.placement = o.ranks.empty() ? models::first_gpus(topology, size) : models::named_gpus(topology, models::split_list(o.ranks, "--ranks"));
-  s.busy = o.compute_work == "busy";
-  s.warmup = o.warmup;
-  s.iterations = o.iterations;
-  s.check = o.check;
-  const models::Workload& w = s.workload;
-  if (rank == 0) {
-    std::printf("# gradsync-run: training step of %s, strategy %s, %d ranks, backend %s, topology %s\n", w.name.c_str(),
-                s.base.strategy->name.c_str(), size, backend.name.c_str(), topology.name().c_str());
-    if (o.scale != 1) {
-      std::printf("# scaled by %s: the same %zu layers, %s of gradients and %s of compute per step (the preset: %s and %s)\n",
-                  models::number_text(o.scale, 3).c_str(), w.layers.size(), models::format_bytes(w.gradient_bytes()).c_str(),
-                  models::format_seconds(w.compute_s()).c_str(), models::format_bytes(full.gradient_bytes()).c_str(),
-                  models::format_seconds(full.compute_s()).c_str());
-    }
-    std::printf("# compute: %s of %s per step (forward, then the backward pass a layer at a time)\n",
-                s.busy ? "busy work" : "sleep", models::format_seconds(w.compute_s()).c_str());
-    if (s.overlap) {
-      std::printf("# overlap: buckets of %s (the first %s) synchronised on a thread beside the backward pass, one after another\n",
-                  models::format_bytes(s.overlap->bucket_cap_bytes).c_str(), models::format_bytes(s.overlap->first_bucket_bytes).c_str());
-    } else {
-      std::printf("# no overlap: the whole gradient synchronised after the compute\n");
-    }
-    std::printf("# iterations %d, warm-up %d, check %s\n#\n", o.iterations, o.warmup, o.check ? "on" : "off");
-  }
-  const runtime::StepRunResult r = runtime::run_training_step(s, comm, rank, size, backend, watch);
-  if (rank == 0) {
-    std::printf("# %7s  %14s  %12s  %12s  %14s  %6s\n", "buckets", "iteration (ms)", "compute (ms)", "exposed (ms)", "bucket syncs (ms)",
-                "#wrong");
-    std::printf("  %7d  %14.3f  %12.3f  %12.3f  %14.3f  %6s\n", r.buckets, r.iteration_s * 1e3, r.compute_s * 1e3, r.exposed_s * 1e3,
-                r.sync_s * 1e3, o.check ? std::to_string(r.wrong).c_str() : "N/A");
-    std::printf("# iteration, compute, synchronisations: each the slowest rank's, the mean over the timed iterations\n");
-    if (o.check) std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(r.wrong), r.wrong ? "FAILED" : "OK");
-    if (!o.output.empty()) {
-      models::PredictRequest q = s.base;
-      q.workload = &w;
-      const models::BuiltSchedule whole = models::build_schedule(q);
-      models::ResultRecord rec = models::record_header(q, whole, "run");
-      rec.time_per_sync_s = r.sync_s;
-      if (s.overlap) {
-        models::OverlapFigures f;
-        f.buckets = r.buckets;
-        f.bucket_cap_bytes = s.overlap->bucket_cap_bytes;
-        f.first_bucket_bytes = s.overlap->first_bucket_bytes;
-        f.exposed_s = r.exposed_s;
-        f.bucket_sync_s = r.sync_s;
-        f.backward_s = r.compute_s - [&] {
-          double forward = 0;
-          for (const auto& t : w.layer_times()) forward += t.forward_s;
-          return forward;
-        }();
-        rec.overlap = f;
-      }
-      models::add_training_times(rec, w, r.iteration_s);
-      rec.compute_s_per_minibatch = r.compute_s;
-      rec.notes.push_back("backend " + backend.name + ", compute as " + (s.busy ? "busy work" : "sleep"));
-      if (o.scale != 1) rec.notes.push_back("workload scaled by " + models::number_text(o.scale, 3));
-      if (o.check) {
-        rec.notes.push_back("checked: " + std::to_string(r.wrong) + " wrong elements");
-        rec.wrong_elements = r.wrong;
-      }
-      models::write_file_atomically(o.output, models::to_json_line(rec));
-      std::printf("# wrote 1 record to %s\n", o.output.c_str());
-    }
-  }
-  return r.wrong > 0 ? 1 : 0;
+  runtime::StepCommand c;
+  c.workload = o.workload;
+  c.scale = o.scale;
+  c.overlap = o.overlap;
+  c.bucket_cap = o.bucket_cap;
+  c.first_bucket = o.first_bucket;
+  c.compute_work = o.compute_work;
+  c.strategy = o.strategy;
+  c.params = o.params;
+  c.topology = o.topology;
+  c.ranks = o.ranks;
+  c.backend = o.backend;
+  c.warmup = o.warmup;
+  c.iterations = o.iterations;
+  c.check = o.check;
+  c.output = o.output;
+  c.refused_flags = o.size_flags_given;
+  return runtime::run_step_command(c, comm, rank, size, watch, g_abort_transport);
 }
 
 int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {

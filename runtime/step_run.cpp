@@ -2,12 +2,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include "models/executors/executor.h"
 #include "models/support/error.h"
+#include "models/support/format.h"
+#include "models/support/json_input.h"
+#include "models/support/units.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
+#include "models/workload/workload.h"
+#include "runtime/run_backends.h"
 #include "runtime/check.h"
 #include "runtime/executor.h"
 #include "runtime/reference.h"
@@ -184,6 +193,106 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
     MPI_Allreduce(&wrong, &result.wrong, 1, MPI_UINT64_T, MPI_SUM, comm);
   }
   return result;
+}
+
+int run_step_command(const StepCommand& o, MPI_Comm comm, int rank, int size, Watchdog& watch,
+                     std::atomic<Transport*>& abort_transport) {
+  if (!o.refused_flags.empty()) {
+    throw models::InputError(models::join(o.refused_flags) + " with --workload: the training step synchronises the workload's "
+                             "gradient (its buckets with --overlap), not a sweep of sizes");
+  }
+  Backend backend = make_backend(o.backend, comm);
+  if (backend.name != "mpi_host") {
+    throw models::InputError("--workload on --backend " + backend.name + ": the training step's compute is timed work on host "
+                             "ranks; on GPUs (a kernel of each layer's time) it is not built yet: use --backend mpi_host");
+  }
+  abort_transport.store(backend.transport.get());
+  struct ClearOnExit {
+    std::atomic<Transport*>& slot;
+    ~ClearOnExit() { slot.store(nullptr); }
+  } clear_on_exit{abort_transport};
+  models::LoadedTopology loaded = o.topology.empty() ? models::LoadedTopology{models::flat_topology(size), std::nullopt}
+                                                     : models::load_topology_file(models::resolve_topology_path(o.topology));
+  const models::Topology& topology = loaded.topology;
+  const models::Workload full = models::load_workload(o.workload);
+  StepRunOptions s;
+  s.workload = models::scaled(full, o.scale);
+  if (o.overlap) {
+    models::OverlapSettings ov;
+    ov.bucket_cap_bytes = models::parse_bytes(o.bucket_cap, "--bucket-cap");
+    ov.first_bucket_bytes = models::parse_bytes(o.first_bucket, "--first-bucket");
+    if (!(ov.bucket_cap_bytes > 0) || !(ov.first_bucket_bytes > 0)) throw models::InputError("--bucket-cap, --first-bucket: expected sizes above 0");
+    s.overlap = ov;
+  }
+  s.base.topology = &topology;
+  s.base.strategy = &models::find_strategy(o.strategy);
+  s.base.params = models::SyncParams::parse(o.params);
+  s.base.placement = o.ranks.empty() ? models::first_gpus(topology, size) : models::named_gpus(topology, models::split_list(o.ranks, "--ranks"));
+  s.busy = o.compute_work == "busy";
+  s.warmup = o.warmup;
+  s.iterations = o.iterations;
+  s.check = o.check;
+  const models::Workload& w = s.workload;
+  if (rank == 0) {
+    std::printf("# gradsync-run: training step of %s, strategy %s, %d ranks, backend %s, topology %s\n", w.name.c_str(),
+                s.base.strategy->name.c_str(), size, backend.name.c_str(), topology.name().c_str());
+    if (o.scale != 1) {
+      std::printf("# scaled by %s: the same %zu layers, %s of gradients and %s of compute per step (the preset: %s and %s)\n",
+                  models::number_text(o.scale, 3).c_str(), w.layers.size(), models::format_bytes(w.gradient_bytes()).c_str(),
+                  models::format_seconds(w.compute_s()).c_str(), models::format_bytes(full.gradient_bytes()).c_str(),
+                  models::format_seconds(full.compute_s()).c_str());
+    }
+    std::printf("# compute: %s of %s per step (forward, then the backward pass a layer at a time)\n",
+                s.busy ? "busy work" : "sleep", models::format_seconds(w.compute_s()).c_str());
+    if (s.overlap) {
+      std::printf("# overlap: buckets of %s (the first %s) synchronised on a thread beside the backward pass, one after another\n",
+                  models::format_bytes(s.overlap->bucket_cap_bytes).c_str(), models::format_bytes(s.overlap->first_bucket_bytes).c_str());
+    } else {
+      std::printf("# no overlap: the whole gradient synchronised after the compute\n");
+    }
+    std::printf("# iterations %d, warm-up %d, check %s\n#\n", o.iterations, o.warmup, o.check ? "on" : "off");
+  }
+  const StepRunResult r = run_training_step(s, comm, rank, size, backend, watch);
+  if (rank == 0) {
+    std::printf("# %7s  %14s  %12s  %12s  %14s  %6s\n", "buckets", "iteration (ms)", "compute (ms)", "exposed (ms)", "bucket syncs (ms)",
+                "#wrong");
+    std::printf("  %7d  %14.3f  %12.3f  %12.3f  %14.3f  %6s\n", r.buckets, r.iteration_s * 1e3, r.compute_s * 1e3, r.exposed_s * 1e3,
+                r.sync_s * 1e3, o.check ? std::to_string(r.wrong).c_str() : "N/A");
+    std::printf("# iteration, compute, synchronisations: each the slowest rank's, the mean over the timed iterations\n");
+    if (o.check) std::printf("# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(r.wrong), r.wrong ? "FAILED" : "OK");
+    if (!o.output.empty()) {
+      models::PredictRequest q = s.base;
+      q.workload = &w;
+      const models::BuiltSchedule whole = models::build_schedule(q);
+      models::ResultRecord rec = models::record_header(q, whole, "run");
+      rec.time_per_sync_s = r.sync_s;
+      if (s.overlap) {
+        models::OverlapFigures f;
+        f.buckets = r.buckets;
+        f.bucket_cap_bytes = s.overlap->bucket_cap_bytes;
+        f.first_bucket_bytes = s.overlap->first_bucket_bytes;
+        f.exposed_s = r.exposed_s;
+        f.bucket_sync_s = r.sync_s;
+        f.backward_s = r.compute_s - [&] {
+          double forward = 0;
+          for (const auto& t : w.layer_times()) forward += t.forward_s;
+          return forward;
+        }();
+        rec.overlap = f;
+      }
+      models::add_training_times(rec, w, r.iteration_s);
+      rec.compute_s_per_minibatch = r.compute_s;
+      rec.notes.push_back("backend " + backend.name + ", compute as " + (s.busy ? "busy work" : "sleep"));
+      if (o.scale != 1) rec.notes.push_back("workload scaled by " + models::number_text(o.scale, 3));
+      if (o.check) {
+        rec.notes.push_back("checked: " + std::to_string(r.wrong) + " wrong elements");
+        rec.wrong_elements = r.wrong;
+      }
+      models::write_file_atomically(o.output, models::to_json_line(rec));
+      std::printf("# wrote 1 record to %s\n", o.output.c_str());
+    }
+  }
+  return r.wrong > 0 ? 1 : 0;
 }
 
 }  // namespace gradsync::runtime

@@ -9,8 +9,10 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "models/executors/predict.h"
@@ -43,5 +45,26 @@ struct StepRunResult {
 // Every rank calls it (collective); the figures are the same on every rank.
 StepRunResult run_training_step(const StepRunOptions& options, MPI_Comm comm, int rank, int size, Backend& backend,
                                 Watchdog& watch);
+
+// gradsync-run --workload's flags.
+struct StepCommand {
+  std::string workload;  // preset or file
+  double scale = 1;
+  bool overlap = false;
+  std::string bucket_cap = "25MiB", first_bucket = "1MiB";
+  std::string compute_work = "busy";
+  std::string strategy;
+  std::vector<std::string> params;
+  std::string topology, ranks, backend, output;
+  int warmup = 1, iterations = 5;
+  bool check = false;
+  std::vector<std::string> refused_flags;  // flags of a size sweep given beside it: refused
+};
+
+// Runs the step on every rank, prints its figures on rank 0 and writes its record (-o);
+// `abort_transport` holds the transport while it runs (what the watchdog aborts). Returns the
+// exit status (1 when a checked element is wrong).
+int run_step_command(const StepCommand& command, MPI_Comm comm, int rank, int size, Watchdog& watch,
+                     std::atomic<Transport*>& abort_transport);
 
 }  // namespace gradsync::runtime
