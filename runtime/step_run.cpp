@@ -95,10 +95,9 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
     q.overlap.reset();
     auto run = std::unique_ptr<BucketRun>(new BucketRun{&b, models::build_schedule(q), nullptr});
     const models::Schedule& s = run->built.schedule;
-    if (s.asynchronous || s.period_steps > 1) {
-      throw models::InputError("--workload: " + o.base.strategy->name +
-                               (s.asynchronous ? " updates asynchronously" : " synchronises once every " + std::to_string(s.period_steps) + " steps") +
-                               "; the training step runs strategies that synchronise every step, in step");
+    if (const std::string why = s.not_overlapped_because(); !why.empty()) {
+      throw models::InputError("--workload: " + o.base.strategy->name + ": " + why +
+                               "; the training step runs strategies that synchronise the gradients every step, in step");
     }
     run->executor = std::make_unique<ScheduleExecutor>(s, map_participants(s, size), rank, *backend.memory, *backend.transport);
     run->executor->reset(check_input);

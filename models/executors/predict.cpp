@@ -37,11 +37,8 @@ std::vector<LocalCosts> participant_costs(const Schedule& schedule) {
 
 void add_overlap(ResultRecord& r, const PredictRequest& q, const Schedule& whole, const SyncTime& sync_of) {
   if (!q.overlap || !q.workload || q.bytes) return;
-  if (whole.asynchronous || whole.period_steps > 1) {
-    r.notes.push_back(std::string("not overlapped: ") +
-                      (whole.asynchronous ? "workers push and pull on their own, not in step with the backward pass"
-                                          : "it synchronises once every " + std::to_string(whole.period_steps) +
-                                                " steps, after the step that ends a period"));
+  if (const std::string why = whole.not_overlapped_because(); !why.empty()) {
+    r.notes.push_back("not overlapped: " + why);
     return;
   }
   const OverlapSettings& o = *q.overlap;

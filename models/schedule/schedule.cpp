@@ -4,6 +4,14 @@
 
 namespace gradsync::models {
 
+std::string Schedule::not_overlapped_because() const {
+  const std::string every = std::to_string(period_steps) + (period_steps == 1 ? " step" : " steps");
+  if (asynchronous) return "workers push and pull on their own, not in step with the backward pass";
+  if (averages_models) return "it averages the models after the optimizer step, once every " + every;
+  if (period_steps > 1) return "it synchronises once every " + every + ", after the step that ends a period";
+  return "";
+}
+
 std::vector<Op> Schedule::ops(std::size_t round, int participant) const {
   std::vector<Op> out;
   rounds.at(round).ops(participant, out);

@@ -202,6 +202,9 @@ struct Schedule {
   // Workers do not wait for each other: the rounds describe one worker's exchange with
   // the server(s); executors compute steady-state throughput instead of lockstep time.
   bool asynchronous = false;
+  // What is synchronised is the model after the optimizer step (model averaging, BMUF), not
+  // the gradients as the backward pass produces them: nothing to overlap with that pass.
+  bool averages_models = false;
   std::vector<ExpectedRegion> expected;  // empty: the whole gradient, all workers
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
   // The strategy charges every latency itself, as local work in its rounds (NCCL's per-step
@@ -209,6 +212,8 @@ struct Schedule {
   bool latency_in_ops = false;
 
   std::uint64_t buffer_bytes() const { return gradient_bytes + scratch_bytes; }
+  // Why this synchronisation cannot run bucket by bucket beside the backward pass ("" when it can).
+  std::string not_overlapped_because() const;
   int participant_count() const { return static_cast<int>(participants.size()); }
   // All ops of one participant in one round (convenience; executors reuse a vector instead).
   std::vector<Op> ops(std::size_t round, int participant) const;

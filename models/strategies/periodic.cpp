@@ -44,6 +44,7 @@ Schedule build_periodic(const StrategyContext& ctx, const std::string& name, lon
   Schedule s = inner.build(ctx);
   s.strategy = name;
   s.period_steps = sync_period(ctx, samples_per_sync);
+  s.averages_models = true;
   s.notes.push_back("synchronises every " + std::to_string(s.period_steps) + " steps through " + inner.name);
   return s;
 }

@@ -105,9 +105,10 @@ TEST(OverlapCli, PredictShowsTheExposedCommunicationBesideTheUnoverlappedIterati
   const double compute = ring["compute_s_per_minibatch"].get<double>();
   EXPECT_NEAR(ring["time_per_iteration_s"].get<double>(), compute + ring["overlap"]["exposed_s"].get<double>(), 1e-12);
   EXPECT_LT(ring["time_per_iteration_s"].get<double>(), ring["overlap"]["iteration_without_overlap_s"].get<double>());
-  // Model averaging synchronises every T steps: not overlapped, said in its notes.
+  // Model averaging averages the models after the optimizer step: not overlapped, said in its notes.
   EXPECT_FALSE(records[1].contains("overlap"));
-  EXPECT_NE(records[1]["notes"].dump().find("not overlapped: it synchronises once every"), std::string::npos) << records[1].dump();
+  EXPECT_NE(records[1]["notes"].dump().find("not overlapped: it averages the models after the optimizer step"), std::string::npos)
+      << records[1].dump();
 }
 
 TEST(OverlapCli, OverlapNeedsAWorkloadAndItsFlagsNeedOverlap) {

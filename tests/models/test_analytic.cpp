@@ -233,4 +233,10 @@ TEST(Analytic, OverlappedBucketsOnTheClosedFormsTimeline) {
   EXPECT_NEAR(*ma.time_per_iteration_s, 0.009 + ma.time_per_sync_s / 10, 1e-12);
   EXPECT_NE(std::find_if(ma.notes.begin(), ma.notes.end(), [](const std::string& s) { return s.rfind("not overlapped: ", 0) == 0; }),
             ma.notes.end());
+  // Even with T = 1: what it averages is the model after the optimizer step, which the backward
+  // pass cannot overlap.
+  q.params = SyncParams::parse({"T=1"});
+  const ResultRecord every_step = predict(q);
+  EXPECT_FALSE(every_step.overlap);
+  EXPECT_NEAR(*every_step.time_per_iteration_s, 0.009 + every_step.time_per_sync_s, 1e-12);
 }

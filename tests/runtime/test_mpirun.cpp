@@ -405,7 +405,9 @@ TEST(Runtime, TrainingStepsRunCheckedWithAndWithoutOverlap) {
   EXPECT_NE(r.out.find("-b with --workload: the training step synchronises the workload's gradient"), std::string::npos) << r.out;
   r = mpirun(2, "--workload resnet50 --scale 0.02 --strategy model_avg");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find("the training step runs strategies that synchronise every step, in step"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model_avg: it averages the models after the optimizer step, once every"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the training step runs strategies that synchronise the gradients every step, in step"), std::string::npos)
+      << r.out;
   r = mpirun(2, "--strategy ring --overlap");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--overlap requires --workload"), std::string::npos) << r.out;
