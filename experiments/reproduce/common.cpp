@@ -13,7 +13,8 @@ using models::ordered_json;
 
 std::size_t Batch::add(const models::Topology& topology, const models::Workload* workload, std::optional<double> bytes,
                        const std::string& strategy, const std::map<std::string, std::string>& params,
-                       const models::Placement& placement, const std::string& executor, ordered_json tag) {
+                       const models::Placement& placement, const std::string& executor, ordered_json tag,
+                       std::optional<models::OverlapSettings> overlap) {
   Job job;
   job.request.topology = &topology;
   job.request.workload = workload;
@@ -21,8 +22,10 @@ std::size_t Batch::add(const models::Topology& topology, const models::Workload*
   job.request.strategy = &models::find_strategy(strategy);
   for (const auto& [k, v] : params) job.request.params.set(k, v);
   job.request.placement = placement;
+  job.request.overlap = overlap;
   job.executor = &models::find_executor(executor);
   job.label = executor + " " + strategy + " N=" + std::to_string(placement.size()) + " on " + topology.name();
+  if (overlap) job.label += ", overlapped";
   if (tag.contains("part")) job.label += " (" + tag.at("part").get<std::string>() + ")";
   jobs_.push_back(std::move(job));
   tags_.push_back(std::move(tag));
@@ -66,6 +69,11 @@ void Batch::write(const std::string& dir, const std::string& stem) const {
   }
   write_text(dir, stem + ".jsonl", jsonl);
   write_text(dir, stem + ".csv", csv);
+}
+
+double speedup_without_overlap(const models::ResultRecord& r) {
+  if (!r.overlap || r.overlap->iteration_without_s <= 0 || !r.time_per_iteration_s) return r.speedup_vs_1gpu.value_or(0);
+  return r.speedup_vs_1gpu.value_or(0) * *r.time_per_iteration_s / r.overlap->iteration_without_s;
 }
 
 double percent_error(double model, double paper) { return 100.0 * (model - paper) / paper; }

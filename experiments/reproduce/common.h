@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "experiments/sweep.h"
+#include "models/executors/result.h"
 #include "models/topology/placement.h"
 #include "models/topology/topology.h"
+#include "models/workload/step.h"
 #include "models/workload/workload.h"
 
 namespace gradsync::experiments::reproduce {
@@ -35,10 +37,12 @@ struct Options {
 // Points evaluated together. Topologies and workloads must outlive the batch.
 class Batch {
  public:
-  // Returns the point's id.
+  // Returns the point's id. With `overlap`, the workload's buckets are synchronised beside its
+  // backward pass (models/workload/step.h).
   std::size_t add(const models::Topology& topology, const models::Workload* workload, std::optional<double> bytes,
                   const std::string& strategy, const std::map<std::string, std::string>& params,
-                  const models::Placement& placement, const std::string& executor, models::ordered_json tag);
+                  const models::Placement& placement, const std::string& executor, models::ordered_json tag,
+                  std::optional<models::OverlapSettings> overlap = std::nullopt);
   // Evaluates every point added since the last run (progress on stderr).
   void run(int jobs);
   bool ok(std::size_t id) const { return outcomes_.at(id).record.has_value(); }
@@ -74,6 +78,10 @@ class Report {
   std::ostream& out_;
   std::string text_;
 };
+
+// The speed-up the record would have with compute, then one synchronisation of the whole
+// gradient: its own speed-up without overlap figures, else rescaled by the iteration without.
+double speedup_without_overlap(const models::ResultRecord& r);
 
 // 100 * (model - paper) / paper
 double percent_error(double model, double paper);

@@ -258,6 +258,25 @@ TEST(ReproduceCli, SourceAPrintsTheComparisonAndWritesItsFiles) {
   ASSERT_EQ(cmp["table4_nccl"]["rows"].size(), 4u);
   EXPECT_EQ(cmp["table4_nccl"]["paper_over_model_sync_p2p_across"].size(), 3u);
   EXPECT_TRUE(cmp["table4_nccl"]["rows"][3].contains("model_ring_s_p2p_level_PXB"));
+  // With the backward pass overlapped: the same rows, never slower than without (NCCL, P2P across).
+  EXPECT_NE(r.out.find("8. Table 4's all-reduce column with the backward pass overlapped"), std::string::npos) << r.out;
+  const json& overlapped = cmp["table4_overlap"]["rows"];
+  ASSERT_EQ(overlapped.size(), 4u);
+  for (std::size_t i = 1; i < 4; ++i) {
+    const double with = overlapped[i]["NCCL, P2P across"]["epoch_s"].get<double>();
+    const double without = cmp["table4_nccl"]["rows"][i]["model_ring_s_p2p_level_SYS"].get<double>();
+    EXPECT_LE(with, without * (1 + 1e-12)) << i;
+    EXPECT_GT(with, 0.9 * without) << i;  // the FFNN's last bucket is ready only at the end of the backward pass
+  }
+  // The plot's data: the paper's speed-ups over one GPU and three predicted series over 1-4 GPUs.
+  const json& speedups = cmp["paper_speedups"];
+  ASSERT_EQ(speedups["paper"].size(), 1u);
+  EXPECT_NEAR(speedups["paper"][0]["points"][1]["speedup"].get<double>(), 216.07 / 1245.4, 1e-9);
+  ASSERT_EQ(speedups["predicted"].size(), 3u);
+  for (const auto& series : speedups["predicted"]) {
+    ASSERT_EQ(series["points"].size(), 4u);
+    for (const auto& p : series["points"]) EXPECT_GE(p["overlap"].get<double>(), p["no_overlap"].get<double>() * (1 - 1e-12));
+  }
   const auto records = records_of(dir + "/source-a.jsonl");
   ASSERT_FALSE(records.empty());
   EXPECT_TRUE(records[0].contains("reproduce"));
@@ -274,9 +293,27 @@ TEST(ReproduceCli, SourcesBAndCQuick) {
   }
   r = run_cli("reproduce source-c --quick -o " + dir, false);
   ASSERT_EQ(r.status, 0) << r.out;
-  for (const char* text : {"InfiniBand 10 GB/s", "4.00x", "2.56x", "Calibration", "sync period T"}) {
+  for (const char* text : {"InfiniBand 10 GB/s", "4.00x", "2.56x", "Calibration", "sync period T",
+                           "5. The backward pass overlapped", "per step whatever the network"}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   }
+  const json c = json::parse(read(dir + "/source-c-comparison.json"));
+  // Overlapped sync SGD: ring and nccl on both networks, never slower than without overlap.
+  ASSERT_EQ(c["overlap"]["rows"].size(), 4u);
+  for (const auto& row : c["overlap"]["rows"]) {
+    EXPECT_GE(row["speedup"].get<double>(), row["speedup_without_overlap"].get<double>()) << row.dump();
+    EXPECT_LE(row["exposed_s"].get<double>(), row["sync_s"].get<double>()) << row.dump();
+  }
+  // The paper's rows as exposed time: e = c (N/s - 1).
+  EXPECT_NEAR(c["overlap"]["paper_exposed_eth_s"].get<double>() / c["overlap"]["paper_exposed_ib_s"].get<double>(),
+              (8 / 2.56 - 1) / (8 / 4.0 - 1), 1e-9);
+  // Model averaging and BMUF average the models after the step: asking for overlap changes nothing.
+  ASSERT_EQ(c["overlap"]["periodic"].size(), 12u);
+  for (const auto& row : c["overlap"]["periodic"]) {
+    EXPECT_DOUBLE_EQ(row["speedup"].get<double>(), row["speedup_overlap_asked"].get<double>()) << row.dump();
+  }
+  ASSERT_EQ(c["paper_speedups"]["paper"].size(), 2u);
+  ASSERT_EQ(c["paper_speedups"]["predicted"].size(), 4u);
   for (const char* f : {"source-b.jsonl", "source-b.csv", "source-c.jsonl", "source-c-comparison.json"}) {
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   }

@@ -453,6 +453,59 @@ TEST(Plots, EpochBarsVsPaper) {
   }
 }
 
+// The papers' speed-ups against the predicted ones (reproduce's "paper_speedups", copied from
+// source-a and source-c comparison files): a panel per file; per predicted series a solid line
+// with a marker per GPU count and a dashed one without markers; per paper series its markers only.
+TEST(Plots, PaperVsPredictedSpeedups) {
+  REQUIRE_MATPLOTLIB();
+  const std::vector<std::string> files = {"paper-speedups-c.json", "paper-speedups-a.json"};
+  const std::string stem = out_dir() + "/papers";
+  ASSERT_NO_FATAL_FAILURE(expect_figure(script("paper_vs_predicted.py", fixture(files[0]) + " " + fixture(files[1])), stem));
+  const json fig = read_figure(stem + ".svg");
+  ASSERT_EQ(fig.at("axes").size(), files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    SCOPED_TRACE(files[i]);
+    std::ifstream in(fixture(files[i]));
+    const json block = json::parse(in).at("paper_speedups");
+    const json& ax = fig.at("axes")[i];
+    std::vector<std::string> legend;
+    std::vector<int> expected_markers;
+    std::vector<bool> dashed;
+    std::set<int> gpus;
+    for (const auto& s : block.at("predicted")) {
+      const std::string name = s.at("name");
+      legend.insert(legend.end(), {name + ", overlap", name + ", no overlap"});
+      expected_markers.insert(expected_markers.end(), {static_cast<int>(s.at("points").size()), 0});
+      dashed.insert(dashed.end(), {false, true});
+      for (const auto& p : s.at("points")) gpus.insert(p.at("gpus").get<int>());
+    }
+    for (const auto& s : block.at("paper")) {
+      legend.push_back("paper: " + s.at("name").get<std::string>());
+      expected_markers.push_back(static_cast<int>(s.at("points").size()));
+      dashed.push_back(false);
+    }
+    ASSERT_EQ(ax.at("legends").size(), 1u);
+    EXPECT_EQ(strings(ax.at("legends")[0]), legend);
+    EXPECT_EQ(markers(ax.at("lines")), expected_markers);
+    for (std::size_t k = 0; k < dashed.size() && k < ax.at("lines").size(); ++k) {
+      EXPECT_EQ(ax.at("lines")[k].at("dashed").get<bool>(), dashed[k]) << k;
+    }
+    std::vector<std::string> ticks;
+    for (int g : gpus) ticks.push_back(std::to_string(g));
+    EXPECT_EQ(strings(ax.at("xticks")), ticks);
+    EXPECT_EQ(label(ax, "xlabel"), "GPUs");
+  }
+  // A comparison file without the block, or not JSON: one message, exit status 2, nothing written.
+  const std::string bad = out_dir() + "/no-speedups";
+  auto r = run_command(script("paper_vs_predicted.py", fixture("source-a-comparison-small.json") + " -o " + bad + ".png"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no /paper_speedups"), std::string::npos) << r.out;
+  r = run_command(script("paper_vs_predicted.py", fixture("overlap-records.jsonl") + " -o " + bad + ".png"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("not JSON"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(bad + ".png"));
+}
+
 TEST(Plots, MissingOrBadFilesGetOneClearMessage) {
   REQUIRE_MATPLOTLIB();
   const std::string dir = out_dir();
@@ -476,7 +529,8 @@ TEST(Plots, MissingOrBadFilesGetOneClearMessage) {
   EXPECT_NE(r.out.find("no record with executor \"measured\""), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/y.png"));
   for (const char* s : {"speedup_vs_gpus.py", "predicted_vs_measured.py", "time_vs_latency_workers.py",
-                        "bandwidth_heatmap.py", "epoch_bars_vs_paper.py", "busbw_vs_size.py", "exposed_comm_bars.py"}) {
+                        "bandwidth_heatmap.py", "epoch_bars_vs_paper.py", "busbw_vs_size.py", "exposed_comm_bars.py",
+                        "paper_vs_predicted.py"}) {
     r = run_command(script(s, "--help"));
     EXPECT_EQ(r.status, 0) << s << r.out;
     EXPECT_NE(r.out.find("usage:"), std::string::npos) << s;
