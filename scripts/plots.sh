@@ -44,6 +44,8 @@ echo "== figures"
 "$py" plots/time_vs_latency_workers.py "$out/source-b.jsonl" -o "$fig/source-b-latency-workers.png"
 "$py" plots/speedup_vs_gpus.py "$out/source-c.jsonl" --filter reproduce.part=scaling \
   --title "Source C NMT: sync SGD speed-up, 2 machines x 4 GPUs (analytic)" -o "$fig/source-c-speedup.png"
+"$py" plots/paper_vs_predicted.py "$out/source-c-comparison.json" "$out/source-a-comparison.json" \
+  -o "$fig/papers-overlap.png"
 
 echo "== sampling with all-reduce and per-link rates (gradsync sweep)"
 "$bin/gradsync" sweep experiments/specs/source-a-sampling.json -j 2 -o out/sampling.jsonl 2> /dev/null
