@@ -218,15 +218,27 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   };
   std::vector<Case> cases;
   std::vector<double> case_bytes;
+  // A workload keeps its layers with workload_scale of their bytes and compute. On the testbed the
+  // links run at `scale` of the machine's, so the compute runs 1/scale slower as well: the step's
+  // compute : communication stays the machine's. DDP's bucket sizes shrink with the bytes, so the
+  // buckets hold the layers they would hold at full size.
+  const double compute_factor = o.here ? o.workload_scale : o.workload_scale / o.scale;
+  std::optional<models::OverlapSettings> overlap = o.overlap;
+  if (overlap) {
+    overlap->bucket_cap_bytes *= o.workload_scale;
+    overlap->first_bucket_bytes *= o.workload_scale;
+  }
+  // The emulated GPUs' compute occupies no host core (sleep); host ranks compute on theirs (busy).
+  const std::string compute_work = !o.compute_work.empty() ? o.compute_work : o.here && backend == "mpi_host" ? "busy" : "sleep";
   if (o.workloads.empty()) {
     for (double b : o.sizes) cases.push_back({b, std::nullopt});
   } else {
     for (const std::string& name : o.workloads) {
-      const models::Workload w = models::scaled(models::load_workload(name), o.workload_scale);
+      const models::Workload w = models::scaled(models::load_workload(name), o.workload_scale, compute_factor);
       cases.push_back({w.gradient_bytes(), w});
     }
   }
-  for (const Case& c : cases) case_bytes.push_back(c.workload && o.overlap ? std::min(c.bytes, o.overlap->bucket_cap_bytes) : c.bytes);
+  for (const Case& c : cases) case_bytes.push_back(c.workload && overlap ? std::min(c.bytes, overlap->bucket_cap_bytes) : c.bytes);
   const std::string probe_size =
       o.measure_size.empty() ? std::to_string(default_measure_size(case_bytes, o.gpus)) : o.measure_size;
   std::cerr << "validate: measuring " << (o.here ? max_gpus : static_cast<int>(gpus.size())) << " endpoints ("
@@ -312,7 +324,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         if (c.workload) {
           p.workload = c.workload->name;
           q.workload = &*c.workload;
-          q.overlap = o.overlap;
+          q.overlap = overlap;
         } else {
           q.bytes = bytes;
         }
@@ -346,7 +358,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
         settings.run.iterations = o.iterations;
         settings.run.warmup = 1;
         settings.run.check = true;
-        settings.run.compute_work = o.compute_work;
+        settings.run.compute_work = compute_work;
         settings.run.timeout_s = std::ceil(std::max(20.0, 20 * longest));
         settings.run.note = o.here ? "measured on " + where : "measured on the emulated cluster (bandwidths x " + std::to_string(o.scale) + ")";
         models::ResultRecord r = measuring->evaluate(q, settings);
@@ -453,9 +465,16 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   std::cout << "gradsync validate: " << where << ", measured topology " << measured << "\n";
   if (!spread_line.empty()) std::cout << spread_line << "\n";
   if (steps) {
-    std::cout << "times: the training step (iteration) of each workload" << (o.workload_scale != 1 ? " scaled by " + models::number_text(o.workload_scale, 3) : "")
-              << ", " << (o.overlap ? "its buckets synchronised beside the backward pass" : "compute, then the gradient's synchronisation")
-              << "; the real step's compute as " << (o.compute_work == "busy" ? "busy work" : "sleep") << "\n";
+    std::cout << "times: the training step (iteration) of each workload"
+              << (o.workload_scale != 1 ? " scaled by " + models::number_text(o.workload_scale, 3) + " (the same layers)" : "")
+              << (compute_factor != o.workload_scale
+                      ? ", its compute " + models::number_text(compute_factor / o.workload_scale, 3) + "x slower like the links"
+                      : "")
+              << ", " << (overlap ? "its buckets synchronised beside the backward pass" : "compute, then the gradient's synchronisation")
+              << (overlap && o.workload_scale != 1 ? " (buckets of " + models::format_bytes(overlap->bucket_cap_bytes) + ", the first " +
+                                                         models::format_bytes(overlap->first_bucket_bytes) + ": DDP's scaled alike)"
+                                                   : "")
+              << "; the real step's compute as " << (compute_work == "busy" ? "busy work" : "sleep") << "\n";
   }
   std::cout << "\n" << table.render() << "\n";
   if (backend.empty() || backend == "mpi_host") {

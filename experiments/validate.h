@@ -37,12 +37,13 @@ struct ValidateOptions {
   std::vector<int> gpus = {2, 4, 8};
   std::vector<double> sizes = {1 << 20, 4 << 20};
   // Instead of sizes: training steps of these workloads (presets or files), scaled by
-  // workload_scale, their buckets beside the backward pass with overlap; the times compared are
-  // the steps' (iterations).
+  // workload_scale (on the testbed their compute also slowed by 1/scale, like its links), their
+  // buckets (overlap's sizes scaled by workload_scale too) beside the backward pass with overlap;
+  // the times compared are the steps' (iterations).
   std::vector<std::string> workloads;
   double workload_scale = 1;
   std::optional<models::OverlapSettings> overlap;
-  std::string compute_work = "busy";
+  std::string compute_work;  // busy or sleep; empty: busy for host ranks (--here, mpi_host), else sleep
   int iterations = 4;
   std::string measure_size;  // probe size; empty: default_measure_size's
   int measure_iterations = 3;

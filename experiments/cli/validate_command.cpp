@@ -55,17 +55,19 @@ Action add_validate(CLI::App& app) {
                                     "run for real (gradsync-run --workload); compared: the step's time");
   workloads->excludes(cmd->get_option("--sizes"));
   cmd->add_option("--workload-scale", f->o.workload_scale,
-                  "with --workloads: shrink them (the same layers, fewer bytes and less compute) for slow links")
+                  "with --workloads: shrink them (the same layers, fewer bytes and less compute; the bucket sizes alike) "
+                  "for slow links. On the testbed the compute also runs 1/--scale slower, like the links")
       ->check(number_in(1e-6, 1))
       ->needs(workloads);
   auto* overlap = cmd->add_flag("--overlap", f->overlap, "with --workloads: the gradient's buckets beside the backward pass")->needs(workloads);
-  cmd->add_option("--bucket-cap", f->bucket_cap, "with --overlap: a bucket is full at this many bytes")->default_str("25MiB")->needs(overlap);
+  cmd->add_option("--bucket-cap", f->bucket_cap, "with --overlap: a bucket is full at this many bytes (of the full-size workload)")->default_str("25MiB")->needs(overlap);
   cmd->add_option("--first-bucket", f->first_bucket, "with --overlap: the first bucket is full at this many bytes")
       ->default_str("1MiB")
       ->needs(overlap);
-  cmd->add_option("--compute-work", f->o.compute_work, "with --workloads: the real step's compute, busy (spinning) or sleep")
+  cmd->add_option("--compute-work", f->o.compute_work,
+                  "with --workloads: the real step's compute, busy (spinning) or sleep (default: busy for host ranks "
+                  "with --here, sleep for the testbed's emulated GPUs)")
       ->check(CLI::IsMember({"busy", "sleep"}))
-      ->default_str("busy")
       ->needs(workloads);
   cmd->add_option("-n,--iters", f->o.iterations, "timed iterations of each real run")->default_val(4)->check(integer_in(1, 1000000));
   cmd->add_option("--measure-size", f->o.measure_size,

@@ -73,9 +73,11 @@ double Workload::compute_s() const {
   return total;
 }
 
-Workload scaled(const Workload& w, double factor) {
+Workload scaled(const Workload& w, double factor) { return scaled(w, factor, factor); }
+
+Workload scaled(const Workload& w, double factor, double compute_factor) {
   Workload s = w;
-  if (factor == 1) return s;
+  if (factor == 1 && compute_factor == 1) return s;
   s.name = w.name + "-x" + number_text(factor, 3);
   for (Layer& l : s.layers) {
     if (l.params > 0) {
@@ -89,11 +91,16 @@ Workload scaled(const Workload& w, double factor) {
     }
     l.forward_flops *= factor;
     l.backward_flops *= factor;
-    if (l.forward_s) *l.forward_s *= factor;
-    if (l.backward_s) *l.backward_s *= factor;
+    if (l.forward_s) *l.forward_s *= compute_factor;
+    if (l.backward_s) *l.backward_s *= compute_factor;
   }
-  if (s.compute_s_per_minibatch) *s.compute_s_per_minibatch *= factor;
+  if (s.compute_s_per_minibatch) *s.compute_s_per_minibatch *= compute_factor;
+  if (s.device_TFLOPS) *s.device_TFLOPS *= factor / compute_factor;
   s.description = w.name + " scaled by " + number_text(factor, 3) + " (the same layers, fewer parameters, less compute)";
+  if (compute_factor != factor) {
+    s.name += "-t" + number_text(compute_factor / factor, 3);
+    s.description += ", its compute " + number_text(compute_factor / factor, 3) + "x slower";
+  }
   return s;
 }
 

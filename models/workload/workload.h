@@ -71,8 +71,11 @@ struct Workload {
 
 // The same model shrunk by `factor` (0 < factor <= 1): each layer's parameters (a row-structured
 // layer keeps its row width, with fewer rows), FLOPs and measured times in proportion, a layer
-// with parameters keeping at least one; the epoch unchanged.
+// with parameters keeping at least one; the epoch unchanged. With `compute_factor`, the compute
+// times are scaled by that instead (FLOPs still by `factor`, a device rate in step): on links
+// slowed k times, compute_factor = factor * k keeps the step's compute : communication.
 Workload scaled(const Workload& w, double factor);
+Workload scaled(const Workload& w, double factor, double compute_factor);
 
 Workload workload_from_json(const JsonView& doc);
 ordered_json workload_to_json(const Workload& w);

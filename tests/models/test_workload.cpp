@@ -131,6 +131,35 @@ TEST(Workload, LayerTimesAddUpToTheComputeAndFollowTheFlops) {
   EXPECT_DOUBLE_EQ(t[1].backward_s, 0.1);
 }
 
+// Scaling keeps the layers: parameters and compute in proportion; with a compute factor of its
+// own the compute follows that (a measured total, a device rate, measured layer times alike)
+// while the bytes follow the size factor.
+TEST(Workload, ScaledKeepsTheLayersAndCanSlowTheComputeOnItsOwn) {
+  for (const std::string name : {"resnet50", "bert-large"}) {  // a measured total; FLOPs at a device rate
+    SCOPED_TRACE(name);
+    const Workload full = load_workload(name);
+    const Workload small = scaled(full, 0.1);
+    ASSERT_EQ(small.layers.size(), full.layers.size());
+    EXPECT_NEAR(small.gradient_bytes() / full.gradient_bytes(), 0.1, 0.01);
+    EXPECT_NEAR(small.compute_s() / full.compute_s(), 0.1, 1e-9);
+    const Workload slow = scaled(full, 0.1, 50);
+    EXPECT_EQ(slow.gradient_bytes(), small.gradient_bytes());
+    EXPECT_DOUBLE_EQ(slow.total_flops(), small.total_flops());
+    EXPECT_NEAR(slow.compute_s() / full.compute_s(), 50, 1e-9);
+    const auto a = small.layer_times(), b = slow.layer_times();
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i].backward_s, 500 * a[i].backward_s, 1e-12) << i;
+    EXPECT_NE(slow.name, small.name);
+  }
+  Workload measured;
+  measured.name = "m";
+  measured.layers = {{"a", 1000, 0, 0, std::nullopt, 0, 0.001, 0.002}, {"b", 10, 0, 0, std::nullopt, 0, 0.003, 0.006}};
+  const Workload m = scaled(measured, 0.5, 2);
+  EXPECT_EQ(m.layers[0].params, 500);
+  EXPECT_EQ(m.layers[1].params, 5);
+  EXPECT_DOUBLE_EQ(*m.layers[1].backward_s, 0.012);
+  EXPECT_NEAR(m.compute_s(), 2 * measured.compute_s(), 1e-12);
+}
+
 TEST(Workload, MeasuredLayersAndTheirDtypesRoundTrip) {
   const Workload w = workload_from_json(JsonView::parse(
       R"({"name": "w", "dtype_bytes": 2, "layers": [

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "support/run_command.h"
 
 namespace fs = std::filesystem;
@@ -156,6 +158,41 @@ TEST_F(Testbed, ValidateEndToEnd) {
   EXPECT_TRUE(fs::exists(dir / "measured.json"));
   EXPECT_TRUE(fs::exists(dir / "validation.jsonl"));
   EXPECT_EQ(count_namespaces(), 0);  // validate removes the testbed it built
+  fs::remove_all(dir);
+}
+
+// The training step on the emulated cluster: the preset scaled down (the same layers), its compute
+// slowed like the links (compute : communication stays the machine's), DDP's bucket sizes scaled
+// with the bytes so the buckets hold the layers they hold at full size; every bucket checked.
+TEST_F(Testbed, ValidateTrainingStepsWithOverlap) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-steps-" + std::to_string(::getpid()));
+  const auto r = cli("validate --topology source-a-titanx-4gpu --scale 0.01 --gpus 2 --strategies ring --workloads resnet50 "
+                     "--workload-scale 0.005 --overlap -n 1 --measure-size 64KiB -o " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("scaled by 0.005 (the same layers), its compute 100x slower like the links, its buckets synchronised "
+                       "beside the backward pass (buckets of 131.1 kB, the first 5.2 kB: DDP's scaled alike); the real "
+                       "step's compute as sleep"),
+            std::string::npos)
+      << r.out;
+  // Full size, DDP's defaults: the bucket count the scaled run must have too.
+  const auto full = cli("predict -w resnet50 --overlap --strategy ring -g 2 -f json");
+  ASSERT_EQ(full.status, 0) << full.out;
+  const int buckets = nlohmann::json::parse(full.out.substr(0, full.out.find('\n'))).at("overlap").at("buckets").get<int>();
+  ASSERT_GT(buckets, 2);
+  std::ifstream in(dir / "validation.jsonl");
+  int runs = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto rec = nlohmann::json::parse(line);
+    EXPECT_EQ(rec.at("overlap").at("buckets").get<int>(), buckets) << line;
+    // 103.6 ms of compute x 0.005 x 100.
+    EXPECT_NEAR(rec.at("compute_s_per_minibatch").get<double>(), 0.1036 * 0.5, rec.at("executor") == "run" ? 0.02 : 1e-3) << line;
+    if (rec.at("executor") == "run") {
+      ++runs;
+      EXPECT_EQ(rec.at("wrong_elements"), 0) << line;
+    }
+  }
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(count_namespaces(), 0);
   fs::remove_all(dir);
 }
 
