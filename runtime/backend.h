@@ -39,6 +39,12 @@ class Memory {
   virtual void decode(const models::Codec& codec, std::uint64_t group, const std::uint8_t* in, std::size_t count, float* out,
                       bool add) = 0;
   virtual void synchronize() = 0;  // wait for queued kernels
+  // `seconds` of a training step's compute on this memory's device, returning when it is done:
+  // on a GPU a kernel of that duration on a stream of its own, beside the transfers' stream (`busy`
+  // does not apply); on host memory a core spinning (busy) or the thread asleep.
+  virtual void compute_for(double seconds, bool busy) = 0;
+  // Lets the calling thread use this memory (a GPU: makes its device current there).
+  virtual void bind_thread() {}
 };
 
 // Point-to-point transfers between processes. Handles identify posted operations.

@@ -612,7 +612,7 @@ int main(int argc, char** argv) {
   app.add_option("--first-bucket", o.first_bucket, "with --overlap: the first bucket is full at this many bytes")
       ->default_str("1MiB")
       ->needs(overlap);
-  app.add_option("--compute-work", o.compute_work, "with --workload: busy (a core spins for each layer's time) or sleep")
+  app.add_option("--compute-work", o.compute_work, "with --workload on host ranks: busy (a core spins for each layer's time) or sleep; GPU backends run a kernel of each layer's time")
       ->check(CLI::IsMember({"busy", "sleep"}))
       ->default_str("busy")
       ->needs(workload);

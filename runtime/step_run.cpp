@@ -29,18 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// `seconds` of compute: a core spinning (busy) or the thread asleep.
-void work(double seconds, bool busy) {
-  if (seconds <= 0) return;
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  if (!busy) {
-    std::this_thread::sleep_until(until);
-    return;
-  }
-  while (Clock::now() < until) {
-  }
-}
-
 // One bucket's synchronisation: its schedule and the executor that runs it here.
 struct BucketRun {
   const models::Bucket* bucket;  // in the step's list, which outlives the runs
@@ -121,6 +109,7 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
     std::thread comm_thread;
     if (o.overlap) {
       comm_thread = std::thread([&] {
+        backend.memory->bind_thread();
         for (std::size_t k = 0; k < runs.size(); ++k) {
           ready.wait_for(k + 1);
           const auto s0 = Clock::now();
@@ -130,10 +119,10 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
       });
     }
     const auto c0 = Clock::now();
-    work(forward, o.busy);
+    backend.memory->compute_for(forward, o.busy);
     std::size_t done = 0;
     for (std::size_t i = w.layers.size(); i-- > 0;) {
-      work(times[i].backward_s, o.busy);
+      backend.memory->compute_for(times[i].backward_s, o.busy);
       if (completes[i] >= 0) ready.mark(++done);
     }
     m.compute = since(c0);
@@ -201,10 +190,6 @@ int run_step_command(const StepCommand& o, MPI_Comm comm, int rank, int size, Wa
                              "gradient (its buckets with --overlap), not a sweep of sizes");
   }
   Backend backend = make_backend(o.backend, comm);
-  if (backend.name != "mpi_host") {
-    throw models::InputError("--workload on --backend " + backend.name + ": the training step's compute is timed work on host "
-                             "ranks; on GPUs (a kernel of each layer's time) it is not built yet: use --backend mpi_host");
-  }
   abort_transport.store(backend.transport.get());
   struct ClearOnExit {
     std::atomic<Transport*>& slot;
@@ -228,6 +213,10 @@ int run_step_command(const StepCommand& o, MPI_Comm comm, int rank, int size, Wa
   s.base.params = models::SyncParams::parse(o.params);
   s.base.placement = o.ranks.empty() ? models::first_gpus(topology, size) : models::named_gpus(topology, models::split_list(o.ranks, "--ranks"));
   s.busy = o.compute_work == "busy";
+  // Host ranks spin or sleep; a GPU runs a kernel of each layer's time beside the transfers.
+  const std::string compute_text = backend.memory->kind() == "cuda" ? "a GPU kernel of each layer's time"
+                                   : s.busy                          ? "busy work"
+                                                                     : "sleep";
   s.warmup = o.warmup;
   s.iterations = o.iterations;
   s.check = o.check;
@@ -241,8 +230,8 @@ int run_step_command(const StepCommand& o, MPI_Comm comm, int rank, int size, Wa
                   models::format_seconds(w.compute_s()).c_str(), models::format_bytes(full.gradient_bytes()).c_str(),
                   models::format_seconds(full.compute_s()).c_str());
     }
-    std::printf("# compute: %s of %s per step (forward, then the backward pass a layer at a time)\n",
-                s.busy ? "busy work" : "sleep", models::format_seconds(w.compute_s()).c_str());
+    std::printf("# compute: %s of %s per step (forward, then the backward pass a layer at a time)\n", compute_text.c_str(),
+                models::format_seconds(w.compute_s()).c_str());
     if (s.overlap) {
       std::printf("# overlap: buckets of %s (the first %s) synchronised on a thread beside the backward pass, one after another\n",
                   models::format_bytes(s.overlap->bucket_cap_bytes).c_str(), models::format_bytes(s.overlap->first_bucket_bytes).c_str());
@@ -281,7 +270,7 @@ int run_step_command(const StepCommand& o, MPI_Comm comm, int rank, int size, Wa
       }
       models::add_training_times(rec, w, r.iteration_s);
       rec.compute_s_per_minibatch = r.compute_s;
-      rec.notes.push_back("backend " + backend.name + ", compute as " + (s.busy ? "busy work" : "sleep"));
+      rec.notes.push_back("backend " + backend.name + ", compute as " + compute_text);
       if (o.scale != 1) rec.notes.push_back("workload scaled by " + models::number_text(o.scale, 3));
       if (o.check) {
         rec.notes.push_back("checked: " + std::to_string(r.wrong) + " wrong elements");

@@ -3,8 +3,9 @@
 // the gradient through the schedule executor on the backend: with overlap, each bucket
 // (models/workload/step.h) as soon as the backward pass has produced it, on a thread of its
 // own beside the rest of the backward pass, one bucket after another; without, the whole
-// gradient once the compute is done. The timed work is busy work on host ranks (a core
-// spinning for the layer's time) or a sleep.
+// gradient once the compute is done. The timed work is the backend's (Memory::compute_for): on
+// host ranks busy work (a core spinning for the layer's time) or a sleep; on a GPU (mpi_cuda,
+// nccl) a kernel of the layer's time on a compute stream beside the transfers'.
 #pragma once
 
 #include <mpi.h>

@@ -134,4 +134,11 @@ void gather_slices_cuda(const float* device_src, const std::uint64_t* offsets, c
 void scatter_slices_cuda(const float* device_packed, const std::uint64_t* offsets, const std::uint64_t* counts,
                          std::size_t slices, float* device_dst, void* stream = nullptr);
 
+// ---------------------------------------------------------------------------------
+// 7. Timed compute (a training step's layers, gradsync-run --workload): one block per
+// multiprocessor kept at work for `seconds` by the GPU's global timer, enqueued on `stream`.
+// No CPU variant: host ranks spin or sleep (Memory::compute_for).
+// ---------------------------------------------------------------------------------
+void spin_for_cuda(double seconds, void* stream = nullptr);
+
 }  // namespace gradsync::runtime

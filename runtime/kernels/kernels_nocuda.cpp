@@ -19,6 +19,7 @@ constexpr const char* kNoCuda = "gradsync was built without CUDA (GRADSYNC_WITH_
 GpuAvailability gpu_availability() { return {0, kNoCuda}; }
 
 void sum_into_cuda(float*, const float*, std::size_t, void*) { no_cuda("sum_into_cuda"); }
+void spin_for_cuda(double, void*) { no_cuda("spin_for_cuda"); }
 void divide_cuda(float*, std::size_t, float, void*) { no_cuda("divide_cuda"); }
 void onebit_encode_cuda(const float*, float*, std::size_t, std::size_t, std::uint8_t*, void*) {
   no_cuda("onebit_encode_cuda");

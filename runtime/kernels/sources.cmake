@@ -10,4 +10,5 @@ set(GRADSYNC_KERNEL_CUDA_SOURCES
   kernels/elementwise.cu
   kernels/onebit.cu
   kernels/slices.cu
+  kernels/timed.cu
 )

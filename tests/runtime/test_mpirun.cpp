@@ -366,6 +366,46 @@ TEST(Runtime, BadInputGivesOneMessageAndStatus2) {
   }
 }
 
+// --workload on the GPU backends: each layer's compute a kernel of its time on a stream of its own,
+// the buckets synchronised on device buffers beside it, every element checked. The step lasts at
+// least the compute asked for (the kernels' time is the GPU's timer's). Without a GPU (or CUDA,
+// or NCCL in this build): refused with one message, exit status 2.
+TEST(Runtime, TrainingStepsOnGpuBackendsOrRefusedCleanly) {
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-step-gpu-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string skipped;
+  for (const std::string backend : {"mpi_cuda", "nccl"}) {
+    const std::string records = (dir / (backend + ".jsonl")).string();
+    const std::string args = "--backend " + backend + " --workload resnet50 --scale 0.02 --strategy ring --overlap "
+                             "--bucket-cap 256KiB --first-bucket 64KiB -n 2 -w 1 --check -o " + records;
+    int np = 2;
+    auto r = mpirun(np, args);
+    if (refused_for_want_of_a_gpu(r)) {
+      skipped += std::string(skipped.empty() ? "" : "; ") + backend + ": refused without a GPU";
+      continue;
+    }
+    if (r.status == 2 && r.out.find("got the same GPU") != std::string::npos) {
+      np = 1;
+      r = mpirun(np, args);
+    }
+    ASSERT_EQ(r.status, 0) << backend << "\n" << r.out;
+    EXPECT_NE(r.out.find("# compute: a GPU kernel of each layer's time"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
+    std::ifstream in(records);
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line)) << r.out;
+    const auto rec = nlohmann::json::parse(line);
+    EXPECT_EQ(rec.at("wrong_elements"), 0);
+    // ResNet-50's 103.6 ms of compute, scaled by 0.02.
+    const double compute = rec.at("compute_s_per_minibatch"), iteration = rec.at("time_per_iteration_s");
+    EXPECT_GE(compute, 0.98 * 0.1036 * 0.02) << r.out;
+    EXPECT_GE(iteration, compute) << r.out;
+    EXPECT_GT(rec.at("overlap").at("buckets").get<int>(), 2) << line;
+  }
+  fs::remove_all(dir);
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+}
+
 // --workload: the training step for real, every bucket's result checked exactly. ResNet-50
 // scaled down to 2 % (the same 18 layers): with --overlap its buckets (cap 256 KiB, so several)
 // are synchronised beside the backward pass on a thread of their own; without, once after it.

@@ -41,7 +41,7 @@ namespace {
 class CudaMemory final : public Memory {
  public:
   CudaMemory(int device, void* stream, std::shared_ptr<void> keep_alive)
-      : stream_(static_cast<cudaStream_t>(stream)), keep_alive_(std::move(keep_alive)) {
+      : device_(device), stream_(static_cast<cudaStream_t>(stream)), keep_alive_(std::move(keep_alive)) {
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
   }
   ~CudaMemory() override {
@@ -112,8 +112,24 @@ class CudaMemory final : public Memory {
 
   void synchronize() override { check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
 
+  void compute_for(double seconds, bool) override {
+    if (!(seconds > 0)) return;
+    if (!compute_stream_) {
+      // Non-blocking: the compute runs beside the transfers' stream, as a framework's does.
+      cudaStream_t s = nullptr;
+      check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+      compute_stream_.reset(s, [](cudaStream_t x) { cudaStreamDestroy(x); });
+    }
+    spin_for_cuda(seconds, compute_stream_.get());
+    check_cuda(cudaStreamSynchronize(compute_stream_.get()), "cudaStreamSynchronize (compute)");
+  }
+
+  void bind_thread() override { check_cuda(cudaSetDevice(device_), "cudaSetDevice"); }
+
  private:
+  int device_;
   cudaStream_t stream_;
+  std::shared_ptr<CUstream_st> compute_stream_;  // the step's compute (compute_for), made on first use
   std::shared_ptr<void> keep_alive_;  // owner of stream_, if the caller passed one
   std::vector<void*> buffers_;
   std::vector<void*> host_buffers_;  // page-locked

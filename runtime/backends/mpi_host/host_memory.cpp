@@ -1,5 +1,7 @@
 // Host buffers and the CPU kernels.
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <deque>
 #include <vector>
 
@@ -41,6 +43,17 @@ class HostMemory final : public Memory {
     implementation(codec).decode_cpu(in, count, group, out, add);
   }
   void synchronize() override {}
+  void compute_for(double seconds, bool busy) override {
+    if (!(seconds > 0)) return;
+    using Clock = std::chrono::steady_clock;
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    if (!busy) {
+      std::this_thread::sleep_until(until);
+      return;
+    }
+    while (Clock::now() < until) {
+    }
+  }
 
  private:
   std::deque<std::vector<float>> buffers_;  // deque: pointers stay valid
