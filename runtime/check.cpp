@@ -40,6 +40,9 @@ std::uint64_t count_wrong(const models::Schedule& s, int worker, const std::vect
   if (regions.empty()) regions.push_back({models::Slice{0, s.gradient_bytes}, true, false, {}});
   for (const auto& region : regions) {
     if (region.numeric_only) continue;
+    if (!region.holders.empty() && std::find(region.holders.begin(), region.holders.end(), worker) == region.holders.end()) {
+      continue;  // this worker's bytes of the region are unspecified (a reduce-scatter's other shards, a reduce's non-roots)
+    }
     std::vector<int> from;
     if (region.own_only) {
       from = {worker};

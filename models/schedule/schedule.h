@@ -175,10 +175,17 @@ struct Participant {
   LocalCosts costs;  // what its local work costs there (the strategy's builder sets them)
 };
 
-// What every worker must hold at the end (the symbolic checker's oracle). Each region
-// of the gradient lists the workers whose contribution it must hold exactly once:
+// What the workers must hold at the end (the symbolic checker's oracle, and --check's). Each
+// region of the gradient lists the workers whose contribution it must hold exactly once:
 // `all_workers` (a full all-reduce), `own_only` (left untouched: each worker keeps its
-// own), or an explicit set of workers.
+// own), or an explicit set of workers; and which workers must hold it: every worker, or only
+// `holders` (a reduce-scatter's shard, a reduce's root). The other workers' bytes of a region
+// with holders are left unspecified. Together the result kinds of the collectives:
+//   all-reduce      one region, all_workers;
+//   reduce-scatter  a region per shard, all_workers, holders {the shard's owner};
+//   all-gather      a region per shard, contributors {its owner}, every worker;
+//   broadcast       one region, contributors {the root}, every worker;
+//   reduce          one region, all_workers, holders {the root}.
 struct ExpectedRegion {
   Slice slice{};
   bool all_workers = true;
@@ -186,6 +193,7 @@ struct ExpectedRegion {
   std::vector<int> contributors;  // when neither flag is set
   int divisor = 1;  // the values are the contributions' sum divided by this (an average)
   bool numeric_only = false;  // values follow a numeric update: only a reference computation can check them
+  std::vector<int> holders;   // workers that must hold the region; empty: every worker
 };
 
 struct Schedule {

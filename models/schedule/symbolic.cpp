@@ -400,6 +400,7 @@ class Checker {
     enum class Kind { all, own, set } kind = Kind::all;
     ContentId set_id = kNothing;  // Kind::all / Kind::set
     std::string set_text;
+    std::vector<bool> held_by;  // per worker; empty: every worker holds the region
   };
 
   std::string region_name(const Region& g) const {
@@ -443,6 +444,18 @@ class Checker {
         }
         g.set_id = pool_.intern(std::move(v));
         g.set_text = pool_.describe(g.set_id);
+      }
+      if (!e.holders.empty()) {
+        if (e.own_only) fail(region_name(g) + " sets own_only and also lists holders (every worker keeps its own)");
+        g.held_by.assign(W, false);
+        for (int h : e.holders) {
+          if (h < 0 || h >= s_.workers) {
+            fail(region_name(g) + ": holder " + std::to_string(h) + " is not a worker (workers 0.." +
+                 std::to_string(s_.workers - 1) + ")");
+          }
+          if (g.held_by[static_cast<std::size_t>(h)]) fail(region_name(g) + ": holder " + std::to_string(h) + " is listed twice");
+          g.held_by[static_cast<std::size_t>(h)] = true;
+        }
       }
       if (g.slice.bytes > 0) regions_.push_back(std::move(g));
     }
@@ -632,6 +645,7 @@ class Checker {
     for (int w = 0; w < s_.workers; ++w) {
       const Buffer::Map& segs = buffers_[static_cast<std::size_t>(w)].segments();
       for (const Region& g : regions_) {
+        if (!g.held_by.empty() && !g.held_by[static_cast<std::size_t>(w)]) continue;  // unspecified on this worker
         const ContentId want = g.kind == Region::Kind::own ? pool_.unit(w) : g.set_id;
         auto it = std::prev(segs.upper_bound(g.slice.offset));
         for (; it != segs.end() && it->first < g.slice.end(); ++it) {

@@ -1,6 +1,7 @@
 // Tests of the symbolic executor (models/schedule/symbolic.h) on hand-built schedules.
 #include "models/schedule/kernels.h"
 #include "models/schedule/symbolic.h"
+#include "support/collectives.h"
 
 #include <gtest/gtest.h>
 
@@ -480,6 +481,48 @@ TEST(SymbolicExpected, InvalidRegions) {
 
   s.expected = {ExpectedRegion{Slice{0, 16}, true, false, {0, 2}}, ExpectedRegion{Slice{16, 48}, false, true, {}}};
   expect_fails_with(check_schedule(s), {"sets all_workers and also lists contributors"});
+}
+
+// The result kinds of the collectives other than all-reduce: a shard on its owner only, each
+// block from its owner, the root's copy everywhere, the sum at the root only.
+TEST(SymbolicExpected, ResultKindsOfTheCollectives) {
+  namespace c = test_collectives;
+  for (int n : {2, 3, 5}) {
+    for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{103}}) {
+      SCOPED_TRACE("N=" + std::to_string(n) + " elements=" + std::to_string(elements));
+      for (const Schedule& s : {c::reduce_scatter(n, elements), c::all_gather(n, elements), c::broadcast(n, elements, n - 1),
+                                c::reduce(n, elements, 1 % n)}) {
+        const auto r = check_schedule(s);
+        EXPECT_TRUE(r.ok) << s.strategy << ": " << r.message;
+      }
+    }
+  }
+  // A reduce-scatter holds each shard on one worker only: asked of every worker, or of another
+  // owner, it fails; so does an all-gather asked for sums.
+  auto rs = c::reduce_scatter(4, 100);
+  rs.expected[0].holders = {0};
+  expect_fails_with(check_schedule(rs), {"worker 0 bytes [0, 100): expected every worker once, found"});
+  rs.expected[0].holders.clear();
+  expect_fails_with(check_schedule(rs), {"expected every worker once"});
+  auto ag = c::all_gather(3, 30);
+  ag.expected[1] = ExpectedRegion{ag.expected[1].slice, true, false, {}};
+  expect_fails_with(check_schedule(ag), {"expected every worker once, found {0:1}"});
+  // The reduce's sum is at the root only; the broadcast's copy is the root's alone.
+  auto red = c::reduce(3, 10, 0);
+  red.expected[0].holders.clear();
+  expect_fails_with(check_schedule(red), {"worker 1 bytes [0, 40): expected every worker once, found {1:1}"});
+  auto bc = c::broadcast(3, 10, 2);
+  bc.expected[0].contributors = {0};
+  expect_fails_with(check_schedule(bc), {"worker 0 bytes [0, 40): expected contributors {0:1} once each, found {2:1}"});
+  // Holders are workers, listed once, and own_only regions have none (every worker keeps its own).
+  red = c::reduce(3, 10, 0);
+  red.expected[0].holders = {3};
+  expect_fails_with(check_schedule(red), {"holder 3 is not a worker (workers 0..2)"});
+  red.expected[0].holders = {1, 1};
+  expect_fails_with(check_schedule(red), {"holder 1 is listed twice"});
+  red.expected[0] = ExpectedRegion{red.expected[0].slice, false, true, {}};
+  red.expected[0].holders = {0};
+  expect_fails_with(check_schedule(red), {"sets own_only and also lists holders"});
 }
 
 // ---------------------------------------------------------------------------------------

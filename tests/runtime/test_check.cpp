@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "runtime/check.h"
+#include "support/collectives.h"
 #include "support/in_process.h"
 #include "runtime/transports.h"
 
@@ -49,6 +50,41 @@ TEST(Check, ReferenceRunGivesTheClosedFormForExactStrategies) {
     }
   }
   EXPECT_GE(checked, 6 * 3);  // ps, ring, hierarchical, ps_hra, sampled, model_avg at least
+}
+
+// The collectives' result kinds: the executor and the reference agree bit for bit, every worker
+// holds what its regions ask (its shard, every owner's block, the root's copy, the sum at the
+// root), and a wrong element counts only where the worker must hold the region.
+TEST(Check, ResultKindsOfTheCollectivesAreCheckedExactly) {
+  namespace c = test_collectives;
+  for (int n : {1, 2, 3, 5}) {
+    for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{997}}) {
+      for (const models::Schedule& s : {c::reduce_scatter(n, elements), c::all_gather(n, elements),
+                                        c::broadcast(n, elements, n - 1), c::reduce(n, elements, n / 2)}) {
+        SCOPED_TRACE(s.strategy + " N=" + std::to_string(n) + " elements=" + std::to_string(elements));
+        auto memory = runtime::make_host_memory();
+        auto transport = test_in_process::make_transport();
+        runtime::ScheduleExecutor executor(s, test_in_process::map_all_here(s), 0, *memory, *transport);
+        executor.reset(runtime::check_input);
+        executor.run();
+        const auto reference = runtime::reference_run(s, runtime::check_input);
+        for (int w = 0; w < n; ++w) {
+          const auto got = executor.gradient(w);
+          ASSERT_EQ(std::memcmp(got.data(), reference[static_cast<std::size_t>(w)].data(), got.size() * sizeof(float)), 0) << w;
+          EXPECT_EQ(runtime::count_wrong(s, w, got, runtime::check_input, nullptr), 0u) << w;
+        }
+      }
+    }
+  }
+  // Reduce-scatter on 4 workers, 400 elements: worker 0 holds block 1 = [100, 200) only.
+  const auto s = c::reduce_scatter(4, 400);
+  auto result = runtime::reference_run(s, runtime::check_input)[0];
+  result[150] += 1.0f;  // in its shard: wrong
+  result[20] += 1.0f;   // in a shard it does not hold: unspecified
+  EXPECT_EQ(runtime::count_wrong(s, 0, result, runtime::check_input, nullptr), 1u);
+  double sum = 0;
+  for (int w = 0; w < 4; ++w) sum += runtime::check_input(w, 150);
+  EXPECT_EQ(result[150], static_cast<float>(sum) + 1.0f);
 }
 
 TEST(Check, ACorruptedElementIsCounted) {
