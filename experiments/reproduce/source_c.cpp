@@ -199,7 +199,7 @@ void source_c(const Options& o, std::ostream& out) {
       << (reachable ? "some byte count between those reproduces both rows with one compute time.\n"
                     : "no byte count reproduces both rows with one compute time: the paper's Ethernet runs\n"
                       "   lost far less to communication than a ring over 1 GB/s links would (e.g. overlap with the backward pass\n"
-                      "   or fewer bytes on the wire; the model assumes neither).\n")
+                      "   or fewer bytes on the wire; this part assumes neither, part 5 adds the overlap).\n")
       << "\n";
   comparison["calibration"] = {{"paper_ib", kPaperIbSpeedup}, {"t_sync_ib_s", t_ib}, {"t_sync_eth_s", t_eth},
                                {"compute_s_fit", c_fit}, {"compute_s_preset", nmt.compute_s()},
@@ -360,13 +360,13 @@ void source_c(const Options& o, std::ostream& out) {
       << " (nccl: a tree across the machines, which crosses the network with half the ring's bytes).\n"
       << "   Written as e = f + S_wire / B with the paper's B (10 and 1 GB/s), the two rows give S_wire = "
       << models::format_fixed(s_wire / 1e6, 1) << " MB on the wire\n"
-      << "   and f = " << ms(fixed) << " per step whatever the network: the InfiniBand row lost about " << ms(fixed)
-      << " per step to something no bandwidth explains (a\n"
-      << "   per-step cost of the paper's implementation: staging, its MPI, its framework), which the model, built from\n"
-      << "   links and NCCL's algorithms, does not have; the 10 GbE row is bandwidth-bound and NCCL's tree comes close to it.\n\n";
+      << "   and f = " << ms(fixed) << " per step whatever the network. The InfiniBand row lost about that much per step to\n"
+      << "   something no bandwidth explains (a per-step cost of the paper's implementation: staging, its MPI, its\n"
+      << "   framework), which the model, built from links and NCCL's algorithms, does not have; the 10 GbE row is\n"
+      << "   bandwidth-bound, and NCCL's tree comes close to it.\n\n";
 
-  rep << "   Model averaging and BMUF with overlap asked for (inner ring, 8 GPUs, analytic): they synchronise once every\n"
-      << "   T steps, after the step that ends a period, so nothing is overlapped and the speed-ups stay as they were\n\n";
+  rep << "   Model averaging and BMUF with overlap asked for (inner ring, 8 GPUs, analytic): they average the models after\n"
+      << "   the optimizer step, once every T steps, so nothing is overlapped and the speed-ups stay as they were\n\n";
   Table op({"network", "strategy", ">T", ">speed-up", ">with --overlap", "note"});
   ordered_json over_period_json = ordered_json::array();
   for (const auto& n : kNets) {
