@@ -193,7 +193,7 @@ struct ExpectedRegion {
   std::vector<int> contributors;  // when neither flag is set
   int divisor = 1;  // the values are the contributions' sum divided by this (an average)
   bool numeric_only = false;  // values follow a numeric update: only a reference computation can check them
-  std::vector<int> holders;   // workers that must hold the region; empty: every worker
+  std::vector<int> holders{};  // workers that must hold the region; empty: every worker
 };
 
 struct Schedule {
