@@ -11,8 +11,12 @@
 namespace gradsync::experiments {
 namespace {
 
-// The strategies gradsync predicts each collective with (so far: all-reduce).
-bool modelled(const models::NcclTestsRun& run) { return run.collective == "all_reduce"; }
+// All-reduce with any strategy; all-gather and reduce-scatter with one that takes the collective
+// (nccl's collective=...).
+bool modelled(const models::NcclTestsRun& run, const models::Strategy& strategy) {
+  if (run.collective == "all_reduce") return true;
+  return (run.collective == "all_gather" || run.collective == "reduce_scatter") && models::declares(strategy, "collective");
+}
 
 const models::NcclTestsTiming* timing_of(const models::NcclTestsRow& row, bool in_place) {
   const auto& t = in_place ? row.in_place : row.out_of_place;
@@ -65,8 +69,9 @@ std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& 
 
 std::size_t comparison_count(const std::vector<models::NcclTestsRun>& runs, const CompareOptions& options) {
   std::size_t n = 0;
+  const models::Strategy& strategy = models::find_strategy(options.strategy);
   for (const auto& run : runs) {
-    if (!modelled(run)) continue;
+    if (!modelled(run, strategy)) continue;
     for (const auto& row : run.rows) n += row.bytes > 0 && timing_of(row, options.in_place) ? options.executors.size() : 0;
   }
   return n;
@@ -82,9 +87,12 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
   for (const auto& run : runs) {
     CompareRun c;
     c.run = &run;
-    if (!modelled(run)) {
+    if (!modelled(run, strategy)) {
       c.skipped = run.collective.empty() ? "the log does not name the collective"
-                                         : run.collective + " is not modelled yet (gradsync predicts all-reduces)";
+                  : run.collective == "all_gather" || run.collective == "reduce_scatter"
+                      ? run.collective + " needs a strategy that takes the collective (--strategy nccl)"
+                      : run.collective + " is not modelled yet (gradsync predicts all-reduces, and with nccl all-gathers "
+                                         "and reduce-scatters)";
       out.push_back(std::move(c));
       continue;
     }
@@ -97,6 +105,7 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
     // A strategy that models kernel launches learns from the log how many GPUs each
     // thread drove (nccl-tests -g N), unless the user said.
     models::SyncParams run_params = params;
+    if (run.collective != "all_reduce" && !run_params.get("collective")) run_params.set("collective", run.collective);
     if (models::declares(strategy, "gpus_per_thread") && !run_params.get("gpus_per_thread")) {
       run_params.set("gpus_per_thread", std::to_string(std::max(1, run.gpus_per_thread)));
     }

@@ -187,6 +187,12 @@ void refuse_schedule_options(const Options& o, int size) {
   const auto refuse = [](const std::string& flag, const std::string& instead) {
     throw models::InputError(flag + ": NCCL's own all-reduce (--strategy nccl --backend nccl) does not take it; " + instead);
   };
+  for (const std::string& p : o.params) {
+    if (p.rfind("collective=", 0) == 0 && p != "collective=all_reduce") {
+      throw models::InputError("--param " + p + " with --strategy nccl --backend nccl: NCCL's own collective runs "
+                               "ncclAllReduce only so far; run that collective's schedule on --backend mpi_cuda or mpi_host");
+    }
+  }
   if (!o.params.empty()) refuse("--param", "NCCL reads its settings from the environment (NCCL_ALGO, NCCL_PROTO, ...)");
   if (!o.ranks.empty()) refuse("--ranks", "every process drives the GPU mpirun's placement gives it");
   if (o.workers > 0 && o.workers != size) refuse("--workers", "every process is a rank of the all-reduce");
@@ -455,7 +461,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
       total_wrong += wrong;
     }
     const double algbw = time > 0 ? aligned / time / 1e9 : 0;
-    const double busbw = algbw * strategy.busbw_factor(schedule.workers);
+    const double busbw = algbw * strategy.busbw_factor(schedule.workers, built.params.values());
     double mpi_time = 0;
     if (o.vs_mpi) {
       if (workers != size) throw models::InputError("--vs-mpi-allreduce: every process must be a worker (no --workers)");

@@ -131,7 +131,7 @@ Action add_compare(CLI::App& app) {
       "  gradsync compare mybox.json all_reduce.log --strategy ring -x analytic -o compare.jsonl");
   cmd->add_option("topology", f->topology, "topology name or file, or tool outputs")->required();
   cmd->add_option("logs", f->logs, "files holding nccl-tests output")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--strategy,-s", f->options.strategy, "the strategy that predicts an all-reduce (default: nccl)")
+  cmd->add_option("--strategy,-s", f->options.strategy, "the strategy that predicts the tables (default: nccl, which also predicts all_gather and reduce_scatter tables; other strategies all_reduce ones)")
       ->check(CLI::IsMember(models::strategy_names()))
       ->default_val("nccl");
   cmd->add_option("--param,-p", f->options.params, "strategy parameter key=value (repeatable)");

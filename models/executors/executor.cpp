@@ -72,7 +72,7 @@ ResultRecord record_header(const PredictRequest& q, const BuiltSchedule& built, 
     const auto it = built.resolved.find(spec.name);
     r.params[spec.name] = it != built.resolved.end() ? it->second : "-";
   }
-  r.busbw_factor = q.strategy->busbw_factor(r.ranks);
+  r.busbw_factor = q.strategy->busbw_factor(r.ranks, r.params);
   return r;
 }
 

@@ -231,7 +231,7 @@ Registration::Registration(const Strategy& strategy) {
   if (lookup(strategy.name)) throw std::logic_error("strategy " + strategy.name + " is registered twice");
   if (!strategy.build) throw std::logic_error("strategy " + strategy.name + " registers no schedule builder");
   Strategy s = strategy;
-  if (!s.busbw_factor) s.busbw_factor = allreduce_busbw_factor;
+  if (!s.busbw_factor) s.busbw_factor = [](int ranks, const std::map<std::string, std::string>&) { return allreduce_busbw_factor(ranks); };
   registry().strategies.push_back(std::move(s));
 }
 

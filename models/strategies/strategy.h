@@ -171,8 +171,8 @@ struct Strategy {
   // What decides its time, in words, for this record (recommend's explanation of a pick; "":
   // the bounding link says it): nccl names the algorithm NCCL's cost model chose and why.
   std::function<std::string(const ResultRecord&)> decided_by;
-  // nccl-tests' bus bandwidth = algbw x this (all-reduce: 2(N-1)/N).
-  std::function<double(int ranks)> busbw_factor;
+  // nccl-tests' bus bandwidth = algbw x this (all-reduce: 2(N-1)/N), for these resolved parameters.
+  std::function<double(int ranks, const std::map<std::string, std::string>& params)> busbw_factor;
   std::vector<TestVariant> test_variants;  // empty: its defaults only
   // A search (gradsync recommend) tries it unless strategies are named: false for a model of
   // a library's own collective (nccl), whose engine (fused reduction, its protocols) is not

@@ -1,4 +1,5 @@
-// The nccl strategy: NCCL 2.30.7's all-reduce (NVIDIA/nccl 5067397c) as NCCL runs it. Across
+// The nccl strategy: NCCL 2.30.7's all-reduce (NVIDIA/nccl 5067397c) as NCCL runs it, and on one
+// host of PCIe or point-to-point NVLink its ring all-gather and reduce-scatter (collective=...). Across
 // hosts, and on hosts with an NVSwitch, NCCL's own planner decides (plan.h: its view of each
 // host, its channel search, its cost model; planned.h: the plan as a schedule); on one host of
 // PCIe or point-to-point NVLink the per-hop model (per_hop.h), whose three constants were
@@ -21,6 +22,7 @@
 #include "models/strategies/nccl/planned.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
+#include "models/topology/importers/nccl_tests.h"
 
 namespace gradsync::models::strategies {
 
@@ -29,12 +31,35 @@ namespace nccl_strategy {
 // Across hosts, and on NVSwitch hosts, NCCL's own planner decides (plan.h: its search, its
 // tuning, ring, double binary tree, NVLS and NVLS tree); on one host of PCIe or point-to-point
 // NVLink the per-hop model (per_hop.h), whose three constants were fitted on such machines.
-bool use_planner(const StrategyContext& ctx) {
-  if (nccl::hosts_of(ctx.topology, ctx.placement.ranks).size() > 1) return true;
-  for (std::size_t node : ctx.placement.ranks) {
-    if (nccl::nvswitch_of(ctx.topology, node)) return true;
+bool planner_decides(const Topology& topology, const std::vector<std::size_t>& ranks) {
+  if (nccl::hosts_of(topology, ranks).size() > 1) return true;
+  for (std::size_t node : ranks) {
+    if (nccl::nvswitch_of(topology, node)) return true;
   }
   return false;
+}
+
+bool use_planner(const StrategyContext& ctx) { return planner_decides(ctx.topology, ctx.placement.ranks); }
+
+// nccl-tests' collectives: the all-reduce everywhere; all-gather and reduce-scatter where the
+// per-hop model decides (one host of PCIe or point-to-point NVLink), the planner plans them not yet.
+ParamSpec collective_param() {
+  ParamDomain d = word_domain({"all_reduce"}, false);
+  const auto more = [](const ParamContext& c) {
+    return planner_decides(c.topology, c.placement.ranks) ? std::vector<std::string>{}
+                                                          : std::vector<std::string>{"all_gather", "reduce_scatter"};
+  };
+  d.values = more;
+  d.values_text = [more](const ParamContext& c) {
+    return more(c).empty() ? std::string("all_reduce (all_gather and reduce_scatter on one host of PCIe or point-to-point "
+                                         "NVLink only so far)")
+                           : std::string("all_reduce, all_gather or reduce_scatter");
+  };
+  return ParamSpec{"collective", "all_reduce",
+                   "all_reduce, all_gather or reduce_scatter (nccl-tests' all_reduce_perf, all_gather_perf, "
+                   "reduce_scatter_perf; the size is the whole buffer, as they print it). all_gather and reduce_scatter: "
+                   "NCCL's ring on one host of PCIe or point-to-point NVLink",
+                   std::move(d)};
 }
 
 std::optional<bool> on_off(const StrategyContext& ctx, const char* name) {
@@ -117,6 +142,20 @@ std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::
          format_fixed(as_assumed, 1) + " as assumed (NCCL's plan, closed form)";
 }
 
+// The planner (clusters, NVSwitch hosts) plans all-reduces only so far.
+void refuse_collective_on_planner(const StrategyContext& ctx) {
+  const std::string& c = ctx.params.text("collective");
+  if (c == "all_reduce") return;
+  throw InputError("--param collective=" + c + ": modelled on one host of PCIe or point-to-point NVLink only so far; across "
+                   "hosts and on NVSwitch hosts gradsync predicts NCCL's all-reduce");
+}
+
+std::string collective_phase(const StrategyContext& ctx) {
+  std::string c = ctx.params.text("collective");
+  std::replace(c.begin(), c.end(), '_', '-');
+  return c;
+}
+
 void resolve_planned(const StrategyContext& ctx, const nccl::Plan& plan) {
   ctx.resolved_as("algorithm", nccl::algorithm_name(plan.algorithm()));
   ctx.resolved_as("protocol", nccl::protocol_name(plan.protocol()));
@@ -171,7 +210,8 @@ Strategy definition() {
   Strategy s;
   s.name = "nccl";
   s.summary = "NCCL's all-reduce (NCCL 2.30.7's rules and constants): ring, LL/LL128/Simple chosen by size, "
-              "channels, reduction fused into the copy, P2P/SHM/NET per hop from the topology and its topo -m classes";
+              "channels, reduction fused into the copy, P2P/SHM/NET per hop from the topology and its topo -m classes; "
+              "on one PCIe/NVLink host also its all-gather and reduce-scatter (collective=...)";
   s.source = "NVIDIA NCCL 2.30.7 (src/graph/tuning.cc, paths.cc, topo.cc; src/transport/shm.cc)";
   s.order = 27;
   // recommend compares schedules on gradsync's engine; NCCL's fused one on a single PCIe host is
@@ -185,6 +225,7 @@ Strategy definition() {
     return nccl::hosts_of(t, t.gpus()).size() > 1;
   };
   s.params = {
+      collective_param(),
       algorithm_param(),
       ParamSpec{"protocol", "auto", "LL, LL128 or Simple (NCCL_PROTO); auto: the fastest by NCCL's cost model, LL128 only on "
                                     "rings that are NVLink end to end",
@@ -289,17 +330,23 @@ Strategy definition() {
     return out;
   };
   s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}, {{"algorithm=Tree"}},
-                     {{"algorithm=Tree", "protocol=LL"}}};
+                     {{"algorithm=Tree", "protocol=LL"}}, {{"collective=all_gather"}}, {{"collective=reduce_scatter", "protocol=LL"}}};
+  s.busbw_factor = [](int ranks, const std::map<std::string, std::string>& params) {
+    const auto it = params.find("collective");
+    return nccl_tests_busbw_factor(it == params.end() ? "all_reduce" : it->second, ranks).value_or(allreduce_busbw_factor(ranks));
+  };
   s.closed_form = [](const StrategyContext& ctx) {
     if (use_planner(ctx)) {
+      refuse_collective_on_planner(ctx);
       const nccl::Plan planned = planner_plan(ctx);
       resolve_planned(ctx, planned);
       return formulas::Breakdown{{{"all-reduce", nccl::planned_seconds(ctx, planned, launch_seconds(ctx))}}};
     }
-    return formulas::Breakdown{{{"all-reduce", per_hop_seconds(ctx)}}};
+    return formulas::Breakdown{{{collective_phase(ctx), per_hop_seconds(ctx)}}};
   };
   s.build = [](const StrategyContext& ctx) {
     if (use_planner(ctx)) {
+      refuse_collective_on_planner(ctx);
       const nccl::Plan planned = planner_plan(ctx);
       resolve_planned(ctx, planned);
       std::vector<std::future<nccl::Plan>> facts;

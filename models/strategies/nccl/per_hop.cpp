@@ -331,8 +331,12 @@ Plan plan_for(const StrategyContext& ctx) {
   // + bytes over the algorithm's bandwidth. The ring: 2(N-1) steps of S/N over its slowest
   // hop. The tree (a chain on one node): up and down the chain, 2(N-1) hop latencies, and
   // half the bus bandwidth (tuning.cc's ratio .5), with its size correction.
+  // All-gather and reduce-scatter: one half of the ring, N-1 steps of S/N (the tree runs neither).
+  const bool half = ctx.params.text("collective") != "all_reduce";
+  plan.tree_allowed = plan.tree_allowed && !half;
+  const double ring_steps = n > 1 ? (half ? 1.0 : 2.0) * (n - 1) : 0.0;
   const double bytes = ctx.bytes();
-  const double moved = n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
+  const double moved = n > 1 ? ring_steps / n * bytes : 0.0;
   for (int a = 0; a < 2; ++a) {
     for (int p = 0; p < 3; ++p) {
       const double share = kPayloadShare[ix(a)][ix(p)];
@@ -355,8 +359,7 @@ Plan plan_for(const StrategyContext& ctx) {
       plan.rate_Bps[ix(a)][ix(p)] = std::isfinite(rate) ? rate : 0.0;
       double seconds = plan.launch_s + kBaseLatencyUs[ix(a)][ix(p)] * 1e-6;
       if (a == kRing) {
-        const double steps = n > 1 ? 2.0 * (n - 1) : 0.0;
-        seconds += (n > 1 ? steps * latency_us / n : 0.0) * 1e-6 + (std::isfinite(rate) ? moved / rate : 0.0);
+        seconds += (n > 1 ? ring_steps * latency_us / n : 0.0) * 1e-6 + (std::isfinite(rate) ? moved / rate : 0.0);
       } else {
         const double corrected = rate * tree_correction(static_cast<Protocol>(p), bytes);
         seconds += latency_us * 1e-6 + (std::isfinite(rate) ? 2.0 * bytes / corrected : 0.0);
@@ -367,8 +370,13 @@ Plan plan_for(const StrategyContext& ctx) {
   const std::string& algorithm = ctx.params.text("algorithm");
   const std::string& protocol = ctx.params.text("protocol");
   double best = std::numeric_limits<double>::infinity();
+  if (half && algorithm == "Tree") {
+    throw InputError("--param algorithm=Tree collective=" + ctx.params.text("collective") +
+                     ": NCCL runs all-gather and reduce-scatter on its ring (or PAT, NVLS, CollNet), not its tree");
+  }
   for (int a = 0; a < 2; ++a) {
     if (algorithm != "auto" && algorithm != kAlgorithmNames[ix(a)]) continue;
+    if (a == kTree && half) continue;
     // Across nodes NCCL's tree is a double binary tree between the nodes, which is not built
     // here: auto leaves the tree out there; forced (NCCL_ALGO=Tree) it runs as one chain.
     if (a == kTree && !plan.tree_allowed && algorithm == "auto") continue;
@@ -438,6 +446,33 @@ void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region regi
 }
 
 
+// All-gather or reduce-scatter: one half of the ring over `ring` (ranks in ring order), and the
+// result each rank must hold. Position j of the ring contributes (all-gather) or ends with the
+// sum of (reduce-scatter) block j + 1.
+void add_ring_half(Schedule& s, const std::vector<int>& ring, Region region, bool reduce_scatter) {
+  if (reduce_scatter) {
+    add_ring_reduce_scatter(s, {ring}, region, "reduce-scatter", "");
+  } else {
+    add_ring_all_gather(s, {ring}, region, "all-gather");
+  }
+  const int m = static_cast<int>(ring.size());
+  s.expected.clear();
+  for (int b = 0; b < m; ++b) {
+    const int owner = ring[ix((b - 1 + m) % m)];
+    ExpectedRegion e{block(region.base, region.elements, m, b, region.element_bytes), reduce_scatter, false, {}};
+    if (reduce_scatter) {
+      e.holders = {owner};
+    } else {
+      e.contributors = {owner};
+    }
+    s.expected.push_back(e);
+  }
+}
+
+std::string collective_words(const std::string& collective) {
+  return collective == "all_gather" ? "all-gather" : collective == "reduce_scatter" ? "reduce-scatter" : "all-reduce";
+}
+
 const char* transport_name(Transport t) { return t == Transport::p2p ? "P2P" : t == Transport::shm ? "SHM" : "NET"; }
 
 }  // namespace
@@ -491,11 +526,16 @@ Schedule per_hop_schedule(const StrategyContext& ctx) {
   for (int i = 0; i < n; ++i) (*position)[ix(plan->ring[ix(i)])] = i;
   std::size_t first_transfer_round = s.rounds.size();
   double hop_us = 0;  // NCCL's latency of the steps: 2(N-1) ring steps of the mean hop, or the chain's hops both ways
+  const std::string& collective = ctx.params.text("collective");
   if (plan->algorithm == kRing) {
-    add_ring_allreduce(s, {plan->ring}, region);
-    // 2(N-1) steps, each the mean hop's latency.
+    if (collective == "all_reduce") {
+      add_ring_allreduce(s, {plan->ring}, region);
+    } else {
+      add_ring_half(s, plan->ring, region, collective == "reduce_scatter");
+    }
+    // 2(N-1) steps (N-1 for one half), each the mean hop's latency.
     for (const Hop& h : plan->hops) hop_us += h.path == "LOC" ? 0.0 : kHopLatencyUs[ix(h.hw)][a][p];
-    hop_us *= n > 1 ? 2.0 * (n - 1) / n : 0.0;
+    hop_us *= n > 1 ? (collective == "all_reduce" ? 2.0 : 1.0) * (n - 1) / n : 0.0;
   } else {
     add_chain_allreduce(s, plan->ring, region, tree_chunks(ctx));
     for (std::size_t i = 0; i + 1 < plan->hops.size(); ++i) {
@@ -534,10 +574,10 @@ Schedule per_hop_schedule(const StrategyContext& ctx) {
             transport_name(h.transport) + " (" + h.path + ")";
   }
   s.notes.push_back(std::string("protocol ") + kProtocolNames[p] + ", " + std::to_string(plan->channels) + " channels, " +
-                    (plan->algorithm == kRing ? "ring all-reduce"
+                    (plan->algorithm == kRing ? "ring " + collective_words(collective)
                      : plan->tree_allowed ? "tree all-reduce (a chain on one node)"
                                           : "tree all-reduce as one chain (NCCL's double binary tree across nodes is not modelled)") +
-                    "; reduction fused into the copy");
+                    (collective == "all_gather" ? "; copies only, nothing to reduce" : "; reduction fused into the copy"));
   s.notes.push_back(hops);
   if (!plan->pcie_note.empty()) {
     s.notes.push_back("SHM through host memory at " + format_fixed(param_number(ctx, "shm_efficiency"), 2) +
