@@ -30,6 +30,19 @@ models::Schedule build(const std::string& strategy, int n, std::uint64_t element
   return models::build_schedule(q).schedule;
 }
 
+// Every worker's gradient after one run of the schedule executor, all participants in this
+// process, from check_input.
+std::vector<std::vector<float>> run_in_process(const models::Schedule& s) {
+  auto memory = runtime::make_host_memory();
+  auto transport = test_in_process::make_transport();
+  runtime::ScheduleExecutor executor(s, test_in_process::map_all_here(s), 0, *memory, *transport);
+  executor.reset(runtime::check_input);
+  executor.run();
+  std::vector<std::vector<float>> out;
+  for (int w = 0; w < s.workers; ++w) out.push_back(executor.gradient(w));
+  return out;
+}
+
 }  // namespace
 
 // The reference against the closed form (sums of the integer inputs, averaged where the
@@ -62,14 +75,10 @@ TEST(Check, ResultKindsOfTheCollectivesAreCheckedExactly) {
       for (const models::Schedule& s : {c::reduce_scatter(n, elements), c::all_gather(n, elements),
                                         c::broadcast(n, elements, n - 1), c::reduce(n, elements, n / 2)}) {
         SCOPED_TRACE(s.strategy + " N=" + std::to_string(n) + " elements=" + std::to_string(elements));
-        auto memory = runtime::make_host_memory();
-        auto transport = test_in_process::make_transport();
-        runtime::ScheduleExecutor executor(s, test_in_process::map_all_here(s), 0, *memory, *transport);
-        executor.reset(runtime::check_input);
-        executor.run();
+        const auto results = run_in_process(s);
         const auto reference = runtime::reference_run(s, runtime::check_input);
         for (int w = 0; w < n; ++w) {
-          const auto got = executor.gradient(w);
+          const auto& got = results[static_cast<std::size_t>(w)];
           ASSERT_EQ(std::memcmp(got.data(), reference[static_cast<std::size_t>(w)].data(), got.size() * sizeof(float)), 0) << w;
           EXPECT_EQ(runtime::count_wrong(s, w, got, runtime::check_input, nullptr), 0u) << w;
         }
@@ -154,14 +163,10 @@ TEST(Check, TheExecutorEqualsTheIndependentReferenceForEveryStrategy) {
         for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{997}, std::uint64_t{4096}}) {
           const auto s = build(strategy->name, n, elements, variant.params);
           if (s.asynchronous) continue;  // lockstep here; the asynchronous ones are checked under mpirun
-          auto memory = runtime::make_host_memory();
-          auto transport = test_in_process::make_transport();
-          runtime::ScheduleExecutor executor(s, test_in_process::map_all_here(s), 0, *memory, *transport);
-          executor.reset(runtime::check_input);
-          executor.run();
+          const auto results = run_in_process(s);
           const auto reference = runtime::reference_run(s, runtime::check_input);
           for (int w = 0; w < n; ++w) {
-            const auto got = executor.gradient(w);
+            const auto& got = results[static_cast<std::size_t>(w)];
             ASSERT_EQ(got.size(), reference[static_cast<std::size_t>(w)].size());
             ASSERT_EQ(std::memcmp(got.data(), reference[static_cast<std::size_t>(w)].data(), got.size() * sizeof(float)), 0)
                 << strategy->name << " " << ::testing::PrintToString(variant.params) << " N=" << n << " elements=" << elements
