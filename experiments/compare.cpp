@@ -11,11 +11,13 @@
 namespace gradsync::experiments {
 namespace {
 
-// All-reduce with any strategy; all-gather and reduce-scatter with one that takes the collective
-// (nccl's collective=...).
+// The collectives besides all-reduce that a strategy taking the collective (nccl's collective=...) predicts.
+bool half_ring_collective(const std::string& c) { return c == "all_gather" || c == "reduce_scatter"; }
+
+// All-reduce with any strategy; all-gather and reduce-scatter with one that takes the collective.
 bool modelled(const models::NcclTestsRun& run, const models::Strategy& strategy) {
   if (run.collective == "all_reduce") return true;
-  return (run.collective == "all_gather" || run.collective == "reduce_scatter") && models::declares(strategy, "collective");
+  return half_ring_collective(run.collective) && models::declares(strategy, "collective");
 }
 
 const models::NcclTestsTiming* timing_of(const models::NcclTestsRow& row, bool in_place) {
@@ -89,7 +91,7 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
     c.run = &run;
     if (!modelled(run, strategy)) {
       c.skipped = run.collective.empty() ? "the log does not name the collective"
-                  : run.collective == "all_gather" || run.collective == "reduce_scatter"
+                  : half_ring_collective(run.collective)
                       ? run.collective + " needs a strategy that takes the collective (--strategy nccl)"
                       : run.collective + " is not modelled yet (gradsync predicts all-reduces, and with nccl all-gathers "
                                          "and reduce-scatters)";
