@@ -127,7 +127,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_notes;
   bool any_async = false;
-  bool any_overlap = false;
+  bool any_overlap = false, any_sharded = false;
   std::optional<models::Trace> trace;
   for (const auto& size : plan.sizes) {
     for (const auto& choice : plan.strategies) {
@@ -166,11 +166,13 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
               r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-",
               r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-",
               r.time_per_iteration_s ? format_fixed(100 * r.communication_share(), 0) + "%" : "-",
+              r.memory ? format_bytes(r.memory->total_bytes()) : "-",
               opt(r.algbw_GBps(), 2), opt(r.busbw_GBps(), 2),
               r.updates_per_s ? format_fixed(*r.updates_per_s, 1) : "",
               r.mean_staleness ? format_fixed(*r.mean_staleness, 2) + " / " + std::to_string(*r.max_staleness) : ""};
           any_async = any_async || r.updates_per_s.has_value();
           any_overlap = any_overlap || r.overlap.has_value();
+          any_sharded = any_sharded || (r.memory && r.memory->sharding != models::Sharding::none);
           rows.push_back(std::move(row));
           // What a strategy assumed where the inputs left a fact open, and how much it matters.
           std::string open;
@@ -201,13 +203,14 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
 
   // Columns: drop the ones that say nothing here.
   std::vector<std::string> headers = {"strategy", ">GPUs", "executor", "params", ">size", ">sync/step", ">iteration",
-                                      ">exposed", ">no overlap", ">epoch", ">speed-up", ">comm", ">algbw GB/s",
-                                      ">busbw GB/s", ">updates/s", ">staleness mean/max"};
+                                      ">exposed", ">no overlap", ">epoch", ">speed-up", ">comm", ">memory/GPU",
+                                      ">algbw GB/s", ">busbw GB/s", ">updates/s", ">staleness mean/max"};
   std::vector<bool> keep(headers.size(), true);
   keep[2] = show_executor;
   keep[4] = !plan.workload || plan.sizes.size() > 1 || plan.sizes[0].has_value();
   keep[7] = keep[8] = any_overlap;
-  keep[14] = keep[15] = any_async;
+  keep[12] = any_sharded;  // replicas all keep the same
+  keep[15] = keep[16] = any_async;
   std::vector<std::string> kept_headers;
   for (std::size_t i = 0; i < headers.size(); ++i) {
     if (keep[i]) kept_headers.push_back(headers[i]);
@@ -245,6 +248,17 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
                  "iteration - compute; no overlap: compute, then one synchronisation of the whole gradient"
               << (s.slowdown > 0 ? "; compute " + format_fixed(100 * s.slowdown, 0) + " % slower while a bucket synchronises" : "")
               << "\n";
+  }
+  if (any_sharded) {
+    std::cout << "memory/GPU: parameters, gradients and Adam's state (fp32 momentum and variance, an fp32 master copy "
+                 "below fp32) per GPU, by the ZeRO paper's accounting"
+              << "; zero1 shards the optimizer state over the GPUs, zero2 the gradients too, fsdp the parameters too; "
+                 "activations not counted\n";
+  }
+  if (any_overlap && any_sharded) {
+    std::cout << "sharded steps: zero1 reduce-scatters after the backward pass, zero2 bucket by bucket beside it; both "
+                 "all-gather the updated parameters after; fsdp all-gathers each unit's parameters (layers up to the "
+                 "bucket cap) before its forward and its backward and reduce-scatters its gradients after\n";
   }
   if (any_async) {
     std::cout << "staleness: how many other updates the server applied between a worker's pull and its next push\n";

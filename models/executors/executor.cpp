@@ -73,6 +73,7 @@ ResultRecord record_header(const PredictRequest& q, const BuiltSchedule& built, 
     r.params[spec.name] = it != built.resolved.end() ? it->second : "-";
   }
   r.busbw_factor = q.strategy->busbw_factor(r.ranks, r.params);
+  if (q.workload && !q.bytes) r.memory = memory_per_gpu(*q.workload, q.strategy->sharding, r.ranks);
   return r;
 }
 

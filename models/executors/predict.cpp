@@ -35,6 +35,29 @@ std::vector<LocalCosts> participant_costs(const Schedule& schedule) {
   return costs;
 }
 
+PredictRequest request_for(const PredictRequest& q, const StepSync& sync) {
+  PredictRequest part = q;
+  part.workload = &sync.moved;
+  part.bytes.reset();
+  part.overlap.reset();
+  part.explain = false;
+  if (!sync.collective.empty()) {
+    // A collective of the strategy's own, run by the strategy it wraps: that one's parameters.
+    const Strategy& inner = find_strategy(resolve_params(*q.strategy, q.params).text("inner"));
+    part.strategy = &inner;
+    part.params = SyncParams{};
+    for (const auto& [name, value] : q.params.values()) {
+      if (declares(inner, name)) part.params.set(name, value);
+    }
+    part.params.set("collective", sync.collective);
+  }
+  return part;
+}
+
+StepPlan step_plan_of(const Strategy& s, const Workload& w, const OverlapSettings& o) {
+  return s.step_plan ? s.step_plan(w, o) : ddp_plan(w, buckets_of(w, o));
+}
+
 void add_overlap(ResultRecord& r, const PredictRequest& q, const Schedule& whole, const SyncTime& sync_of) {
   if (!q.overlap || !q.workload || q.bytes) return;
   if (const std::string why = whole.not_overlapped_because(); !why.empty()) {
@@ -43,29 +66,26 @@ void add_overlap(ResultRecord& r, const PredictRequest& q, const Schedule& whole
   }
   const OverlapSettings& o = *q.overlap;
   const Workload& w = *q.workload;
-  const std::vector<Bucket> buckets = buckets_of(w, o);
-  // Buckets of equal layers (a transformer's blocks) synchronise alike: time each kind once.
-  std::map<std::vector<std::int64_t>, double> timed;
+  const StepPlan plan = step_plan_of(*q.strategy, w, o);
+  // Synchronisations of equal layers (a transformer's blocks) take equal times: time each kind once.
+  std::map<std::pair<std::string, std::vector<std::int64_t>>, double> timed;
   std::vector<double> sync;
-  for (const Bucket& b : buckets) {
-    std::vector<std::int64_t> key = {b.gradient.dtype_bytes};
-    for (const Layer& l : b.gradient.layers) {
+  for (const StepSync& step : plan.syncs) {
+    std::vector<std::int64_t> key = {step.moved.dtype_bytes};
+    for (const Layer& l : step.moved.layers) {
       key.push_back(l.params);
       key.push_back(l.rows.value_or(-1));
     }
-    auto it = timed.find(key);
+    auto it = timed.find({step.collective, key});
     if (it == timed.end()) {
-      PredictRequest part = q;
-      part.workload = &b.gradient;
-      part.overlap.reset();
-      part.explain = false;
-      it = timed.emplace(std::move(key), b.gradient.gradient_bytes() > 0 ? sync_of(part) : 0.0).first;
+      const double seconds = step.moved.gradient_bytes() > 0 ? sync_of(request_for(q, step)) : 0.0;
+      it = timed.emplace(std::make_pair(step.collective, std::move(key)), seconds).first;
     }
     sync.push_back(it->second);
   }
-  const StepTime st = overlapped_step(w, buckets, sync, o);
+  const StepTime st = step_time(plan, run_plan(plan, sync, o.slowdown));
   OverlapFigures f;
-  f.buckets = static_cast<int>(buckets.size());
+  f.buckets = static_cast<int>(plan.syncs.size());
   f.bucket_cap_bytes = o.bucket_cap_bytes;
   f.first_bucket_bytes = o.first_bucket_bytes;
   f.slowdown = o.slowdown;

@@ -62,6 +62,13 @@ void add_training_times(ResultRecord& record, const Workload& workload, std::opt
 // The time of one synchronisation of the request's gradient, by an executor.
 using SyncTime = std::function<double(const PredictRequest&)>;
 
+// The request that times one synchronisation of a step plan: the strategy's own on the moved
+// layers, or the collective it runs through the strategy it wraps (that one's parameters, with
+// "collective" set).
+PredictRequest request_for(const PredictRequest& request, const StepSync& sync);
+// The strategy's training step for the workload (its own plan, else DDP's).
+StepPlan step_plan_of(const Strategy& strategy, const Workload& workload, const OverlapSettings& settings);
+
 // With request.overlap and a workload, a strategy that synchronises every step in step with
 // the others: the step's timeline with the workload's buckets, each bucket's synchronisation
 // timed by `sync_of` (buckets of equal layers timed once), into the record's overlap figures

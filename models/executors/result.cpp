@@ -75,6 +75,14 @@ ordered_json to_json(const ResultRecord& r) {
                       {"backward_s", o.backward_s},
                       {"iteration_without_overlap_s", o.iteration_without_s}};
   }
+  if (r.memory) {
+    const MemoryPerGpu& m = *r.memory;
+    out["memory_per_gpu"] = {{"sharding", sharding_word(m.sharding)},
+                             {"parameters_bytes", m.parameters_bytes},
+                             {"gradients_bytes", m.gradients_bytes},
+                             {"optimizer_bytes", m.optimizer_bytes},
+                             {"total_bytes", m.total_bytes()}};
+  }
   if (!r.network_model.empty()) out["network_model"] = r.network_model;
   if (r.simulated_steps) out["simulated_steps"] = *r.simulated_steps;
   if (r.updates_per_s) out["updates_per_s"] = *r.updates_per_s;
@@ -130,6 +138,15 @@ ResultRecord record_from_json(const ordered_json& d) {
     o.backward_s = v.at("backward_s").get<double>();
     o.iteration_without_s = v.at("iteration_without_overlap_s").get<double>();
     r.overlap = o;
+  }
+  if (d.contains("memory_per_gpu")) {
+    const auto& v = d.at("memory_per_gpu");
+    MemoryPerGpu m;
+    m.sharding = sharding_from_word(v.at("sharding").get<std::string>()).value_or(Sharding::none);
+    m.parameters_bytes = v.at("parameters_bytes").get<double>();
+    m.gradients_bytes = v.at("gradients_bytes").get<double>();
+    m.optimizer_bytes = v.at("optimizer_bytes").get<double>();
+    r.memory = m;
   }
   if (d.contains("network_model")) r.network_model = d.at("network_model").get<std::string>();
   if (d.contains("simulated_steps")) r.simulated_steps = d.at("simulated_steps").get<int>();

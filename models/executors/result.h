@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/strategies/formulas.h"
+#include "models/workload/memory.h"
 #include "models/support/json_input.h"
 
 namespace gradsync::models {
@@ -51,6 +52,8 @@ struct ResultRecord {
   // at most 3), e.g. {"swB -> root (4.46 GB/s)", 0.012}.
   std::vector<std::pair<std::string, double>> bounding_links;
   std::optional<OverlapFigures> overlap;
+  // With a workload: what each GPU keeps of the training state (models/workload/memory.h).
+  std::optional<MemoryPerGpu> memory;
   // Simulator only.
   std::string network_model;
   std::optional<int> simulated_steps;

@@ -5,6 +5,7 @@
 
 #include "models/support/error.h"
 #include "models/executors/result.h"
+#include "models/topology/importers/nccl_tests.h"
 #include "models/topology/ring_order.h"
 
 namespace gradsync::models::strategies {
@@ -268,6 +269,32 @@ void add_hierarchical_allreduce(Schedule& s, const Rings& groups, Region region)
   add_ring_reduce_scatter(s, {representatives}, region, "inter-group ring", "inter-group reduce");
   add_ring_all_gather(s, {representatives}, region, "inter-group ring");
   if (groups.front().size() > 1) add_broadcasts(s, broadcasts, region.slice(), "broadcast");
+}
+
+void add_ring_half(Schedule& s, const std::vector<int>& ring, Region region, bool reduce_scatter,
+                   const std::string& compute_phase) {
+  if (reduce_scatter) {
+    add_ring_reduce_scatter(s, {ring}, region, "reduce-scatter", compute_phase);
+  } else {
+    add_ring_all_gather(s, {ring}, region, "all-gather");
+  }
+  const int m = static_cast<int>(ring.size());
+  s.expected.clear();
+  for (int b = 0; b < m; ++b) {
+    const int owner = ring[static_cast<std::size_t>((b - 1 + m) % m)];
+    ExpectedRegion e{block(region.base, region.elements, m, b, region.element_bytes), reduce_scatter, false, {}};
+    if (reduce_scatter) {
+      e.holders = {owner};
+    } else {
+      e.contributors = {owner};
+    }
+    s.expected.push_back(e);
+  }
+}
+
+double collective_busbw_factor(int ranks, const std::map<std::string, std::string>& params) {
+  const auto it = params.find("collective");
+  return nccl_tests_busbw_factor(it == params.end() ? "all_reduce" : it->second, ranks).value_or(allreduce_busbw_factor(ranks));
 }
 
 void add_gather_reduce(Schedule& s, const std::vector<int>& senders, int root, Slice slice, const std::string& phase,

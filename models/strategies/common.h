@@ -3,6 +3,7 @@
 // and the parameters these blocks read. Each block appends rounds to a Schedule.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,6 +68,17 @@ Groups add_group_all_reduce(Schedule& s, const Rings& groups, Region region);
 void add_hierarchical_allreduce(Schedule& s, const Rings& groups, Region region);
 // Both phases.
 void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const std::string& prefix = "");
+
+// All-gather or reduce-scatter alone: one half of the ring over `ring` (participants in ring
+// order), and the result each rank must hold (Schedule::expected): position j of the ring
+// contributes (all-gather) or ends with the sum of (reduce-scatter) block j + 1 of `region`. A
+// reduce-scatter's local reductions are reported under `compute_phase` ("": its own phase).
+void add_ring_half(Schedule& s, const std::vector<int>& ring, Region region, bool reduce_scatter,
+                   const std::string& compute_phase);
+
+// nccl-tests' bus bandwidth factor for the "collective" parameter among `params` (all-reduce
+// when absent): for the strategies that take it.
+double collective_busbw_factor(int ranks, const std::map<std::string, std::string>& params);
 
 // Every sender sends `slice` to `root`, which adds them up (one round).
 void add_gather_reduce(Schedule& s, const std::vector<int>& senders, int root, Slice slice, const std::string& phase,

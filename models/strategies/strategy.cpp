@@ -195,10 +195,28 @@ const Index& index() {
       for (ParamSpec& p : all) {
         if (p.name != "inner") continue;
         p.domain.words.clear();
-        for (const InnerChoice& inner : s->inners) p.domain.words.push_back(inner.name);
+        std::vector<InnerChoice> somewhere;
+        for (const InnerChoice& inner : s->inners) {
+          if (inner.where) {
+            somewhere.push_back(inner);
+          } else {
+            p.domain.words.push_back(inner.name);
+          }
+        }
+        if (!somewhere.empty()) {
+          p.domain.values = [somewhere](const ParamContext& c) {
+            std::vector<std::string> out;
+            for (const InnerChoice& inner : somewhere) {
+              if (inner.where(c)) out.push_back(inner.name);
+            }
+            return out;
+          };
+        }
       }
       std::set<std::string> seen;
       for (const auto& p : all) seen.insert(p.name);
+      std::set<std::string> set_by_it(s->sets_inner_params.begin(), s->sets_inner_params.end());
+      seen.insert(set_by_it.begin(), set_by_it.end());
       for (const InnerChoice& inner : s->inners) {
         const Strategy* in = lookup(inner.name);
         if (!in) throw std::logic_error("strategy " + s->name + " wraps " + inner.name + ", which is not registered");

@@ -17,6 +17,8 @@
 #include "models/strategies/formulas.h"
 #include "models/topology/placement.h"
 #include "models/schedule/schedule.h"
+#include "models/workload/memory.h"
+#include "models/workload/step.h"
 
 namespace gradsync::models {
 
@@ -146,6 +148,9 @@ class StrategyParams {
 struct InnerChoice {
   std::string name;
   bool searched = true;
+  // Where it may be wrapped (null: everywhere): a sharded strategy wraps nccl where nccl runs
+  // the reduce-scatter and the all-gather.
+  std::function<bool(const ParamContext&)> where{};
 };
 
 // A configuration the test sweeps run: the symbolic proof over ranks, sizes and every k
@@ -161,6 +166,9 @@ struct Strategy {
   int order = 0;  // its place in listings (tables, help texts): the order of the sources' presentation
   std::vector<ParamSpec> params;  // its own; the inner strategies' and the common ones are added by params_of()
   std::vector<InnerChoice> inners;  // the strategies it may wrap; empty: it wraps none
+  // Parameters of those strategies it sets itself when it runs them (sharded strategies: the
+  // collective): not its own, so not offered to the user.
+  std::vector<std::string> sets_inner_params;
   bool uses_server = false;
   // It spaces synchronisations over training steps or runs asynchronously: without a
   // workload (steps to space them over, compute to overlap) a search leaves it out.
@@ -187,6 +195,12 @@ struct Strategy {
   // The parameters a measured run's environment set (a log's NCCL_ALGO=Ring as algorithm=Ring),
   // values the strategy would refuse left out; empty: none are read.
   std::function<std::map<std::string, std::string>(const std::map<std::string, std::string>& environment)> params_from_environment;
+  // What each GPU keeps of the model's training state (models/workload/memory.h): a replica of
+  // everything, or the optimizer state, gradients and parameters sharded over the ranks (ZeRO).
+  Sharding sharding = Sharding::none;
+  // Its training step (models/workload/step.h) for a workload, with these bucket caps; null:
+  // DDP's (ddp_plan: the whole synchronisation, bucket by bucket beside the backward pass).
+  std::function<StepPlan(const Workload&, const OverlapSettings&)> step_plan;
   // The papers' closed form on a uniform network; empty when the documents give none.
   std::function<formulas::Breakdown(const StrategyContext&)> closed_form;
   // The schedule every executor runs.

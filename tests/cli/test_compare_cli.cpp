@@ -137,11 +137,16 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   EXPECT_TRUE(std::regex_search(table, std::regex("\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.9[0-9] +[-+][0-9]+ %"))) << table;
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not compared: reduce is not modelled yet"), std::string::npos) << r.out;
-  // A strategy that does not take the collective leaves the all-gather table out, saying why.
+  // The plain ring takes the collective too: its all-gather is compared.
   const auto ring = run_cli({"compare", file, file, "-x", "analytic", "--strategy", "ring"}, false);
   ASSERT_EQ(ring.status, 0) << ring.out;
-  EXPECT_NE(ring.out.find("not compared: all_gather needs a strategy that takes the collective (--strategy nccl)"), std::string::npos)
-      << ring.out;
+  EXPECT_NE(ring.out.find("all_gather_perf, 2 ranks"), std::string::npos) << ring.out;
+  EXPECT_EQ(ring.out.find("not compared: all_gather"), std::string::npos) << ring.out;
+  // A strategy that does not take the collective leaves the all-gather table out, saying why.
+  const auto ps = run_cli({"compare", file, file, "-x", "analytic", "--strategy", "ps"}, false);
+  ASSERT_EQ(ps.status, 0) << ps.out;
+  EXPECT_NE(ps.out.find("not compared: all_gather needs a strategy that takes the collective (--strategy nccl)"), std::string::npos)
+      << ps.out;
   // The all-reduce table: 2 GPUs, sizes 8 B to 1 GiB, 28 rows.
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +Ring/Simple +[0-9.]+ +[-+][0-9]+ %\n"))) << r.out;
 }

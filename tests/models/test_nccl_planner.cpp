@@ -10,6 +10,7 @@
 #include "models/executors/executor.h"
 #include "models/executors/predict.h"
 #include "models/schedule/symbolic.h"
+#include "models/support/error.h"
 #include "models/strategies/nccl/search.h"
 #include "models/strategies/nccl/system.h"
 #include "models/strategies/nccl/tuning.h"

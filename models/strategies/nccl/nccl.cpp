@@ -55,11 +55,15 @@ ParamSpec collective_param() {
                                          "NVLink only so far)")
                            : std::string("all_reduce, all_gather or reduce_scatter");
   };
-  return ParamSpec{"collective", "all_reduce",
-                   "all_reduce, all_gather or reduce_scatter (nccl-tests' all_reduce_perf, all_gather_perf, "
-                   "reduce_scatter_perf; the size is the whole buffer, as they print it). all_gather and reduce_scatter: "
-                   "NCCL's ring on one host of PCIe or point-to-point NVLink",
-                   std::move(d)};
+  ParamSpec p{"collective", "all_reduce",
+              "all_reduce, all_gather or reduce_scatter (nccl-tests' all_reduce_perf, all_gather_perf, "
+              "reduce_scatter_perf; the size is the whole buffer, as they print it). all_gather and reduce_scatter: "
+              "NCCL's ring on one host of PCIe or point-to-point NVLink",
+              std::move(d)};
+  for (const char* half : {"all_gather", "reduce_scatter"}) {
+    p.excludes.push_back({half, "algorithm", {"Tree"}, "NCCL runs all-gather and reduce-scatter on its ring, not its tree"});
+  }
+  return p;
 }
 
 std::optional<bool> on_off(const StrategyContext& ctx, const char* name) {
@@ -331,10 +335,7 @@ Strategy definition() {
   };
   s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}, {{"algorithm=Tree"}},
                      {{"algorithm=Tree", "protocol=LL"}}, {{"collective=all_gather"}}, {{"collective=reduce_scatter", "protocol=LL"}}};
-  s.busbw_factor = [](int ranks, const std::map<std::string, std::string>& params) {
-    const auto it = params.find("collective");
-    return nccl_tests_busbw_factor(it == params.end() ? "all_reduce" : it->second, ranks).value_or(allreduce_busbw_factor(ranks));
-  };
+  s.busbw_factor = collective_busbw_factor;
   s.closed_form = [](const StrategyContext& ctx) {
     if (use_planner(ctx)) {
       refuse_collective_on_planner(ctx);

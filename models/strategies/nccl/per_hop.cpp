@@ -446,29 +446,6 @@ void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region regi
 }
 
 
-// All-gather or reduce-scatter: one half of the ring over `ring` (ranks in ring order), and the
-// result each rank must hold. Position j of the ring contributes (all-gather) or ends with the
-// sum of (reduce-scatter) block j + 1.
-void add_ring_half(Schedule& s, const std::vector<int>& ring, Region region, bool reduce_scatter) {
-  if (reduce_scatter) {
-    add_ring_reduce_scatter(s, {ring}, region, "reduce-scatter", "");
-  } else {
-    add_ring_all_gather(s, {ring}, region, "all-gather");
-  }
-  const int m = static_cast<int>(ring.size());
-  s.expected.clear();
-  for (int b = 0; b < m; ++b) {
-    const int owner = ring[ix((b - 1 + m) % m)];
-    ExpectedRegion e{block(region.base, region.elements, m, b, region.element_bytes), reduce_scatter, false, {}};
-    if (reduce_scatter) {
-      e.holders = {owner};
-    } else {
-      e.contributors = {owner};
-    }
-    s.expected.push_back(e);
-  }
-}
-
 std::string collective_words(const std::string& collective) {
   return collective == "all_gather" ? "all-gather" : collective == "reduce_scatter" ? "reduce-scatter" : "all-reduce";
 }
@@ -531,7 +508,7 @@ Schedule per_hop_schedule(const StrategyContext& ctx) {
     if (collective == "all_reduce") {
       add_ring_allreduce(s, {plan->ring}, region);
     } else {
-      add_ring_half(s, plan->ring, region, collective == "reduce_scatter");
+      add_ring_half(s, plan->ring, region, collective == "reduce_scatter", "");
     }
     // 2(N-1) steps (N-1 for one half), each the mean hop's latency.
     for (const Hop& h : plan->hops) hop_us += h.path == "LOC" ? 0.0 : kHopLatencyUs[ix(h.hw)][a][p];
