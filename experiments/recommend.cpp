@@ -243,10 +243,18 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   Recommendation rec;
   rec.with_workload = workload != nullptr && !bytes;
 
+  if (o.gpu_memory_bytes && !rec.with_workload) {
+    throw models::InputError("--gpu-memory: needs a workload (its parameters decide the memory per GPU), not --size");
+  }
   std::vector<const models::Strategy*> strategies;
   if (o.strategies.empty()) {
     for (const auto* s : models::all_strategies()) {
       if (!s->searched && !(s->searched_on && s->searched_on(t))) continue;  // named with --strategies only
+      // Sharding saves memory, never time: searched where memory is the question.
+      if (s->sharding != models::Sharding::none && !o.gpu_memory_bytes) {
+        rec.sharded_left_out.push_back(s->name);
+        continue;
+      }
       // A bare size has no steps to space synchronisations over nor compute to overlap: the
       // periodic and asynchronous strategies need a workload (or to be asked for).
       if (s->needs_workload && !rec.with_workload) {
@@ -379,8 +387,23 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     alone.analytic.workload = workload->name;
     alone.analytic.rank_nodes = alone.rank_nodes;
     models::add_training_times(alone.analytic, *workload, workload->compute_s_per_minibatch);
+    alone.analytic.memory = models::memory_per_gpu(*workload, models::Sharding::none, 1);
     alone.score = alone.analytic.time_per_epoch_s.value_or(one_gpu_epoch.value_or(0));
     choices.push_back(std::move(alone));
+  }
+  // --gpu-memory: what does not fit is no choice.
+  if (o.gpu_memory_bytes) {
+    const auto needs = [](const Choice& c) { return c.analytic.memory ? c.analytic.memory->total_bytes() : 0.0; };
+    std::vector<Choice> fitting;
+    for (Choice& c : choices) {
+      if (needs(c) <= *o.gpu_memory_bytes) {
+        fitting.push_back(std::move(c));
+        continue;
+      }
+      ++rec.not_fitting;
+      if (!rec.smallest_not_fitting || needs(c) < needs(*rec.smallest_not_fitting)) rec.smallest_not_fitting = c;
+    }
+    choices = std::move(fitting);
   }
   // Best first; equal figures keep the order of generation (defaults and fewer GPUs first),
   // and only the first of a strategy at a GPU count with the same figure is kept.

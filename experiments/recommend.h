@@ -24,6 +24,9 @@ struct RecommendOptions {
   int confirm = 3;  // how many of the best multi-GPU choices the simulator confirms
   double max_sync_share = 0.10;  // model averaging / BMUF: the smallest period T keeping sync under this share
   std::size_t max_placements = 8;  // per GPU count: every subset of GPUs up to this many, else heuristics
+  // Memory of one GPU: choices whose memory per GPU (models/workload/memory.h) exceeds it are left
+  // out, and the sharded strategies (zero1, zero2, fsdp: they save memory, never time) searched.
+  std::optional<double> gpu_memory_bytes;
 };
 
 struct Choice {
@@ -49,6 +52,9 @@ struct Recommendation {
   std::size_t evaluated = 0;  // candidates predicted
   std::vector<std::string> skipped;  // candidates that could not be built, with why
   std::vector<std::string> left_out;  // strategies not searched (periodic and asynchronous ones without a workload)
+  std::vector<std::string> sharded_left_out;  // sharded strategies, not searched without --gpu-memory
+  std::size_t not_fitting = 0;  // choices left out: more memory per GPU than --gpu-memory
+  std::optional<Choice> smallest_not_fitting;  // of those, the one needing the least memory per GPU
 };
 
 // False for the searched values that change nothing worth showing: a default that does not

@@ -29,32 +29,37 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// One bucket's synchronisation: its schedule and the executor that runs it here.
-struct BucketRun {
-  const models::Bucket* bucket;  // in the step's list, which outlives the runs
+// One synchronisation of the step's plan: its schedule and the executor that runs it here.
+struct SyncRun {
   models::BuiltSchedule built;
-  std::unique_ptr<ScheduleExecutor> executor;
+  std::unique_ptr<ScheduleExecutor> executor;  // null: nothing to move (layers without parameters)
 };
 
-// Hands the buckets to the communication thread as the backward pass completes them.
-class ReadyQueue {
+// Which of the plan's tasks are done, for the two threads that run them.
+class TaskBoard {
  public:
-  void mark(std::size_t count) {
+  explicit TaskBoard(std::size_t tasks) : done_(tasks, false) {}
+  void finish(int task) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      ready_ = count;
+      done_[static_cast<std::size_t>(task)] = true;
     }
-    changed_.notify_one();
+    changed_.notify_all();
   }
-  void wait_for(std::size_t count) {
+  void wait_for(const std::vector<int>& tasks) {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return ready_ >= count; });
+    changed_.wait(lock, [&] {
+      for (int t : tasks) {
+        if (!done_[static_cast<std::size_t>(t)]) return false;
+      }
+      return true;
+    });
   }
 
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::size_t ready_ = 0;
+  std::vector<bool> done_;
 };
 
 }  // namespace
@@ -65,76 +70,64 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
     throw models::InputError("the training step runs a worker on every process: " + std::to_string(o.base.placement.size()) +
                              " GPUs in the placement for " + std::to_string(size) + " processes");
   }
-  // The buckets: the overlapped step's, or the whole gradient as one.
-  std::vector<models::Bucket> buckets;
+  // The step's plan: the strategy's own with overlap (DDP's buckets, zero2's, fsdp's units), else
+  // the compute, then the strategy's whole synchronisation.
+  models::StepPlan plan;
   if (o.overlap) {
-    buckets = models::buckets_of(w, *o.overlap);
+    plan = models::step_plan_of(*o.base.strategy, w, *o.overlap);
   } else {
-    models::Bucket whole;
-    for (std::size_t i = w.layers.size(); i-- > 0;) whole.layers.push_back(i);
-    whole.gradient = w;
-    buckets.push_back(std::move(whole));
+    const models::LayerTasks layers = models::add_layer_tasks(plan, w);
+    std::vector<int> after;
+    if (!layers.backward.empty()) after.push_back(layers.backward.front());
+    models::add_sync(plan, w, "", "the whole gradient", after);
   }
-  std::vector<std::unique_ptr<BucketRun>> runs;
-  for (const models::Bucket& b : buckets) {
-    models::PredictRequest q = o.base;
-    q.workload = &b.gradient;
-    q.bytes.reset();
-    q.overlap.reset();
-    auto run = std::unique_ptr<BucketRun>(new BucketRun{&b, models::build_schedule(q), nullptr});
-    const models::Schedule& s = run->built.schedule;
+  std::vector<SyncRun> runs;
+  runs.reserve(plan.syncs.size());  // an executor keeps a reference to its schedule: no reallocation
+  for (const models::StepSync& sync : plan.syncs) {
+    SyncRun& run = runs.emplace_back(SyncRun{models::build_schedule(models::request_for(o.base, sync)), nullptr});
+    const models::Schedule& s = run.built.schedule;
     if (const std::string why = s.not_overlapped_because(); !why.empty()) {
       throw models::InputError("--workload: " + o.base.strategy->name + ": " + why +
                                "; the training step runs strategies that synchronise the gradients every step, in step");
     }
-    run->executor = std::make_unique<ScheduleExecutor>(s, map_participants(s, size), rank, *backend.memory, *backend.transport);
-    run->executor->reset(check_input);
-    runs.push_back(std::move(run));
+    if (s.gradient_bytes > 0) {
+      run.executor = std::make_unique<ScheduleExecutor>(s, map_participants(s, size), rank, *backend.memory, *backend.transport);
+      run.executor->reset(check_input);
+    }
   }
-  // Which bucket each layer's gradient completes (its last layer in backward order).
-  std::vector<int> completes(w.layers.size(), -1);
-  for (std::size_t k = 0; k < runs.size(); ++k) completes[runs[k]->bucket->layers.back()] = static_cast<int>(k);
-  const std::vector<models::LayerTimes> times = w.layer_times();
-  double forward = 0;
-  for (const auto& t : times) forward += t.forward_s;
 
   struct Mine {
     double iteration = 0, compute = 0, sync = 0;
   };
+  // The compute stream on this thread, the communication stream on another (each in its order,
+  // each task once what it waits for is done).
   auto step = [&]() {
     Mine m;
-    ReadyQueue ready;
-    double sync = 0;
+    TaskBoard board(plan.tasks.size());
     const auto t0 = Clock::now();
-    std::thread comm_thread;
-    if (o.overlap) {
-      comm_thread = std::thread([&] {
-        backend.memory->bind_thread();
-        for (std::size_t k = 0; k < runs.size(); ++k) {
-          ready.wait_for(k + 1);
-          const auto s0 = Clock::now();
-          runs[k]->executor->run();
-          sync += since(s0);
-        }
-      });
+    std::thread comm_thread([&] {
+      backend.memory->bind_thread();
+      for (std::size_t k = 0; k < plan.tasks.size(); ++k) {
+        const models::StepTask& task = plan.tasks[k];
+        if (task.on_compute()) continue;
+        board.wait_for(task.after);
+        const auto s0 = Clock::now();
+        if (const auto& e = runs[static_cast<std::size_t>(task.sync)].executor) e->run();
+        m.sync += since(s0);
+        board.finish(static_cast<int>(k));
+      }
+    });
+    for (std::size_t k = 0; k < plan.tasks.size(); ++k) {
+      const models::StepTask& task = plan.tasks[k];
+      if (!task.on_compute()) continue;
+      board.wait_for(task.after);
+      const auto c0 = Clock::now();
+      backend.memory->compute_for(task.seconds, o.busy);
+      m.compute += since(c0);
+      board.finish(static_cast<int>(k));
     }
-    const auto c0 = Clock::now();
-    backend.memory->compute_for(forward, o.busy);
-    std::size_t done = 0;
-    for (std::size_t i = w.layers.size(); i-- > 0;) {
-      backend.memory->compute_for(times[i].backward_s, o.busy);
-      if (completes[i] >= 0) ready.mark(++done);
-    }
-    m.compute = since(c0);
-    if (o.overlap) {
-      comm_thread.join();
-    } else {
-      const auto s0 = Clock::now();
-      runs.front()->executor->run();
-      sync = since(s0);
-    }
+    comm_thread.join();
     m.iteration = since(t0);
-    m.sync = sync;
     return m;
   };
 
@@ -166,16 +159,19 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
   if (o.check) {
     // One more step from inputs whose exact sums are known, every bucket's result checked.
     watch.context("training step, checked iteration");
-    for (auto& r : runs) r->executor->reset(check_input);
+    for (auto& r : runs) {
+      if (r.executor) r.executor->reset(check_input);
+    }
     MPI_Barrier(comm);
     step();
     std::uint64_t wrong = 0;
     for (auto& r : runs) {
-      const models::Schedule& s = r->built.schedule;
+      if (!r.executor) continue;
+      const models::Schedule& s = r.built.schedule;
       const auto reference = reference_run(s, check_input);
-      for (int p : r->executor->hosted()) {
+      for (int p : r.executor->hosted()) {
         if (p >= s.workers) continue;
-        wrong += count_wrong(s, p, r->executor->gradient(p), check_input, &reference[static_cast<std::size_t>(p)]);
+        wrong += count_wrong(s, p, r.executor->gradient(p), check_input, &reference[static_cast<std::size_t>(p)]);
       }
     }
     MPI_Allreduce(&wrong, &result.wrong, 1, MPI_UINT64_T, MPI_SUM, comm);
@@ -232,7 +228,10 @@ int run_step_command(const StepCommand& o, MPI_Comm comm, int rank, int size, Wa
     }
     std::printf("# compute: %s of %s per step (forward, then the backward pass a layer at a time)\n", compute_text.c_str(),
                 models::format_seconds(w.compute_s()).c_str());
-    if (s.overlap) {
+    if (s.overlap && s.base.strategy->step_plan) {
+      std::printf("# overlap: %s's step, its collectives (buckets or units of %s) on a thread beside the compute, in its plan's order\n",
+                  s.base.strategy->name.c_str(), models::format_bytes(s.overlap->bucket_cap_bytes).c_str());
+    } else if (s.overlap) {
       std::printf("# overlap: buckets of %s (the first %s) synchronised on a thread beside the backward pass, one after another\n",
                   models::format_bytes(s.overlap->bucket_cap_bytes).c_str(), models::format_bytes(s.overlap->first_bucket_bytes).c_str());
     } else {

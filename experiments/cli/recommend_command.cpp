@@ -32,6 +32,7 @@ struct RecommendFlags {
   RecommendOptions options;
   int top = 12;
   bool all = false;
+  std::string gpu_memory;
 };
 
 std::string one_line(const Choice& c) {
@@ -69,6 +70,11 @@ int run_recommend(RecommendFlags& f) {
   Plan plan = make_plan(experiment_from_flags(s, {}));
   // Parameters the user fixed: checked against the strategies searched (an unknown one is an error).
   f.options.fixed = models::SyncParams::parse(f.selection.params);
+  if (!f.gpu_memory.empty()) {
+    const double bytes = models::parse_bytes(f.gpu_memory, "--gpu-memory");
+    if (!(bytes > 0)) throw models::InputError("--gpu-memory " + f.gpu_memory + ": expected a size above 0, e.g. 80GB or 24GiB");
+    f.options.gpu_memory_bytes = bytes;
+  }
   (void)choose_strategies(f.options.strategies, f.options.fixed, plan.executors);
   const models::Topology& t = plan.topology.topology;
   const int all = static_cast<int>(t.gpus().size());
@@ -89,6 +95,12 @@ int run_recommend(RecommendFlags& f) {
     if (done < total) progress->step("searching candidates");
   });
   if (progress) progress->finish();
+  if (r.ranked.empty() && r.smallest_not_fitting) {
+    const Choice& c = *r.smallest_not_fitting;
+    throw models::InputError("--gpu-memory " + f.gpu_memory + ": no choice fits; the one needing the least memory per GPU, " +
+                             one_line(c) + " on " + std::to_string(c.gpus) + " GPUs, needs " +
+                             format_bytes(c.analytic.memory->total_bytes()));
+  }
   const bool any_multi = std::any_of(r.ranked.begin(), r.ranked.end(), [](const Choice& c) { return !c.alone(); });
   if (!any_multi && !r.with_workload) {
     throw models::InputError("recommend --gpus " + (f.selection.gpus.empty() ? std::string("1") : f.selection.gpus) +
@@ -122,8 +134,10 @@ int run_recommend(RecommendFlags& f) {
                                          : "; the best " + std::to_string(f.options.confirm) + " multi-GPU choices simulated")
             << "\n\n";
   const bool epochs = r.with_workload;
+  const bool memory = f.options.gpu_memory_bytes.has_value();
   std::vector<std::string> headers = {">#", ">GPUs", "ranks", "choice", ">sync/step"};
   if (epochs) headers.insert(headers.end(), {">iteration", ">epoch", ">speed-up"});
+  if (memory) headers.push_back(">memory/GPU");
   headers.insert(headers.end(), {">sim sync", "bound by", "changes training"});
   Table table(headers);
   const std::size_t shown = f.all ? r.ranked.size() : std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(f.top));
@@ -147,6 +161,7 @@ int run_recommend(RecommendFlags& f) {
       row.push_back(c.analytic.time_per_epoch_s ? format_seconds(*c.analytic.time_per_epoch_s) : "-");
       row.push_back(c.analytic.speedup_vs_1gpu ? format_fixed(*c.analytic.speedup_vs_1gpu, 2) + "x" : "-");
     }
+    if (memory) row.push_back(c.analytic.memory ? format_bytes(c.analytic.memory->total_bytes()) : "-");
     row.push_back(c.sim ? format_seconds(c.sim->time_per_sync_s) : "");
     row.push_back(c.analytic.bounding_links.empty() ? "" : c.analytic.bounding_links.front().first);
     row.push_back(c.changes_training.empty() ? "no" : c.changes_training);
@@ -155,6 +170,18 @@ int run_recommend(RecommendFlags& f) {
   std::cout << table.render();
   if (rows.size() < r.ranked.size()) std::cout << "(" << r.ranked.size() - rows.size() << " more: --all)\n";
   std::cout << "\n";
+  if (memory) {
+    if (r.not_fitting > 0) {
+      const Choice& c = *r.smallest_not_fitting;
+      std::cout << "Left out " << r.not_fitting << " choices needing more than " << format_bytes(*f.options.gpu_memory_bytes)
+                << " per GPU (the least of them: " << one_line(c) << " on " << c.gpus << " GPU" << (c.gpus > 1 ? "s" : "")
+                << ", " << format_bytes(c.analytic.memory->total_bytes()) << ").\n";
+    } else {
+      std::cout << "Every choice fits in " << format_bytes(*f.options.gpu_memory_bytes) << " per GPU.\n";
+    }
+    std::cout << "memory/GPU: parameters, gradients and Adam's state per GPU by the ZeRO paper's accounting (activations "
+                 "not counted).\n";
+  }
   for (const auto& line : explain(plan, r)) std::cout << line << "\n";
 
   // The simulator's verdict on the simulated choices.
@@ -206,6 +233,10 @@ int run_recommend(RecommendFlags& f) {
     std::cout << "Not searched without a workload: " << models::join(r.left_out, ", ")
               << " (they space synchronisations over training steps; give --workload, or --strategy to include them)\n";
   }
+  if (!r.sharded_left_out.empty()) {
+    std::cout << "Not searched without --gpu-memory: " << models::join(r.sharded_left_out, ", ")
+              << " (sharding saves memory, never time; give --gpu-memory to weigh them, or --strategy to include them)\n";
+  }
   if (!r.skipped.empty()) std::cout << r.skipped.size() << " candidates could not be built (e.g. " << r.skipped.front() << ")\n";
   return 0;
 }
@@ -231,7 +262,8 @@ Action add_recommend(CLI::App& app) {
       "  gradsync recommend --topology p2p-output.txt --size 64MiB   # a p2pBandwidthLatencyTest output, read directly\n"
       "  gradsync recommend --topology dgx1-v100-hybrid-cube-mesh --size 256MiB --gpus 8\n"
       "  gradsync recommend --strategy sampled,ring --param alpha=0.02 --format json -o choices.jsonl\n"
-      "  gradsync recommend -t dgx1-v100-hybrid-cube-mesh -w resnet50 --overlap --gpus 8   # and the bucket size");
+      "  gradsync recommend -t dgx1-v100-hybrid-cube-mesh -w resnet50 --overlap --gpus 8   # and the bucket size\n"
+      "  gradsync recommend -t dgx1-v100-hybrid-cube-mesh -w decoder-7b --gpu-memory 32GB --overlap   # what fits");
   cmd->add_option("--topology,-t", f->selection.topology,
                   "topology: JSON (graph, matrix or generated form), a shipped name, or a tool output (p2pBandwidthLatencyTest, "
                   "nvbandwidth, nvidia-smi topo -m)")
@@ -251,6 +283,9 @@ Action add_recommend(CLI::App& app) {
       ->default_val(0.10)
       ->check(number_in(0, 1, true));
   add_overlap_options(cmd, f->selection);
+  cmd->add_option("--gpu-memory", f->gpu_memory,
+                  "memory of one GPU (e.g. 80GB): leave out choices that do not fit (parameters, gradients and optimizer "
+                  "state per GPU, by the ZeRO paper's accounting) and weigh the sharded strategies zero1, zero2 and fsdp");
   cmd->add_option("--top", f->top, "rows to show")->default_val(12)->check(integer_in(1, 100000));
   cmd->add_flag("--all", f->all, "show every ranked choice");
   cmd->add_option("--format,-f", f->selection.format, "table, json (JSON lines) or csv (default: table, or from -o's extension)")

@@ -171,3 +171,49 @@ TEST(RecommendCli, NcclsAlgorithmsAreWeighedAgainstItsOwnPick) {
   ASSERT_EQ(ring.size(), 1u);
   EXPECT_DOUBLE_EQ(ring[0]["time_per_sync_s"].get<double>(), seconds["Ring"]);
 }
+
+// --gpu-memory: GPT-2 XL (1.56 G fp32 parameters, 24.9 GB replicated with Adam) on 16 GB GPUs:
+// only the sharded strategies fit; each choice's memory is the ZeRO paper's for its stage.
+TEST(RecommendCli, WhatDoesNotFitInTheGpusMemoryIsNoChoice) {
+  const auto r = run_cli("recommend -t dgx1-v100-hybrid-cube-mesh -w gpt2-xl --gpus 1,4,8 --exact-only --confirm 0 "
+                         "--gpu-memory 16GB -f json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto records = ranked(json_lines(r.out));
+  ASSERT_FALSE(records.empty()) << r.out;
+  bool sharded = false;
+  for (const auto& rec : records) {
+    ASSERT_TRUE(rec.contains("memory_per_gpu")) << rec.dump();
+    const double psi = rec["bytes"].get<double>() / 4, n = rec["ranks"].get<double>();
+    const double total = rec["memory_per_gpu"]["total_bytes"].get<double>();
+    EXPECT_LE(total, 16e9) << rec.dump();
+    const std::string strategy = rec["strategy"];
+    EXPECT_NE(strategy, "alone");  // one GPU needs all 24.9 GB
+    const double expected = strategy == "zero1" ? 8 * psi + 8 * psi / n
+                            : strategy == "zero2" ? 4 * psi + 12 * psi / n
+                            : strategy == "fsdp"  ? 16 * psi / n
+                                                  : 16 * psi;
+    EXPECT_NEAR(total, expected, 1e-6 * expected) << rec.dump();
+    sharded = sharded || strategy == "zero1" || strategy == "zero2" || strategy == "fsdp";
+  }
+  EXPECT_TRUE(sharded);
+  // The table says what was left out and why.
+  const auto t = run_cli("recommend -t dgx1-v100-hybrid-cube-mesh -w gpt2-xl --gpus 1,8 --exact-only --confirm 0 --gpu-memory 16GB");
+  ASSERT_EQ(t.status, 0) << t.out;
+  EXPECT_TRUE(std::regex_search(t.out, std::regex("Left out [0-9]+ choices needing more than 16.00 GB per GPU"))) << t.out;
+  EXPECT_EQ(t.out.find("one GPU alone"), std::string::npos) << t.out;
+  // Without it the sharded strategies are not searched (they save memory, never time), and it says so.
+  const auto plain = run_cli("recommend --exact-only --confirm 0");
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  EXPECT_NE(plain.out.find("Not searched without --gpu-memory: zero1, zero2, fsdp"), std::string::npos) << plain.out;
+  // Nothing fits, or no workload to weigh: one message, status 2.
+  auto bad = run_cli("recommend -w gpt2-xl --gpu-memory 1GB --confirm 0");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--gpu-memory 1GB: no choice fits; the one needing the least memory per GPU, fsdp"), std::string::npos)
+      << bad.out;
+  bad = run_cli("recommend --size 64MiB --gpu-memory 16GB");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--gpu-memory: needs a workload"), std::string::npos) << bad.out;
+  bad = run_cli("recommend --gpu-memory lots");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--gpu-memory"), std::string::npos) << bad.out;
+}

@@ -439,6 +439,31 @@ TEST(Runtime, TrainingStepsRunCheckedWithAndWithoutOverlap) {
       }
     }
   }
+  // Sharded steps: zero2's buckets reduce-scattered beside the backward pass, then the parameters
+  // all-gathered; fsdp's units (a unit per 256 KiB) gathered before each pass and scattered after,
+  // three collectives a unit. Every collective's result checked as its kind says (a shard, a copy).
+  for (const std::string strategy : {"zero2", "fsdp"}) {
+    const std::string records = (dir / "sharded.jsonl").string();
+    const auto r = mpirun(4, "--workload resnet50 --scale 0.02 --strategy " + strategy +
+                                 " --overlap --bucket-cap 256KiB --first-bucket 64KiB --compute-work sleep -n 2 -w 1 --check -o " +
+                                 records);
+    ASSERT_EQ(r.status, 0) << strategy << "\n" << r.out;
+    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
+    std::ifstream in(records);
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line)) << r.out;
+    const auto rec = nlohmann::json::parse(line);
+    EXPECT_EQ(rec.at("wrong_elements"), 0);
+    EXPECT_GE(rec.at("time_per_iteration_s").get<double>(), rec.at("compute_s_per_minibatch").get<double>()) << r.out;
+    const int syncs = rec.at("overlap").at("buckets").get<int>();
+    if (strategy == "fsdp") {
+      EXPECT_EQ(syncs % 3, 0) << line;
+      EXPECT_GT(syncs, 3) << line;
+    } else {
+      EXPECT_GT(syncs, 3) << line;  // several buckets, then one all-gather
+    }
+    EXPECT_EQ(rec.at("memory_per_gpu").at("sharding"), strategy == "fsdp" ? "parameters" : "gradients") << line;
+  }
   // What the step cannot run: a sweep's sizes, strategies that do not synchronise every step.
   auto r = mpirun(2, "--workload resnet50 -b 4MiB");
   EXPECT_EQ(r.status, 2);
