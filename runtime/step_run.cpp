@@ -97,7 +97,7 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
   }
 
   struct Mine {
-    double iteration = 0, compute = 0, sync = 0;
+    double iteration = 0, compute = 0, sync = 0, forward_end = 0, backward_end = 0;
   };
   // The compute stream on this thread, the communication stream on another (each in its order,
   // each task once what it waits for is done).
@@ -124,6 +124,7 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
       const auto c0 = Clock::now();
       backend.memory->compute_for(task.seconds, o.busy);
       m.compute += since(c0);
+      (task.kind == models::StepTask::Kind::forward ? m.forward_end : m.backward_end) = since(t0);
       board.finish(static_cast<int>(k));
     }
     comm_thread.join();
@@ -142,16 +143,18 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
     watch.step("barrier before the iteration");
     MPI_Barrier(comm);
     const Mine m = step();
-    double mine[3] = {m.iteration, m.compute, m.sync}, slowest[3] = {0, 0, 0};
+    double mine[4] = {m.iteration, m.compute, m.sync, std::max(0.0, m.backward_end - m.forward_end)}, slowest[4] = {0, 0, 0, 0};
     watch.step("gathering the iteration's times (MPI_Allreduce)");
-    MPI_Allreduce(mine, slowest, 3, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(mine, slowest, 4, MPI_DOUBLE, MPI_MAX, comm);
     result.iteration_s += slowest[0];
     result.compute_s += slowest[1];
     result.sync_s += slowest[2];
+    result.backward_s += slowest[3];
   }
   if (o.iterations > 0) {
     result.iteration_s /= o.iterations;
     result.compute_s /= o.iterations;
+    result.backward_s /= o.iterations;
     result.sync_s /= o.iterations;
   }
   result.exposed_s = std::max(0.0, result.iteration_s - result.compute_s);
@@ -260,11 +263,7 @@ int run_step_command(const StepCommand& o, MPI_Comm comm, int rank, int size, Wa
         f.first_bucket_bytes = s.overlap->first_bucket_bytes;
         f.exposed_s = r.exposed_s;
         f.bucket_sync_s = r.sync_s;
-        f.backward_s = r.compute_s - [&] {
-          double forward = 0;
-          for (const auto& t : w.layer_times()) forward += t.forward_s;
-          return forward;
-        }();
+        f.backward_s = r.backward_s;
         rec.overlap = f;
       }
       models::add_training_times(rec, w, r.iteration_s);

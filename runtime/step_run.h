@@ -40,6 +40,7 @@ struct StepRunResult {
   double compute_s = 0;    // the forward and backward work as it ran
   double sync_s = 0;       // the buckets' synchronisations added up
   double exposed_s = 0;    // iteration - compute
+  double backward_s = 0;   // from the forward pass's end to the backward pass's, waits for parameters included
   std::uint64_t wrong = 0;  // --check: elements that differ from the exact sum, every bucket, every rank
 };
 
