@@ -11,13 +11,16 @@
 namespace gradsync::experiments {
 namespace {
 
-// The collectives besides all-reduce that a strategy taking the collective (nccl's collective=...) predicts.
-bool half_ring_collective(const std::string& c) { return c == "all_gather" || c == "reduce_scatter"; }
-
-// All-reduce with any strategy; all-gather and reduce-scatter with one that takes the collective.
-bool modelled(const models::NcclTestsRun& run, const models::Strategy& strategy) {
-  if (run.collective == "all_reduce") return true;
-  return half_ring_collective(run.collective) && models::declares(strategy, "collective");
+// Whether the strategy's "collective" parameter offers `collective` for these ranks (some
+// collectives only where the ranks' topology allows them).
+bool offers(const models::Strategy& strategy, const std::string& collective, const models::ParamContext& context) {
+  const models::ParamSpec* spec = models::find_param(strategy, "collective");
+  if (!spec) return false;
+  const auto& words = spec->domain.words;
+  if (std::find(words.begin(), words.end(), collective) != words.end()) return true;
+  if (!spec->domain.values) return false;
+  const std::vector<std::string> here = spec->domain.values(context);
+  return std::find(here.begin(), here.end(), collective) != here.end();
 }
 
 const models::NcclTestsTiming* timing_of(const models::NcclTestsRow& row, bool in_place) {
@@ -42,6 +45,15 @@ models::Placement placement_of(const models::Topology& topology, const models::N
   bool all_there = one_host && static_cast<int>(ids.size()) == n;
   for (const auto& id : ids) all_there = all_there && topology.find(id).has_value();
   return all_there ? models::named_gpus(topology, ids, run.where) : models::first_gpus(topology, n);
+}
+
+// All-reduce with any strategy; the other collectives where the strategy's collective parameter
+// offers them for the run's ranks.
+bool modelled(const models::NcclTestsRun& run, const models::Strategy& strategy, const models::Topology& topology) {
+  if (run.collective == "all_reduce") return true;
+  if (run.ranks() < 2 || run.ranks() > static_cast<int>(topology.gpus().size())) return false;
+  const models::Placement placement = placement_of(topology, run);
+  return offers(strategy, run.collective, models::ParamContext{topology, placement});
 }
 
 }  // namespace
@@ -69,11 +81,12 @@ std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& 
   return summarize_errors(std::move(errors));
 }
 
-std::size_t comparison_count(const std::vector<models::NcclTestsRun>& runs, const CompareOptions& options) {
+std::size_t comparison_count(const models::Topology& topology, const std::vector<models::NcclTestsRun>& runs,
+                             const CompareOptions& options) {
   std::size_t n = 0;
   const models::Strategy& strategy = models::find_strategy(options.strategy);
   for (const auto& run : runs) {
-    if (!modelled(run, strategy)) continue;
+    if (!modelled(run, strategy, topology)) continue;
     for (const auto& row : run.rows) n += row.bytes > 0 && timing_of(row, options.in_place) ? options.executors.size() : 0;
   }
   return n;
@@ -89,17 +102,18 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
   for (const auto& run : runs) {
     CompareRun c;
     c.run = &run;
-    if (!modelled(run, strategy)) {
-      c.skipped = run.collective.empty() ? "the log does not name the collective"
-                  : half_ring_collective(run.collective)
-                      ? run.collective + " needs a strategy that takes the collective (--strategy nccl)"
-                      : run.collective + " is not modelled yet (gradsync predicts all-reduces, and with nccl all-gathers "
-                                         "and reduce-scatters)";
+    if (run.ranks() < 2) {
+      c.skipped = "one rank: nothing to synchronise";
       out.push_back(std::move(c));
       continue;
     }
-    if (run.ranks() < 2) {
-      c.skipped = "one rank: nothing to synchronise";
+    if (!modelled(run, strategy, topology)) {
+      const bool by_nccl = modelled(run, models::find_strategy("nccl"), topology);
+      c.skipped = run.collective.empty() ? "the log does not name the collective"
+                  : by_nccl ? run.collective + " needs a strategy that takes the collective (--strategy nccl)"
+                            : run.collective + " is not modelled yet (gradsync predicts all-reduces everywhere, and with nccl "
+                                               "all-gathers, reduce-scatters, broadcasts and reduces on one host of PCIe or "
+                                               "point-to-point NVLink)";
       out.push_back(std::move(c));
       continue;
     }

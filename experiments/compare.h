@@ -66,6 +66,7 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
                                      const CompareOptions& options, models::Progress* progress = nullptr);
 
 // How many predictions compare_runs will make (for progress).
-std::size_t comparison_count(const std::vector<models::NcclTestsRun>& runs, const CompareOptions& options);
+std::size_t comparison_count(const models::Topology& topology, const std::vector<models::NcclTestsRun>& runs,
+                             const CompareOptions& options);
 
 }  // namespace gradsync::experiments

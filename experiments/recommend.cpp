@@ -527,9 +527,11 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
   if (const auto b = bound_text(best); !b.empty()) lines.push_back("Why: " + b + ".");
   if (!best.alone() && best.analytic.overlap) {
     const models::OverlapFigures& ov = *best.analytic.overlap;
-    std::string line = "Overlap: " + std::to_string(ov.buckets) + " buckets of " +
-                       format_fixed(ov.bucket_cap_bytes / models::kMiB, 0) + " MiB synchronised beside the " +
-                       format_seconds(ov.backward_s) + " backward pass (" + format_seconds(ov.bucket_sync_s) + " in all) leave " +
+    // A sharded strategy's own step: its collectives, over buckets or units of the cap.
+    const bool own_step = static_cast<bool>(best.strategy->step_plan);
+    std::string line = "Overlap: " + std::to_string(ov.buckets) + (own_step ? " collectives (buckets or units of " : " buckets of ") +
+                       format_fixed(ov.bucket_cap_bytes / models::kMiB, 0) + (own_step ? " MiB)" : " MiB") +
+                       " synchronised beside the " + format_seconds(ov.backward_s) + " backward pass (" + format_seconds(ov.bucket_sync_s) + " in all) leave " +
                        format_seconds(ov.exposed_s) + " exposed; without overlap the iteration would be " +
                        format_seconds(ov.iteration_without_s);
     if (best.plan_bucket_iteration_s) {

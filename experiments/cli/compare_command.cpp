@@ -57,7 +57,7 @@ int run_compare(const CompareFlags& f) {
     throw models::InputError(models::join(f.logs) +
                              ": no nccl-tests output found; expected the printed output of all_reduce_perf (nccl-tests)");
   }
-  models::Progress progress = models::Progress::for_stderr(comparison_count(runs, options), false);
+  models::Progress progress = models::Progress::for_stderr(comparison_count(loaded.topology, runs, options), false);
   const auto compared = compare_runs(loaded.topology, runs, options, &progress);
   progress.finish();
 

@@ -136,7 +136,16 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   EXPECT_NE(table.find("ring all-gather"), std::string::npos) << table;
   EXPECT_TRUE(std::regex_search(table, std::regex("\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.9[0-9] +[-+][0-9]+ %"))) << table;
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("not compared: reduce is not modelled yet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not compared: one rank: nothing to synchronise"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not compared: alltoall is not modelled yet"), std::string::npos) << r.out;
+  // Broadcast and reduce: compared, as NCCL's ring cut into a chain at rank 0 (bus factor 1).
+  for (const char* name : {"nccl-tests broadcast_perf, 2 ranks", "nccl-tests reduce_perf, 2 ranks"}) {
+    const auto at = r.out.find(name);
+    ASSERT_NE(at, std::string::npos) << name << "\n" << r.out;
+    const std::string t = r.out.substr(at, r.out.find("nccl-tests ", at + 1) - at);
+    EXPECT_NE(t.find("analytic: sizes >= 1 MiB: median |error|"), std::string::npos) << t;
+    EXPECT_NE(t.find("(a chain from the ring, rank 0 the root)"), std::string::npos) << t;
+  }
   // The plain ring takes the collective too: its all-gather is compared.
   const auto ring = run_cli({"compare", file, file, "-x", "analytic", "--strategy", "ring"}, false);
   ASSERT_EQ(ring.status, 0) << ring.out;

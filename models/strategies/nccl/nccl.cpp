@@ -46,22 +46,24 @@ bool use_planner(const StrategyContext& ctx) { return planner_decides(ctx.topolo
 ParamSpec collective_param() {
   ParamDomain d = word_domain({"all_reduce"}, false);
   const auto more = [](const ParamContext& c) {
-    return planner_decides(c.topology, c.placement.ranks) ? std::vector<std::string>{}
-                                                          : std::vector<std::string>{"all_gather", "reduce_scatter"};
+    return planner_decides(c.topology, c.placement.ranks)
+               ? std::vector<std::string>{}
+               : std::vector<std::string>{"all_gather", "reduce_scatter", "broadcast", "reduce"};
   };
   d.values = more;
   d.values_text = [more](const ParamContext& c) {
-    return more(c).empty() ? std::string("all_reduce (all_gather and reduce_scatter on one host of PCIe or point-to-point "
-                                         "NVLink only so far)")
-                           : std::string("all_reduce, all_gather or reduce_scatter");
+    return more(c).empty() ? std::string("all_reduce (all_gather, reduce_scatter, broadcast and reduce on one host of PCIe or "
+                                         "point-to-point NVLink only so far)")
+                           : std::string("all_reduce, all_gather, reduce_scatter, broadcast or reduce");
   };
   ParamSpec p{"collective", "all_reduce",
-              "all_reduce, all_gather or reduce_scatter (nccl-tests' all_reduce_perf, all_gather_perf, "
-              "reduce_scatter_perf; the size is the whole buffer, as they print it). all_gather and reduce_scatter: "
-              "NCCL's ring on one host of PCIe or point-to-point NVLink",
+              "all_reduce, all_gather, reduce_scatter, broadcast or reduce (nccl-tests' *_perf; the size is the whole "
+              "buffer, as they print it; broadcast and reduce with root 0, their default). On one host of PCIe or "
+              "point-to-point NVLink: all_gather and reduce_scatter are half of NCCL's ring, broadcast and reduce its ring "
+              "cut into a chain at the root",
               std::move(d)};
-  for (const char* half : {"all_gather", "reduce_scatter"}) {
-    p.excludes.push_back({half, "algorithm", {"Tree"}, "NCCL runs all-gather and reduce-scatter on its ring, not its tree"});
+  for (const char* half : {"all_gather", "reduce_scatter", "broadcast", "reduce"}) {
+    p.excludes.push_back({half, "algorithm", {"Tree"}, "NCCL runs all-gather, reduce-scatter, broadcast and reduce on its ring, not its tree"});
   }
   return p;
 }
@@ -334,7 +336,8 @@ Strategy definition() {
     return out;
   };
   s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}, {{"algorithm=Tree"}},
-                     {{"algorithm=Tree", "protocol=LL"}}, {{"collective=all_gather"}}, {{"collective=reduce_scatter", "protocol=LL"}}};
+                     {{"algorithm=Tree", "protocol=LL"}}, {{"collective=all_gather"}}, {{"collective=reduce_scatter", "protocol=LL"}},
+                     {{"collective=broadcast"}}, {{"collective=reduce", "protocol=LL"}}};
   s.busbw_factor = collective_busbw_factor;
   s.closed_form = [](const StrategyContext& ctx) {
     if (use_planner(ctx)) {

@@ -240,6 +240,9 @@ int p2p_level(const StrategyContext& ctx) {
   return cpu == "intel" || cpu == "arm" ? path_rank("PXB") : path_rank("SYS");
 }
 
+// NCCL's broadcast and reduce run on its ring cut into a chain at the root (nccl-tests' root 0).
+bool chain_collective(const std::string& collective) { return collective == "broadcast" || collective == "reduce"; }
+
 Plan plan_for(const StrategyContext& ctx) {
   Plan plan;
   const Topology& t = ctx.topology;
@@ -249,15 +252,33 @@ Plan plan_for(const StrategyContext& ctx) {
     throw InputError("--param algorithm=" + forced + ": NCCL runs NVLS only on NVSwitch hosts with Hopper or later GPUs (NVLSTree "
                      "across two hosts or more); these ranks share one host without an NVSwitch");
   }
+  const std::string& collective = ctx.params.text("collective");
+  const bool chain = chain_collective(collective);
   plan.ring = ring_of_ranks(ctx);
+  if (chain) {
+    // The order the bytes flow in: the ring cut at the root (rank 0), from it (broadcast) or into it (reduce).
+    const auto root = std::find(plan.ring.begin(), plan.ring.end(), 0);
+    std::rotate(plan.ring.begin(), collective == "broadcast" ? root : root + 1, plan.ring.end());
+  }
+  std::vector<int> position(static_cast<std::size_t>(n), 0);
+  for (int i = 0; i < n; ++i) position[ix(plan.ring[ix(i)])] = i;
   const int level = p2p_level(ctx);
   const double efficiency = param_number(ctx, "shm_efficiency");
   auto node_of = [&](int rank) { return ctx.placement.ranks[static_cast<std::size_t>(rank)]; };
-  // GPUs of the ring that share a PCIe switch's uplink with `rank` (PIX / PXB), itself included.
-  auto uplink_sharers = [&](int rank) {
+  // Whether `rank` sends (or receives) at all: on a ring every rank does both; on a chain the
+  // last sends nothing and the first receives nothing.
+  auto active = [&](int rank, bool sending) { return !chain || (sending ? position[ix(rank)] < n - 1 : position[ix(rank)] > 0); };
+  // GPUs of the ring that share a PCIe switch's uplink with `rank` (PIX / PXB) and move bytes
+  // through it the same way (sending up to host memory, or receiving from it), itself included.
+  auto uplink_sharers = [&](int rank, bool sending) {
     int count = 0;
     for (int other = 0; other < n; ++other) {
-      if (other == rank || node_of(other) == node_of(rank)) {
+      if (other == rank) {
+        ++count;
+        continue;
+      }
+      if (!active(other, sending)) continue;
+      if (node_of(other) == node_of(rank)) {
         ++count;
         continue;
       }
@@ -290,8 +311,8 @@ Plan plan_for(const StrategyContext& ctx) {
     } else {
       h.transport = Transport::shm;
       h.hw = kPciHw;
-      const double from_side = pcie_Bps_of(ctx, a, plan.pcie_note) / uplink_sharers(h.from);
-      const double to_side = pcie_Bps_of(ctx, b, plan.pcie_note) / uplink_sharers(h.to);
+      const double from_side = pcie_Bps_of(ctx, a, plan.pcie_note) / uplink_sharers(h.from, true);
+      const double to_side = pcie_Bps_of(ctx, b, plan.pcie_note) / uplink_sharers(h.to, false);
       h.limit_Bps = efficiency * std::min(from_side, to_side);
     }
     if (h.hw != kNvlinkHw) all_nvlink = false;
@@ -332,11 +353,14 @@ Plan plan_for(const StrategyContext& ctx) {
   // hop. The tree (a chain on one node): up and down the chain, 2(N-1) hop latencies, and
   // half the bus bandwidth (tuning.cc's ratio .5), with its size correction.
   // All-gather and reduce-scatter: one half of the ring, N-1 steps of S/N (the tree runs neither).
-  const bool half = ctx.params.text("collective") != "all_reduce";
+  // Broadcast and reduce: the whole buffer along the chain's N-1 hops, pipelined, and one hop's
+  // latency (tuning.cc: nsteps = N, so algbw = busbw; latency base + one step where the channels
+  // are duplicated, as on PCIe).
+  const bool half = collective != "all_reduce";
   plan.tree_allowed = plan.tree_allowed && !half;
   const double ring_steps = n > 1 ? (half ? 1.0 : 2.0) * (n - 1) : 0.0;
   const double bytes = ctx.bytes();
-  const double moved = n > 1 ? ring_steps / n * bytes : 0.0;
+  const double moved = n < 2 ? 0.0 : chain ? bytes : ring_steps / n * bytes;
   for (int a = 0; a < 2; ++a) {
     for (int p = 0; p < 3; ++p) {
       const double share = kPayloadShare[ix(a)][ix(p)];
@@ -347,6 +371,7 @@ Plan plan_for(const StrategyContext& ctx) {
         if (h.path == "LOC") continue;
         const double hop_us = kHopLatencyUs[ix(h.hw)][ix(a)][ix(p)];
         if (a == kRing) {
+          if (chain && i + 1 == plan.hops.size()) continue;  // the chain has no closing hop
           rate = std::min(rate, hop_rate(h, share, cap));
           latency_us += hop_us;
         } else if (i + 1 < plan.hops.size()) {  // the chain has no closing hop; it is used both ways
@@ -359,7 +384,8 @@ Plan plan_for(const StrategyContext& ctx) {
       plan.rate_Bps[ix(a)][ix(p)] = std::isfinite(rate) ? rate : 0.0;
       double seconds = plan.launch_s + kBaseLatencyUs[ix(a)][ix(p)] * 1e-6;
       if (a == kRing) {
-        seconds += (n > 1 ? ring_steps * latency_us / n : 0.0) * 1e-6 + (std::isfinite(rate) ? moved / rate : 0.0);
+        const double steps_us = n < 2 ? 0.0 : chain ? latency_us / (n - 1) : ring_steps * latency_us / n;
+        seconds += steps_us * 1e-6 + (std::isfinite(rate) ? moved / rate : 0.0);
       } else {
         const double corrected = rate * tree_correction(static_cast<Protocol>(p), bytes);
         seconds += latency_us * 1e-6 + (std::isfinite(rate) ? 2.0 * bytes / corrected : 0.0);
@@ -372,7 +398,7 @@ Plan plan_for(const StrategyContext& ctx) {
   double best = std::numeric_limits<double>::infinity();
   if (half && algorithm == "Tree") {
     throw InputError("--param algorithm=Tree collective=" + ctx.params.text("collective") +
-                     ": NCCL runs all-gather and reduce-scatter on its ring (or PAT, NVLS, CollNet), not its tree");
+                     ": NCCL runs all-gather, reduce-scatter, broadcast and reduce on its ring (or PAT, NVLS, CollNet), not its tree");
   }
   for (int a = 0; a < 2; ++a) {
     if (algorithm != "auto" && algorithm != kAlgorithmNames[ix(a)]) continue;
@@ -401,11 +427,11 @@ int tree_chunks(const StrategyContext& ctx) {
   return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(want, ctx.elements)));
 }
 
-// NCCL's tree on one node, a chain: chain[0] is the root. Pipelined by chunks: up the chain
-// each rank adds what the one below sent into its chunk and passes it on (chunk c leaves
-// position p at round c + (N-1-p)); then down the chain the root's sums overwrite the
-// others' (chunk c leaves position p at round c + p).
-void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region region, int chunks) {
+// A pipelined pass along a chain (chain[0] is the root), by chunks: `up`, each rank adds what
+// the one below sent into its chunk and passes it on towards the root (chunk c leaves position
+// p at round c + (N-1-p)); down, the root's chunks overwrite the others' on the way out (chunk c
+// leaves position p at round c + p).
+void add_chain_pass(Schedule& s, const std::vector<int>& chain, Region region, int chunks, bool up, const std::string& phase) {
   const int n = static_cast<int>(chain.size());
   if (n < 2) return;
   auto slices = std::make_shared<std::vector<Slice>>();
@@ -424,29 +450,36 @@ void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region regi
   const int rounds = chunks + n - 2;
   auto chunk_ok = [chunks, slices](int c) { return c >= 0 && c < chunks && (*slices)[ix(c)].bytes > 0; };
   for (int r = 0; r < rounds; ++r) {
-    s.rounds.push_back(Round{"tree reduce", "", [=](int q, std::vector<Op>& out) {
-                               const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
-                               if (pos < 0) return;
-                               const int up = r - (n - 1 - pos);  // the chunk it sends to pos - 1
-                               if (pos > 0 && chunk_ok(up)) out.push_back(Op::send((*peer)[ix(pos - 1)], (*slices)[ix(up)]));
-                               const int in = r - (n - 2 - pos);  // the chunk it gets from pos + 1
-                               if (pos < n - 1 && chunk_ok(in)) out.push_back(Op::recv_reduce((*peer)[ix(pos + 1)], (*slices)[ix(in)]));
-                             }});
-  }
-  for (int r = 0; r < rounds; ++r) {
-    s.rounds.push_back(Round{"tree broadcast", "", [=](int q, std::vector<Op>& out) {
-                               const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
-                               if (pos < 0) return;
-                               const int down = r - pos;  // the chunk it sends to pos + 1
-                               if (pos < n - 1 && chunk_ok(down)) out.push_back(Op::send((*peer)[ix(pos + 1)], (*slices)[ix(down)]));
-                               const int in = r - (pos - 1);  // the chunk it gets from pos - 1
-                               if (pos > 0 && chunk_ok(in)) out.push_back(Op::recv((*peer)[ix(pos - 1)], (*slices)[ix(in)]));
-                             }});
+    if (up) {
+      s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
+                                 const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
+                                 if (pos < 0) return;
+                                 const int sent = r - (n - 1 - pos);  // the chunk it sends to pos - 1
+                                 if (pos > 0 && chunk_ok(sent)) out.push_back(Op::send((*peer)[ix(pos - 1)], (*slices)[ix(sent)]));
+                                 const int in = r - (n - 2 - pos);  // the chunk it gets from pos + 1
+                                 if (pos < n - 1 && chunk_ok(in)) out.push_back(Op::recv_reduce((*peer)[ix(pos + 1)], (*slices)[ix(in)]));
+                               }});
+    } else {
+      s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
+                                 const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
+                                 if (pos < 0) return;
+                                 const int down = r - pos;  // the chunk it sends to pos + 1
+                                 if (pos < n - 1 && chunk_ok(down)) out.push_back(Op::send((*peer)[ix(pos + 1)], (*slices)[ix(down)]));
+                                 const int in = r - (pos - 1);  // the chunk it gets from pos - 1
+                                 if (pos > 0 && chunk_ok(in)) out.push_back(Op::recv((*peer)[ix(pos - 1)], (*slices)[ix(in)]));
+                               }});
+    }
   }
 }
 
+// NCCL's tree on one node, a chain (chain[0] the root): up the chain, then down.
+void add_chain_allreduce(Schedule& s, const std::vector<int>& chain, Region region, int chunks) {
+  add_chain_pass(s, chain, region, chunks, true, "tree reduce");
+  add_chain_pass(s, chain, region, chunks, false, "tree broadcast");
+}
 
 std::string collective_words(const std::string& collective) {
+  if (chain_collective(collective)) return collective + " (a chain from the ring, rank 0 the root)";
   return collective == "all_gather" ? "all-gather" : collective == "reduce_scatter" ? "reduce-scatter" : "all-reduce";
 }
 
@@ -469,6 +502,11 @@ double per_hop_seconds(const StrategyContext& ctx) {
     const double chunks = tree_chunks(ctx);
     const double rate = plan.rate_Bps[kTree][ix(plan.protocol)] * tree_correction(plan.protocol, ctx.bytes());
     if (rate > 0) seconds += 2.0 * ctx.bytes() / rate * ((chunks + n - 2) / chunks - 1);
+  } else if (chain_collective(ctx.params.text("collective")) && n > 1) {
+    // The chain's pipeline fill, one way.
+    const double chunks = tree_chunks(ctx);
+    const double rate = plan.rate_Bps[kRing][ix(plan.protocol)];
+    if (rate > 0) seconds += ctx.bytes() / rate * ((chunks + n - 2) / chunks - 1);
   }
   return seconds;
 }
@@ -504,7 +542,21 @@ Schedule per_hop_schedule(const StrategyContext& ctx) {
   std::size_t first_transfer_round = s.rounds.size();
   double hop_us = 0;  // NCCL's latency of the steps: 2(N-1) ring steps of the mean hop, or the chain's hops both ways
   const std::string& collective = ctx.params.text("collective");
-  if (plan->algorithm == kRing) {
+  if (plan->algorithm == kRing && chain_collective(collective)) {
+    // The ring cut into a chain: rank 0 first (broadcast: its buffer overwrites the others') or
+    // last (reduce: the sum ends there, the others' buffers left as they are along the way).
+    const Slice whole = region.slice();
+    if (collective == "broadcast") {
+      add_chain_pass(s, plan->ring, region, tree_chunks(ctx), false, "broadcast");
+      s.expected = {ExpectedRegion{whole, false, false, {0}}};
+    } else {
+      add_chain_pass(s, std::vector<int>(plan->ring.rbegin(), plan->ring.rend()), region, tree_chunks(ctx), true, "reduce");
+      s.expected = {ExpectedRegion{whole, true, false, {}, 1, false, {0}}};
+    }
+    // One step's latency: the mean of the chain's hops.
+    for (std::size_t i = 0; i + 1 < plan->hops.size(); ++i) hop_us += plan->hops[i].path == "LOC" ? 0.0 : kHopLatencyUs[ix(plan->hops[i].hw)][a][p];
+    hop_us /= std::max(1, n - 1);
+  } else if (plan->algorithm == kRing) {
     if (collective == "all_reduce") {
       add_ring_allreduce(s, {plan->ring}, region);
     } else {
@@ -545,7 +597,8 @@ Schedule per_hop_schedule(const StrategyContext& ctx) {
   std::string hops = "hops:";
   for (std::size_t i = 0; i < plan->hops.size(); ++i) {
     const Hop& h = plan->hops[i];
-    if (h.path == "LOC" || (plan->algorithm == kTree && i + 1 == plan->hops.size())) continue;
+    const bool chained = plan->algorithm == kTree || chain_collective(collective);
+    if (h.path == "LOC" || (chained && i + 1 == plan->hops.size())) continue;
     hops += " " + ctx.topology.node(ctx.placement.ranks[ix(h.from)]).id +
             (plan->algorithm == kTree ? "<->" : "->") + ctx.topology.node(ctx.placement.ranks[ix(h.to)]).id + " " +
             transport_name(h.transport) + " (" + h.path + ")";
@@ -554,7 +607,8 @@ Schedule per_hop_schedule(const StrategyContext& ctx) {
                     (plan->algorithm == kRing ? "ring " + collective_words(collective)
                      : plan->tree_allowed ? "tree all-reduce (a chain on one node)"
                                           : "tree all-reduce as one chain (NCCL's double binary tree across nodes is not modelled)") +
-                    (collective == "all_gather" ? "; copies only, nothing to reduce" : "; reduction fused into the copy"));
+                    (collective == "all_gather" || collective == "broadcast" ? "; copies only, nothing to reduce"
+                                                                               : "; reduction fused into the copy"));
   s.notes.push_back(hops);
   if (!plan->pcie_note.empty()) {
     s.notes.push_back("SHM through host memory at " + format_fixed(param_number(ctx, "shm_efficiency"), 2) +
