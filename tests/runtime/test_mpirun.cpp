@@ -411,31 +411,46 @@ TEST(Runtime, TrainingStepsOnGpuBackendsOrRefusedCleanly) {
 // are synchronised beside the backward pass on a thread of their own; without, once after it.
 // The figures are the slowest rank's, so the step is at least its compute and at least its
 // synchronisations; the record carries them.
+// gradsync-run --workload ARGS --check on 4 ranks, its one record (-o), after checking that it
+// ran and every element was right.
+namespace {
+
+nlohmann::json checked_step_record(const std::string& args, const fs::path& dir) {
+  const std::string records = (dir / "step.jsonl").string();
+  const auto r = mpirun(4, args + " --compute-work sleep -n 2 -w 1 --check -o " + records);
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
+  std::ifstream in(records);
+  std::string line;
+  if (!std::getline(in, line)) {
+    ADD_FAILURE() << "no record\n" << r.out;
+    return nlohmann::json::object();
+  }
+  const auto rec = nlohmann::json::parse(line);
+  EXPECT_EQ(rec.value("wrong_elements", -1), 0) << line;
+  return rec;
+}
+
+}  // namespace
+
 TEST(Runtime, TrainingStepsRunCheckedWithAndWithoutOverlap) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-step-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   for (const std::string strategy : {"ring", "ps", "hierarchical --param k=2"}) {
     for (const bool overlap : {true, false}) {
-      const std::string records = (dir / "step.jsonl").string();
-      const auto r = mpirun(4, "--workload resnet50 --scale 0.02 --strategy " + strategy +
-                                   (overlap ? " --overlap --bucket-cap 256KiB --first-bucket 64KiB" : "") +
-                                   " --compute-work sleep -n 2 -w 1 --check -o " + records);
-      ASSERT_EQ(r.status, 0) << strategy << "\n" << r.out;
-      EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
-      std::ifstream in(records);
-      std::string line;
-      ASSERT_TRUE(std::getline(in, line)) << r.out;
-      const auto rec = nlohmann::json::parse(line);
+      const auto rec = checked_step_record("--workload resnet50 --scale 0.02 --strategy " + strategy +
+                                               (overlap ? " --overlap --bucket-cap 256KiB --first-bucket 64KiB" : ""),
+                                           dir);
+      ASSERT_TRUE(rec.contains("executor")) << strategy;
       EXPECT_EQ(rec.at("executor"), "run");
       EXPECT_EQ(rec.at("workload"), "resnet50-x0.02");
-      EXPECT_EQ(rec.at("wrong_elements"), 0);
       const double iteration = rec.at("time_per_iteration_s"), compute = rec.at("compute_s_per_minibatch"), sync = rec.at("time_per_sync_s");
-      EXPECT_GE(iteration, compute) << r.out;
-      EXPECT_GE(iteration, sync) << r.out;
-      EXPECT_GT(sync, 0) << r.out;
-      EXPECT_EQ(rec.contains("overlap"), overlap) << line;
+      EXPECT_GE(iteration, compute) << rec.dump();
+      EXPECT_GE(iteration, sync) << rec.dump();
+      EXPECT_GT(sync, 0) << rec.dump();
+      EXPECT_EQ(rec.contains("overlap"), overlap) << rec.dump();
       if (overlap) {
-        EXPECT_GT(rec.at("overlap").at("buckets").get<int>(), 2) << line;
+        EXPECT_GT(rec.at("overlap").at("buckets").get<int>(), 2) << rec.dump();
       }
     }
   }
@@ -443,18 +458,11 @@ TEST(Runtime, TrainingStepsRunCheckedWithAndWithoutOverlap) {
   // all-gathered; fsdp's units (a unit per 256 KiB) gathered before each pass and scattered after,
   // three collectives a unit. Every collective's result checked as its kind says (a shard, a copy).
   for (const std::string strategy : {"zero2", "fsdp"}) {
-    const std::string records = (dir / "sharded.jsonl").string();
-    const auto r = mpirun(4, "--workload resnet50 --scale 0.02 --strategy " + strategy +
-                                 " --overlap --bucket-cap 256KiB --first-bucket 64KiB --compute-work sleep -n 2 -w 1 --check -o " +
-                                 records);
-    ASSERT_EQ(r.status, 0) << strategy << "\n" << r.out;
-    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << r.out;
-    std::ifstream in(records);
-    std::string line;
-    ASSERT_TRUE(std::getline(in, line)) << r.out;
-    const auto rec = nlohmann::json::parse(line);
-    EXPECT_EQ(rec.at("wrong_elements"), 0);
-    EXPECT_GE(rec.at("time_per_iteration_s").get<double>(), rec.at("compute_s_per_minibatch").get<double>()) << r.out;
+    const auto rec = checked_step_record(
+        "--workload resnet50 --scale 0.02 --strategy " + strategy + " --overlap --bucket-cap 256KiB --first-bucket 64KiB", dir);
+    ASSERT_TRUE(rec.contains("overlap")) << strategy;
+    const std::string line = rec.dump();
+    EXPECT_GE(rec.at("time_per_iteration_s").get<double>(), rec.at("compute_s_per_minibatch").get<double>()) << line;
     const int syncs = rec.at("overlap").at("buckets").get<int>();
     if (strategy == "fsdp") {
       EXPECT_EQ(syncs % 3, 0) << line;
