@@ -278,8 +278,12 @@ void add_ring_half(Schedule& s, const std::vector<int>& ring, Region region, boo
   } else {
     add_ring_all_gather(s, {ring}, region, "all-gather");
   }
+  s.expected = ring_half_expected(ring, region, reduce_scatter);
+}
+
+std::vector<ExpectedRegion> ring_half_expected(const std::vector<int>& ring, Region region, bool reduce_scatter) {
   const int m = static_cast<int>(ring.size());
-  s.expected.clear();
+  std::vector<ExpectedRegion> out;
   for (int b = 0; b < m; ++b) {
     const int owner = ring[static_cast<std::size_t>((b - 1 + m) % m)];
     ExpectedRegion e{block(region.base, region.elements, m, b, region.element_bytes), reduce_scatter, false, {}};
@@ -288,8 +292,9 @@ void add_ring_half(Schedule& s, const std::vector<int>& ring, Region region, boo
     } else {
       e.contributors = {owner};
     }
-    s.expected.push_back(e);
+    out.push_back(e);
   }
+  return out;
 }
 
 double collective_busbw_factor(int ranks, const std::map<std::string, std::string>& params) {

@@ -75,6 +75,8 @@ void add_ring_allreduce(Schedule& s, const Rings& rings, Region region, const st
 // reduce-scatter's local reductions are reported under `compute_phase` ("": its own phase).
 void add_ring_half(Schedule& s, const std::vector<int>& ring, Region region, bool reduce_scatter,
                    const std::string& compute_phase);
+// That result alone, one region per block of `region` (what add_ring_half sets as Schedule::expected).
+std::vector<ExpectedRegion> ring_half_expected(const std::vector<int>& ring, Region region, bool reduce_scatter);
 
 // nccl-tests' bus bandwidth factor for the "collective" parameter among `params` (all-reduce
 // when absent): for the strategies that take it.

@@ -46,10 +46,10 @@ Strategy sharded_strategy(Sharding sharding, int all_gathers) {
   Strategy s;
   s.source = "ZeRO (Rajbhandari et al., SC'20); PyTorch FSDP";
   s.sharding = sharding;
-  ParamSpec inner = inner_param("ring",
-                                 "who runs the reduce-scatter and the all-gathers: ring, or nccl where it runs them (one host of "
-                                 "PCIe or point-to-point NVLink so far)");
-  inner.excludes.push_back({"nccl", "algorithm", {"Tree"}, "NCCL runs reduce-scatter and all-gather on its ring, not its tree"});
+  ParamSpec inner = inner_param("ring", "who runs the reduce-scatter and the all-gathers: ring, or nccl (its ring; across hosts "
+                                         "and on NVSwitch hosts as its planner plans it)");
+  inner.excludes.push_back({"nccl", "algorithm", {"Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"},
+                            "gradsync builds NCCL's reduce-scatter and all-gather on its ring only"});
   s.params = {inner};
   s.inners = {{"ring"}, {"nccl", false, runs_both_halves("nccl")}};
   s.sets_inner_params = {"collective"};

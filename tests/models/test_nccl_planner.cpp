@@ -219,6 +219,77 @@ TEST(NcclPlanner, EveryPlannedScheduleIsAnAllReduce) {
   EXPECT_GT(checked, 150);
 }
 
+// All-gather and reduce-scatter across hosts and on NVSwitch hosts: half of NCCL's channel rings,
+// each rank's result as the collective's kind says (proved), timed as NCCL's cost model times
+// that collective (the schedule walked = the plan's closed form), the bus factor (N-1)/N.
+TEST(NcclPlanner, AllGatherAndReduceScatterAreHalfOfItsRings) {
+  struct Case {
+    int nodes, gpus, per_node;
+    IntraFabric intra;
+  };
+  int checked = 0;
+  for (const Case& c : {Case{2, 8, 8, IntraFabric::nvswitch}, Case{3, 4, 3, IntraFabric::nvswitch}, Case{1, 8, 8, IntraFabric::nvswitch},
+                        Case{3, 2, 2, IntraFabric::pcie}}) {
+    const Topology t = cluster(c.nodes, c.gpus, c.intra, c.gpus);
+    const Placement placement = spread(t, c.nodes, c.per_node);
+    const int n = placement.size();
+    for (const char* collective : {"all_gather", "reduce_scatter"}) {
+      for (const char* protocol : {"auto", "LL", "Simple"}) {
+        for (std::uint64_t elements : {std::uint64_t{7}, static_cast<std::uint64_t>(n + 1), std::uint64_t{1024 * 1024 + 3}}) {
+          PredictRequest q;
+          q.topology = &t;
+          q.strategy = &find_strategy("nccl");
+          q.placement = placement;
+          q.bytes = 4.0 * static_cast<double>(elements);
+          q.params = SyncParams::parse({std::string("collective=") + collective, std::string("protocol=") + protocol});
+          const BuiltSchedule b = build_schedule(q);
+          EXPECT_EQ(b.resolved.at("algorithm"), "Ring");
+          const SymbolicResult r = check_schedule(b.schedule);
+          ASSERT_TRUE(r.ok) << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements
+                            << ": " << r.message;
+          ASSERT_FALSE(b.schedule.expected.empty());
+          for (const ExpectedRegion& e : b.schedule.expected) {
+            EXPECT_EQ(e.holders.size() + e.contributors.size(), 1u) << collective;  // one owner per block
+          }
+          const ResultRecord walked = predict(q);
+          EXPECT_NEAR(walked.busbw_factor, (n - 1.0) / n, 1e-12);
+          if (elements > 1024) {  // below a block per channel and rank the remainder ring carries no step latencies
+            const ResultRecord closed = find_executor("formula").evaluate(q, ExecutorSettings{});
+            EXPECT_NEAR(walked.time_per_sync_s, closed.time_per_sync_s, 0.02 * closed.time_per_sync_s)
+                << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements;
+          }
+          ++checked;
+        }
+      }
+    }
+    // One half moves half an all-reduce's ring bytes: at 64 MiB, where bandwidth rules, it takes
+    // about half the ring all-reduce's time.
+    PredictRequest q;
+    q.topology = &t;
+    q.strategy = &find_strategy("nccl");
+    q.placement = placement;
+    q.bytes = 64.0 * 1024 * 1024;
+    q.params = SyncParams::parse({"collective=all_gather", "protocol=Simple"});
+    const double gather = predict(q).time_per_sync_s;
+    q.params = SyncParams::parse({"algorithm=Ring", "protocol=Simple"});
+    const double ring = predict(q).time_per_sync_s;
+    EXPECT_GT(gather, 0.4 * ring) << c.nodes << " x " << c.per_node;
+    EXPECT_LT(gather, 0.6 * ring) << c.nodes << " x " << c.per_node;
+  }
+  EXPECT_GE(checked, 70);
+  // Only NCCL's ring is built for them; broadcast and reduce not across hosts yet.
+  const Topology t = cluster(2, 8, IntraFabric::nvswitch, 8);
+  PredictRequest q;
+  q.topology = &t;
+  q.strategy = &find_strategy("nccl");
+  q.placement = spread(t, 2, 8);
+  q.bytes = 1e6;
+  q.params = SyncParams::parse({"collective=all_gather", "algorithm=NVLSTree"});
+  EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
+  q.params = SyncParams::parse({"collective=broadcast"});
+  EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
+}
+
 // What NCCL refuses to run is refused: NVLS without an NVSwitch, NVLS tree on one host.
 TEST(NcclPlanner, AnAlgorithmTheMachineCannotRunIsAnInputError) {
   const Topology pcie = cluster(2, 2, IntraFabric::pcie, 2);

@@ -1,5 +1,6 @@
-// The nccl strategy: NCCL 2.30.7's all-reduce (NVIDIA/nccl 5067397c) as NCCL runs it, and on one
-// host of PCIe or point-to-point NVLink its ring all-gather and reduce-scatter (collective=...). Across
+// The nccl strategy: NCCL 2.30.7's all-reduce (NVIDIA/nccl 5067397c) as NCCL runs it, its ring
+// all-gather and reduce-scatter, and on one host of PCIe or point-to-point NVLink its broadcast and
+// reduce (collective=...). Across
 // hosts, and on hosts with an NVSwitch, NCCL's own planner decides (plan.h: its view of each
 // host, its channel search, its cost model; planned.h: the plan as a schedule); on one host of
 // PCIe or point-to-point NVLink the per-hop model (per_hop.h), whose three constants were
@@ -41,29 +42,34 @@ bool planner_decides(const Topology& topology, const std::vector<std::size_t>& r
 
 bool use_planner(const StrategyContext& ctx) { return planner_decides(ctx.topology, ctx.placement.ranks); }
 
-// nccl-tests' collectives: the all-reduce everywhere; all-gather and reduce-scatter where the
-// per-hop model decides (one host of PCIe or point-to-point NVLink), the planner plans them not yet.
+// The algorithms besides the ring (NCCL_ALGO's names).
+std::vector<std::string> not_ring_algorithms() { return {"Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"}; }
+
+// nccl-tests' collectives: the all-reduce, all-gather and reduce-scatter everywhere; broadcast and
+// reduce where the per-hop model decides (one host of PCIe or point-to-point NVLink).
 ParamSpec collective_param() {
   ParamDomain d = word_domain({"all_reduce"}, false);
+  d.words = {"all_reduce", "all_gather", "reduce_scatter"};
   const auto more = [](const ParamContext& c) {
-    return planner_decides(c.topology, c.placement.ranks)
-               ? std::vector<std::string>{}
-               : std::vector<std::string>{"all_gather", "reduce_scatter", "broadcast", "reduce"};
+    return planner_decides(c.topology, c.placement.ranks) ? std::vector<std::string>{}
+                                                          : std::vector<std::string>{"broadcast", "reduce"};
   };
   d.values = more;
   d.values_text = [more](const ParamContext& c) {
-    return more(c).empty() ? std::string("all_reduce (all_gather, reduce_scatter, broadcast and reduce on one host of PCIe or "
-                                         "point-to-point NVLink only so far)")
-                           : std::string("all_reduce, all_gather, reduce_scatter, broadcast or reduce");
+    return more(c).empty() ? std::string("broadcast or reduce on one host of PCIe or point-to-point NVLink (not across hosts "
+                                         "or on NVSwitch hosts so far)")
+                           : std::string("broadcast or reduce");
   };
   ParamSpec p{"collective", "all_reduce",
               "all_reduce, all_gather, reduce_scatter, broadcast or reduce (nccl-tests' *_perf; the size is the whole "
-              "buffer, as they print it; broadcast and reduce with root 0, their default). On one host of PCIe or "
-              "point-to-point NVLink: all_gather and reduce_scatter are half of NCCL's ring, broadcast and reduce its ring "
-              "cut into a chain at the root",
+              "buffer, as they print it; broadcast and reduce with root 0, their default). all_gather and reduce_scatter "
+              "are half of NCCL's ring (everywhere: across hosts and on NVSwitch hosts by NCCL's planner, its cost model "
+              "choosing the protocol); broadcast and reduce its ring cut into a chain at the root, on one host of PCIe or "
+              "point-to-point NVLink",
               std::move(d)};
-  for (const char* half : {"all_gather", "reduce_scatter", "broadcast", "reduce"}) {
-    p.excludes.push_back({half, "algorithm", {"Tree"}, "NCCL runs all-gather, reduce-scatter, broadcast and reduce on its ring, not its tree"});
+  for (const char* other : {"all_gather", "reduce_scatter", "broadcast", "reduce"}) {
+    p.excludes.push_back({other, "algorithm", not_ring_algorithms(),
+                          "gradsync builds NCCL's all-gather, reduce-scatter, broadcast and reduce on its ring only"});
   }
   return p;
 }
@@ -92,6 +98,24 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (ctx.params.text("min_ctas") != "auto") o.min_ctas = static_cast<int>(ctx.params.integer("min_ctas"));
   if (ctx.params.text("max_ctas") != "auto") o.max_ctas = static_cast<int>(ctx.params.integer("max_ctas"));
   if (ctx.params.text("channels") != "auto") o.min_ctas = o.max_ctas = static_cast<int>(ctx.params.integer("channels"));
+  o.collective = *nccl::collective_from_name(ctx.params.text("collective"));
+  if (nccl::all_gather_like(o.collective)) {
+    // All-gather and reduce-scatter as NCCL's ring: what its cost model would pick otherwise
+    // (PAT, NVLS) is said, not built.
+    if (o.forced_algorithm >= 0 && o.forced_algorithm != nccl::kRing) {
+      throw InputError("--param algorithm=" + algorithm + " collective=" + ctx.params.text("collective") +
+                       ": gradsync builds NCCL's all-gather and reduce-scatter on its ring only so far");
+    }
+    int picked = -1;
+    if (o.forced_algorithm < 0) {
+      const nccl::Plan free = nccl::make_plan(ctx.topology, ctx.placement.ranks, ctx.bytes(), o);
+      if (free.choice.time_us >= 0 && free.algorithm() != nccl::kRing) picked = free.algorithm();
+      o.forced_algorithm = nccl::kRing;
+    }
+    nccl::Plan plan = nccl::make_plan(ctx.topology, ctx.placement.ranks, ctx.bytes(), o);
+    plan.picked_instead = picked;
+    return plan;
+  }
   nccl::Plan plan = nccl::make_plan(ctx.topology, ctx.placement.ranks, ctx.bytes(), o);
   if (plan.choice.time_us < 0 && ctx.N() > 1) {
     throw InputError("--param algorithm=" + algorithm + " protocol=" + protocol +
@@ -121,7 +145,7 @@ std::vector<std::future<nccl::Plan>> plan_open_facts(const StrategyContext& ctx,
 std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<std::future<nccl::Plan>>& plans) {
   if (plans.empty()) return "";
   const double launch = launch_seconds(ctx);
-  const double factor = allreduce_busbw_factor(ctx.N());
+  const double factor = collective_busbw_factor(ctx.N(), ctx.params.values());
   auto busbw = [&](const nccl::Plan& p) {
     const double seconds = nccl::planned_seconds(ctx, p, launch);
     return seconds > 0 ? ctx.bytes() / seconds * factor / 1e9 : 0.0;
@@ -148,12 +172,12 @@ std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::
          format_fixed(as_assumed, 1) + " as assumed (NCCL's plan, closed form)";
 }
 
-// The planner (clusters, NVSwitch hosts) plans all-reduces only so far.
+// The planner (clusters, NVSwitch hosts) plans all-reduces, all-gathers and reduce-scatters so far.
 void refuse_collective_on_planner(const StrategyContext& ctx) {
   const std::string& c = ctx.params.text("collective");
-  if (c == "all_reduce") return;
+  if (c == "all_reduce" || c == "all_gather" || c == "reduce_scatter") return;
   throw InputError("--param collective=" + c + ": modelled on one host of PCIe or point-to-point NVLink only so far; across "
-                   "hosts and on NVSwitch hosts gradsync predicts NCCL's all-reduce");
+                   "hosts and on NVSwitch hosts gradsync predicts NCCL's all-reduce, all-gather and reduce-scatter");
 }
 
 std::string collective_phase(const StrategyContext& ctx) {
@@ -344,7 +368,7 @@ Strategy definition() {
       refuse_collective_on_planner(ctx);
       const nccl::Plan planned = planner_plan(ctx);
       resolve_planned(ctx, planned);
-      return formulas::Breakdown{{{"all-reduce", nccl::planned_seconds(ctx, planned, launch_seconds(ctx))}}};
+      return formulas::Breakdown{{{collective_phase(ctx), nccl::planned_seconds(ctx, planned, launch_seconds(ctx))}}};
     }
     return formulas::Breakdown{{{collective_phase(ctx), per_hop_seconds(ctx)}}};
   };

@@ -23,7 +23,7 @@ Op engined(Op op, const Engine& e) {
 }  // namespace
 
 void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, Region region, const Engine& engine,
-                       const std::string& prefix) {
+                       const std::string& prefix, RingHalves halves) {
   if (rings.empty()) return;
   const int n = static_cast<int>(rings.front().size());
   const int channels = static_cast<int>(rings.size());
@@ -45,6 +45,7 @@ void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, 
   };
   for (int half = 0; half < 2; ++half) {
     const bool gather = half == 1;
+    if ((gather && halves == RingHalves::reduce_scatter) || (!gather && halves == RingHalves::all_gather)) continue;
     const int first = static_cast<int>(s.rounds.size());
     for (int step = 0; step < n - 1; ++step) {
       Round round{prefix + (gather ? "all-gather" : "reduce-scatter"), "step latency",
@@ -63,6 +64,14 @@ void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, 
                   }};
       if (step > 0) round.same_as = first;
       s.rounds.push_back(std::move(round));
+    }
+  }
+  if (halves == RingHalves::both) return;
+  // One half alone: who holds each block (reduce-scatter) or gave it (all-gather).
+  for (int c = 0; c < channels; ++c) {
+    const Region part{slice(c, 0).offset, block * static_cast<std::uint64_t>(n), region.element_bytes};
+    for (ExpectedRegion& e : strategies::ring_half_expected(rings[ix(c)], part, halves == RingHalves::reduce_scatter)) {
+      s.expected.push_back(std::move(e));
     }
   }
 }

@@ -29,8 +29,11 @@ struct Engine {
 // Channel rings over all ranks (each ring an order of the workers 0..N-1), each reducing its
 // equal part of `region` (`region.elements` a multiple of rings x N): 2(N-1) rounds, every one
 // after the first of each phase declared equal to it.
+// `halves`: both (the all-reduce), or one of them alone (N-1 rounds): then the schedule's expected
+// result is that half's (each channel's block b reduced on, or gathered from, position b-1 of its ring).
+enum class RingHalves { both, reduce_scatter, all_gather };
 void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, Region region, const Engine& engine,
-                       const std::string& prefix);
+                       const std::string& prefix, RingHalves halves = RingHalves::both);
 
 // A tree node: a participant in a role. The same participant may hold several nodes of one tree
 // (a GPU that is a leaf of its NVSwitch and the head that carries the switch's sum across

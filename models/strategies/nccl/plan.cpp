@@ -343,7 +343,8 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   comm.forced_algorithm = o.forced_algorithm;
   comm.forced_protocol = o.forced_protocol;
 
-  plan.costs = tune(comm, Collective::all_reduce);
+  plan.collective = o.collective;
+  plan.costs = tune(comm, o.collective);
   return plan;
 }
 
@@ -354,7 +355,7 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
   k << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size() << '|' << o.forced_algorithm << ','
     << o.forced_protocol << ',' << o.p2p_level << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
     << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
-    << o.max_ctas << '|';
+    << o.max_ctas << ',' << static_cast<int>(o.collective) << '|';
   for (std::size_t g : gpus) k << g << ',';
   // The facts NCCL plans with and the links' rates, folded into one number each.
   std::size_t facts = 0;
@@ -393,7 +394,7 @@ Plan make_plan(const Topology& t, const std::vector<std::size_t>& gpus, double b
   }
   Plan plan = *searched;
   plan.bytes = bytes;
-  plan.choice = choose(plan.comm, plan.costs, Collective::all_reduce, bytes);
+  plan.choice = choose(plan.comm, plan.costs, plan.collective, bytes);
   return plan;
 }
 

@@ -34,6 +34,7 @@ struct PlanOptions {
   std::optional<bool> gpudirect;  // GPUDirect RDMA; unset: the NICs' fact, else assumed
   bool collnet = false;       // NCCL_COLLNET_ENABLE=1 (needs NICs whose switches reduce: SHARP)
   int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS; 0: NCCL's
+  Collective collective = Collective::all_reduce;  // what is costed and chosen for
 };
 
 // One fact NCCL plans with that the inputs did not state, the value taken, and the options that
@@ -70,6 +71,9 @@ struct Plan {
   HostFacts host;                      // the first host's
   std::vector<Assumption> assumed;
   double bytes = 0;
+  Collective collective = Collective::all_reduce;
+  // All-gather, reduce-scatter: NCCL's cost model's own pick where gradsync runs its ring instead (-1: none).
+  int picked_instead = -1;
 
   int algorithm() const { return choice.algorithm; }
   int protocol() const { return choice.protocol; }

@@ -10,6 +10,7 @@
 #include "models/strategies/nccl/pipeline.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
+#include "models/topology/importers/nccl_tests.h"
 #include "models/topology/topology.h"
 
 namespace gradsync::models::nccl {
@@ -17,7 +18,10 @@ namespace gradsync::models::nccl {
 namespace {
 
 using strategies::add_compute;
+using strategies::add_ring_all_gather;
 using strategies::add_ring_allreduce;
+using strategies::add_ring_reduce_scatter;
+using strategies::ring_half_expected;
 using strategies::all_workers;
 using strategies::start_schedule;
 
@@ -139,6 +143,9 @@ double local_speedup_of(const Plan& plan, int a) {
   return slower > 0 ? std::max(1.0, steps.intra / slower) : 1.0;
 }
 
+// How many times a ring's steps go round: twice for the all-reduce, once for one half of it.
+double ring_passes(const Plan& plan) { return all_gather_like(plan.collective) ? 1.0 : 2.0; }
+
 // One channel's connection between two hosts carries at most `net_channel_share` of its NIC's
 // line rate, which bounds the algorithm bandwidth: a ring channel moves 2(N-1)/N of its part
 // through each of its hops, a tree's part crosses each edge between hosts once each way.
@@ -146,7 +153,7 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, const Layout& l
   const double cap = ctx.params.number("net_channel_share") * plan.nic_GBps;
   if (plan.hosts.size() < 2 || !(cap > 0) || lay.time.bw_GBps <= 0) return lay.time.bw_GBps;
   const double n = ctx.N();
-  const double limit = lay.algorithm == kRing ? cap * lay.parts * n / (2.0 * (n - 1)) : cap * lay.parts;
+  const double limit = lay.algorithm == kRing ? cap * lay.parts * n / (ring_passes(plan) * (n - 1)) : cap * lay.parts;
   return std::min(lay.time.bw_GBps, limit);
 }
 
@@ -155,7 +162,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   lay.algorithm = plan.algorithm();
   lay.protocol = plan.protocol();
   const double bytes = ctx.bytes();
-  lay.time = algorithm_time(plan.comm, plan.costs, Collective::all_reduce, lay.algorithm, lay.protocol, bytes);
+  lay.time = algorithm_time(plan.comm, plan.costs, plan.collective, lay.algorithm, lay.protocol, bytes);
   const auto n = static_cast<std::uint64_t>(ctx.N());
   const int channels = std::max(1, plan.comm.channels);
   const int nodes = static_cast<int>(plan.hosts.size());
@@ -406,15 +413,30 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
       }
       rings.push_back(std::move(ring));
     }
-    // Each channel moves its share of the bus bandwidth: 2(N-1)/N of the bytes at the algorithm bandwidth.
-    const double per_channel_Bps = algbw_Bps * 2.0 * (n - 1) / n / lay.parts;
+    // Each channel moves its share of the bus bandwidth: 2(N-1)/N of the bytes at the algorithm
+    // bandwidth ((N-1)/N for one half).
+    const double passes = ring_passes(plan);
+    const double per_channel_Bps = algbw_Bps * passes * (n - 1) / n / lay.parts;
     const std::uint64_t unit = static_cast<std::uint64_t>(lay.parts) * static_cast<std::uint64_t>(n);
     const Region main{0, ctx.elements / unit * unit, ctx.element_bytes};
-    const Engine engine{.payload_share = share, .max_Bps = per_channel_Bps / share, .step_s = spread_s / (2.0 * (n - 1))};
-    add_channel_rings(s, rings, main, engine, "");
+    const Engine engine{.payload_share = share, .max_Bps = per_channel_Bps / share, .step_s = spread_s / (passes * (n - 1))};
+    const RingHalves halves = plan.collective == Collective::all_gather       ? RingHalves::all_gather
+                              : plan.collective == Collective::reduce_scatter ? RingHalves::reduce_scatter
+                                                                              : RingHalves::both;
+    add_channel_rings(s, rings, main, engine, "", halves);
     if (main.elements < ctx.elements) {
       const Region rest{main.slice().end(), ctx.elements - main.elements, ctx.element_bytes};
-      add_ring_allreduce(s, {rings.front()}, rest, "remainder ");
+      if (halves == RingHalves::both) {
+        add_ring_allreduce(s, {rings.front()}, rest, "remainder ");
+      } else {
+        const bool scatter = halves == RingHalves::reduce_scatter;
+        if (scatter) {
+          add_ring_reduce_scatter(s, {rings.front()}, rest, "remainder reduce-scatter", "remainder reduce");
+        } else {
+          add_ring_all_gather(s, {rings.front()}, rest, "remainder all-gather");
+        }
+        for (ExpectedRegion& e : ring_half_expected(rings.front(), rest, scatter)) s.expected.push_back(std::move(e));
+      }
     }
   } else {
     const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
@@ -440,6 +462,10 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
     if (ctx.params.text(key) != "auto") forced.push_back(std::string(key == std::string("algorithm") ? "NCCL_ALGO=" : "NCCL_PROTO=") + ctx.params.text(key));
   }
   if (!forced.empty()) line += " (" + join(forced, ", ") + ")";
+  if (plan.picked_instead >= 0) {
+    line += std::string(" (NCCL's cost model picks ") + algorithm_name(plan.picked_instead) + " for this " +
+            collective_name(plan.collective) + "; gradsync builds its ring only so far)";
+  }
   line += " on " + std::to_string(plan.hosts.size()) + (plan.hosts.size() == 1 ? " host" : " hosts");
   if (a == kRing) line += ", " + std::to_string(lay.parts) + " channels";
   if (a == kTree) line += ", " + std::to_string(lay.parts) + " channels on a double binary tree of hosts, " + std::to_string(lay.chunks) + " chunks each";
@@ -456,7 +482,7 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
     line += ", " + std::to_string(lay.heads) + " heads per host x " + std::to_string(lay.parts / std::max(1, lay.heads)) +
             " channels into the network's switch, which reduces across hosts (SHARP), " + std::to_string(lay.chunks) + " chunks";
   }
-  const double bus = 2.0 * (ctx.N() - 1) / std::max(1, ctx.N());
+  const double bus = nccl_tests_busbw_factor(collective_name(plan.collective), ctx.N()).value_or(allreduce_busbw_factor(ctx.N()));
   line += "; NCCL's model: " + format_fixed(lay.time.latency_us, 1) + " us + bytes at " + format_fixed(lay.time.bw_GBps, 1) +
           " GB/s (bus " + format_fixed(lay.time.bw_GBps * bus, 1) + " GB/s)";
   if (lay.bw_GBps < lay.time.bw_GBps) {

@@ -40,9 +40,28 @@ int log2i(long long n) {
 
 int cc_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 
+}  // namespace
+
 bool all_gather_like(Collective c) { return c == Collective::all_gather || c == Collective::reduce_scatter; }
 
-}  // namespace
+const char* collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::broadcast: return "broadcast";
+    case Collective::reduce: return "reduce";
+  }
+  return "";
+}
+
+std::optional<Collective> collective_from_name(const std::string& name) {
+  for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::broadcast,
+                       Collective::reduce}) {
+    if (name == collective_name(c)) return c;
+  }
+  return std::nullopt;
+}
 
 const char* algorithm_name(int a) {
   static const char* names[kAlgorithms] = {"Tree", "Ring", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"};

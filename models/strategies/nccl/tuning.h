@@ -6,6 +6,9 @@
 // tree's correction by size and the ring's plateau across nodes.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include <array>
 #include <string>
 
@@ -18,6 +21,11 @@ constexpr int kAlgorithms = 7;
 enum Protocol : int { kLL = 0, kLL128 = 1, kSimple = 2 };
 constexpr int kProtocols = 3;
 enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce };
+// All-gather and reduce-scatter: one half of an all-reduce's ring.
+bool all_gather_like(Collective c);
+// nccl-tests' name of it ("all_gather"), and back (nullopt: not one of these).
+const char* collective_name(Collective c);
+std::optional<Collective> collective_from_name(const std::string& name);
 
 const char* algorithm_name(int a);  // "Ring", "Tree", "NVLS", "NVLSTree", "CollnetDirect", "CollnetChain", "PAT"
 const char* protocol_name(int p);   // "LL", "LL128", "Simple"
