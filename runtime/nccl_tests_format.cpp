@@ -38,8 +38,8 @@ std::string nccl_tests_header(const NcclTestsRunHeader& h) {
 }
 
 std::string nccl_tests_row(double bytes, std::uint64_t count, const NcclTestsTimingOut& out_of_place,
-                           const NcclTestsTimingOut& in_place) {
-  return fmt::format("{:12.0f}  {:12d}  {:>8}  {:>6}  {:6d}", bytes, count, "float", "sum", -1) + timing_text(out_of_place) +
+                           const NcclTestsTimingOut& in_place, const std::string& redop, int root) {
+  return fmt::format("{:12.0f}  {:12d}  {:>8}  {:>6}  {:6d}", bytes, count, "float", redop, root) + timing_text(out_of_place) +
          timing_text(in_place) + "\n";
 }
 

@@ -40,9 +40,9 @@ struct NcclTestsRunHeader {
 
 // "# Collective test starting: <program>", "# nThread ...", the device lines and the two column header lines.
 std::string nccl_tests_header(const NcclTestsRunHeader& h);
-// One size: out-of-place then in-place (type float, redop sum, root -1).
+// One size: out-of-place then in-place (type float; redop sum or none, root -1 or the root rank, as the collective's *_perf prints them).
 std::string nccl_tests_row(double bytes, std::uint64_t count, const NcclTestsTimingOut& out_of_place,
-                           const NcclTestsTimingOut& in_place);
+                           const NcclTestsTimingOut& in_place, const std::string& redop = "sum", int root = -1);
 // "# Out of bounds values : N OK|FAILED" and "# Avg bus bandwidth : X".
 std::string nccl_tests_footer(std::uint64_t wrong, double avg_busbw_GBps);
 

@@ -52,7 +52,24 @@ Backend make_backend(const std::string& name, MPI_Comm comm) {
   return factory->second(comm);
 }
 
-std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm) {
+const std::vector<std::string>& native_collectives() {
+  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"};
+  return names;
+}
+
+std::string nccl_function_of(const std::string& collective) {
+  if (collective == "all_gather") return "ncclAllGather";
+  if (collective == "reduce_scatter") return "ncclReduceScatter";
+  if (collective == "broadcast") return "ncclBroadcast";
+  if (collective == "reduce") return "ncclReduce";
+  return "ncclAllReduce";
+}
+
+std::unique_ptr<NativeCollective> make_nccl_collective(MPI_Comm comm, const std::string& collective) {
+  const auto& names = native_collectives();
+  if (std::find(names.begin(), names.end(), collective) == names.end()) {
+    throw models::InputError("--param collective=" + collective + ": NCCL's own collectives here are " + models::join(names, ", "));
+  }
 #if GRADSYNC_HAVE_NCCL
   // Agreed by every rank, so that a rank without a GPU does not leave the others waiting
   // in NCCL's bootstrap.
@@ -62,10 +79,10 @@ std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm) {
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
   if (all == 0) {
     throw models::InputError("--strategy nccl --backend nccl: " + (mine ? std::string("another rank found no GPU") : gpus.reason) +
-                             "; NCCL's own all-reduce needs a GPU per rank (--backend mpi_host runs gradsync's model of "
-                             "NCCL's ring instead)");
+                             "; NCCL's own " + nccl_function_of(collective) + " needs a GPU per rank (--backend mpi_host runs "
+                             "gradsync's model of NCCL's ring instead)");
   }
-  return make_nccl_allreduce_on_gpu(comm);
+  return make_nccl_collective_on_gpu(comm, collective);
 #else
   (void)comm;
   throw models::InputError("--strategy nccl --backend nccl: this gradsync was built without NCCL (configure with the CUDA "

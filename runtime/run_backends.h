@@ -25,14 +25,18 @@ struct BackendRegistration {
 Backend make_backend(const std::string& name, MPI_Comm comm);
 std::vector<std::string> registered_backends();  // the names with a factory in this build, sorted
 
-// The platform's own all-reduce (sum of floats) on this rank's device, timed as nccl-tests
-// times it: gradsync-run --strategy nccl on the nccl backend calls NCCL's collective itself.
-class NativeAllReduce {
+// The platform's own collective on floats on this rank's device, timed as nccl-tests times
+// it: gradsync-run --strategy nccl on the nccl backend calls NCCL's collective itself. Sizes
+// are nccl-tests': `count` the elements of the whole buffer (an all-gather's received one, a
+// reduce-scatter's sent one), each rank's share count / ranks; broadcast and reduce from and to
+// rank 0, their default root.
+class NativeCollective {
  public:
-  virtual ~NativeAllReduce() = default;
+  virtual ~NativeCollective() = default;
   // Mean seconds per call over `iterations` calls issued back to back (after `warmup`), this rank's.
   virtual double seconds_per_call(std::size_t count, bool in_place, int warmup, int iterations) = 0;
-  // One call on inputs whose sum is exact in float: the elements of this rank's result that differ.
+  // One call on inputs whose result is exact in float: the elements of this rank's result that
+  // differ from it (none checked where the collective leaves this rank nothing: reduce off the root).
   virtual std::uint64_t wrong_elements(std::size_t count, bool in_place) = 0;
   virtual int device() const = 0;
   virtual std::string bus_id() const = 0;       // "0x01"
@@ -41,12 +45,15 @@ class NativeAllReduce {
   // From the watchdog's thread, before MPI_Abort: ends a wait on a peer that is gone.
   virtual void abort() {}
 };
-// NCCL's ncclAllReduce over every rank of `comm`, one GPU per rank. InputError (exit 2, on
+// The collectives it runs, by nccl-tests' names, and NCCL's function for each.
+const std::vector<std::string>& native_collectives();  // all_reduce, all_gather, reduce_scatter, broadcast, reduce
+std::string nccl_function_of(const std::string& collective);  // "ncclAllGather"
+// NCCL's `collective` over every rank of `comm`, one GPU per rank. InputError (exit 2, on
 // every rank alike) when this build has no NCCL, a rank has no GPU, or two ranks got one GPU.
-std::unique_ptr<NativeAllReduce> make_nccl_allreduce(MPI_Comm comm);
+std::unique_ptr<NativeCollective> make_nccl_collective(MPI_Comm comm, const std::string& collective);
 
 #if GRADSYNC_HAVE_NCCL
-std::unique_ptr<NativeAllReduce> make_nccl_allreduce_on_gpu(MPI_Comm comm);  // runtime/backends/nccl/
+std::unique_ptr<NativeCollective> make_nccl_collective_on_gpu(MPI_Comm comm, const std::string& collective);  // runtime/backends/nccl/
 #endif
 
 }  // namespace gradsync::runtime

@@ -53,7 +53,7 @@ namespace {
 // The transport the watchdog tears down before MPI_Abort (NCCL communicators).
 std::atomic<runtime::Transport*> g_abort_transport{nullptr};
 // The same for NCCL's own all-reduce (--strategy nccl --backend nccl).
-std::atomic<runtime::NativeAllReduce*> g_abort_native{nullptr};
+std::atomic<runtime::NativeCollective*> g_abort_native{nullptr};
 
 struct Options {
   std::string strategy;  // default: models::default_strategy()
@@ -181,19 +181,27 @@ std::vector<double> sizes_of(const Options& o) {
   return sizes;
 }
 
-// Options that shape gradsync's schedules or its own timings, which NCCL's own all-reduce
+// The collective NCCL's own run calls: --param collective=... (all_reduce by default), the one
+// parameter it takes.
+std::string native_collective_of(const Options& o) {
+  std::string collective = "all_reduce";
+  for (const std::string& p : o.params) {
+    if (p.rfind("collective=", 0) == 0) collective = p.substr(std::string("collective=").size());
+  }
+  return collective;
+}
+
+// Options that shape gradsync's schedules or its own timings, which NCCL's own collective
 // has none of: refused rather than silently ignored.
 void refuse_schedule_options(const Options& o, int size) {
   const auto refuse = [](const std::string& flag, const std::string& instead) {
-    throw models::InputError(flag + ": NCCL's own all-reduce (--strategy nccl --backend nccl) does not take it; " + instead);
+    throw models::InputError(flag + ": NCCL's own collective (--strategy nccl --backend nccl) does not take it; " + instead);
   };
   for (const std::string& p : o.params) {
-    if (p.rfind("collective=", 0) == 0 && p != "collective=all_reduce") {
-      throw models::InputError("--param " + p + " with --strategy nccl --backend nccl: NCCL's own collective runs "
-                               "ncclAllReduce only so far; run that collective's schedule on --backend mpi_cuda or mpi_host");
+    if (p.rfind("collective=", 0) != 0) {
+      refuse("--param " + p, "it takes collective=... alone; NCCL reads its settings from the environment (NCCL_ALGO, NCCL_PROTO, ...)");
     }
   }
-  if (!o.params.empty()) refuse("--param", "NCCL reads its settings from the environment (NCCL_ALGO, NCCL_PROTO, ...)");
   if (!o.ranks.empty()) refuse("--ranks", "every process drives the GPU mpirun's placement gives it");
   if (o.workers > 0 && o.workers != size) refuse("--workers", "every process is a rank of the all-reduce");
   if (o.compute_ms > 0) refuse("--compute-ms", "it times the collective alone, as nccl-tests does");
@@ -201,15 +209,22 @@ void refuse_schedule_options(const Options& o, int size) {
   if (!o.trace.empty()) refuse("--trace", "NCCL's internals have no gradsync timeline (NCCL_DEBUG=INFO tells what NCCL chose)");
 }
 
-// --strategy nccl --backend nccl: NCCL's own ncclAllReduce, timed and printed as nccl-tests'
-// all_reduce_perf prints it (out-of-place, then in-place), so that `gradsync compare` reads
+// --strategy nccl --backend nccl: NCCL's own collective (ncclAllReduce, or with --param
+// collective=... ncclAllGather, ncclReduceScatter, ncclBroadcast, ncclReduce), timed and printed
+// as nccl-tests' *_perf prints it (out-of-place, then in-place), so that `gradsync compare` reads
 // it back against the nccl strategy's prediction for this machine.
 int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
   refuse_schedule_options(o, size);
   const std::string topology_name =
       o.topology.empty() ? std::string() : models::load_topology_file(models::resolve_topology_path(o.topology)).topology.name();
   const std::vector<double> sizes = sizes_of(o);
-  std::unique_ptr<runtime::NativeAllReduce> nccl = runtime::make_nccl_allreduce(comm);
+  const std::string collective = native_collective_of(o);
+  const std::string function = runtime::nccl_function_of(collective);
+  std::unique_ptr<runtime::NativeCollective> nccl = runtime::make_nccl_collective(comm, collective);
+  // nccl-tests' layout: an all-gather's or reduce-scatter's buffer is a whole number of shares.
+  const bool shared = collective == "all_gather" || collective == "reduce_scatter";
+  const bool reduces = collective != "all_gather" && collective != "broadcast";
+  const int root = collective == "broadcast" || collective == "reduce" ? 0 : -1;
   g_abort_native.store(nccl.get());
   struct ClearOnExit {
     ~ClearOnExit() { g_abort_native.store(nullptr); }
@@ -229,6 +244,7 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
     h.warmup = o.warmup;
     h.iterations = o.iterations;
     h.validation = o.check;
+    h.program = collective + "_perf";
     for (int r = 0; r < size; ++r) {
       std::vector<std::string> fields;
       std::istringstream line(lines[static_cast<std::size_t>(r)]);
@@ -242,29 +258,33 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
       d.name = fields.size() > 4 ? fields[4] : "";
       h.devices.push_back(d);
     }
-    std::printf("# gradsync-run: ncclAllReduce of %s (float sum) on %d rank%s, one GPU each, timed as nccl-tests does\n",
-                nccl->library().c_str(), size, size == 1 ? "" : "s");
+    std::printf("# gradsync-run: %s of %s (float%s) on %d rank%s, one GPU each, timed as nccl-tests does\n", function.c_str(),
+                nccl->library().c_str(), reduces ? " sum" : "", size, size == 1 ? "" : "s");
     std::fputs(runtime::nccl_tests_header(h).c_str(), stdout);
     std::fflush(stdout);
   }
 
   // What -o writes: the rows at full precision, as `compare` reads them from the printed table.
   models::NcclTestsRun run;
-  run.collective = "all_reduce";
+  run.collective = collective;
   for (const auto& d : h.devices) run.devices.push_back({d.rank, d.host, d.device, d.bus_id, d.name});
-  const double bus_factor = models::nccl_tests_busbw_factor(run.collective, size).value_or(0);  // 2 (n - 1) / n
+  const double bus_factor = models::nccl_tests_busbw_factor(run.collective, size).value_or(0);  // all-reduce: 2 (n - 1) / n
   std::uint64_t total_wrong = 0;
   double busbw_sum = 0;
   int busbw_count = 0;
-  for (const double bytes : sizes) {
-    const auto count = static_cast<std::size_t>(bytes / 4);
+  for (const double asked : sizes) {
+    std::size_t count = static_cast<std::size_t>(asked / 4);
+    if (shared) count = std::max<std::size_t>(1, count / static_cast<std::size_t>(size)) * static_cast<std::size_t>(size);
+    const double bytes = static_cast<double>(count) * 4;
+    // nccl-tests' count column: a rank's share where the buffer is shared out, else the whole.
+    const std::size_t shown_count = shared ? count / static_cast<std::size_t>(size) : count;
     runtime::NcclTestsTimingOut timing[2];
     models::NcclTestsRow row;
     row.bytes = bytes;
-    row.count = count;
+    row.count = shown_count;
     for (int placement = 0; placement < 2; ++placement) {
       const bool in_place = placement == 1;
-      const std::string at = "size " + std::to_string(count * 4) + " B, ncclAllReduce " + (in_place ? "in-place" : "out-of-place");
+      const std::string at = "size " + std::to_string(count * 4) + " B, " + function + " " + (in_place ? "in-place" : "out-of-place");
       watch.context(at + ", " + std::to_string(o.warmup) + " warm-up and " + std::to_string(o.iterations) + " timed calls");
       const double mine_s = nccl->seconds_per_call(count, in_place, o.warmup, o.iterations);
       double sum_s = 0;
@@ -290,7 +310,7 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
     }
     run.rows.push_back(row);
     if (rank == 0) {
-      std::fputs(runtime::nccl_tests_row(bytes, count, timing[0], timing[1]).c_str(), stdout);
+      std::fputs(runtime::nccl_tests_row(bytes, shown_count, timing[0], timing[1], reduces ? "sum" : "none", root).c_str(), stdout);
       std::fflush(stdout);
     }
   }
@@ -304,7 +324,7 @@ int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime
       for (std::size_t i = 0; i < records.size(); ++i) {
         models::ResultRecord& r = records[i];
         r.executor = "run";
-        r.notes = {i % 2 ? "in-place" : "out-of-place", "backend nccl: ncclAllReduce of " + nccl->library()};
+        r.notes = {i % 2 ? "in-place" : "out-of-place", "backend nccl: " + function + " of " + nccl->library()};
         text += models::to_json_line(r);
       }
       models::write_file_atomically(o.output, text);
@@ -575,13 +595,14 @@ int main(int argc, char** argv) {
              "  mpirun -np 4 gradsync-run --workload resnet50 --scale 0.1 --overlap --strategy ring   # a training step\n"
              "  mpirun -np 8 gradsync-run --strategy nccl --backend nccl -b 8 -e 128M -f 2 --check > nccl.log\n"
              "  gradsync compare MACHINE nccl.log      # the nccl strategy's prediction against that log\n"
-             "--strategy nccl on --backend nccl calls NCCL's own ncclAllReduce (one process per GPU) and prints\n"
-             "nccl-tests' all_reduce_perf table (out-of-place and in-place); MACHINE is a topology or the box's\n"
+             "--strategy nccl on --backend nccl calls NCCL's own ncclAllReduce (one process per GPU; --param\n"
+             "collective=all_gather|reduce_scatter|broadcast|reduce for the others) and prints nccl-tests' *_perf\n"
+             "table (out-of-place and in-place); MACHINE is a topology or the box's\n"
              "tool outputs (nvidia-smi topo -m, p2pBandwidthLatencyTest). On other backends --strategy nccl runs\n"
              "gradsync's own schedule of NCCL's ring, like every other strategy.\n"
              "Sizes take B, K/KiB, M/MiB, G/GiB (powers of 2) or kB, MB, GB (powers of 10).");
   app.add_option("--strategy", o.strategy, "strategy to run: " + models::join(models::strategy_names()) +
-                                              " (nccl on --backend nccl: NCCL's own ncclAllReduce, nccl-tests' table)")
+                                              " (nccl on --backend nccl: NCCL's own collective, nccl-tests' table)")
       ->default_val(o.strategy);
   app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
   app.add_option("--topology,-t", o.topology, "topology the schedule is built for (file or shipped name; default: all ranks "
@@ -654,7 +675,7 @@ int main(int argc, char** argv) {
   }
   runtime::Watchdog watch(rank, o.timeout_s, [](const std::string&) {
     if (runtime::Transport* t = g_abort_transport.load()) t->abort();
-    if (runtime::NativeAllReduce* n = g_abort_native.load()) n->abort();
+    if (runtime::NativeCollective* n = g_abort_native.load()) n->abort();
     MPI_Abort(MPI_COMM_WORLD, 3);
   });
   runtime::WatchdogScope watch_scope(watch);
@@ -676,7 +697,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "gradsync-run: " << watch.where() << ": error: " << e.what() << std::endl;
     if (runtime::Transport* t = g_abort_transport.load()) t->abort();
-    if (runtime::NativeAllReduce* n = g_abort_native.load()) n->abort();
+    if (runtime::NativeCollective* n = g_abort_native.load()) n->abort();
     MPI_Abort(comm, 1);
   }
   MPI_Finalize();

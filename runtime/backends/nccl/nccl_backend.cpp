@@ -2,7 +2,7 @@
 // communicator (nccl-tests' way: rank 0 makes the unique id, MPI_Bcast shares it). Each
 // round's transfers form one NCCL group on the stream the Memory's kernels use, so a
 // round's sends see the kernels before them and the kernels after see its receives.
-// Also NCCL's own ncclAllReduce (NcclAllReduce), which gradsync-run --strategy nccl times
+// Also NCCL's own collectives (NcclCollective), which gradsync-run --strategy nccl times
 // on this backend in place of gradsync's model of it.
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -155,18 +155,21 @@ class NcclTransport final : public Transport {
   std::atomic<bool> aborted_{false};
 };
 
-// NCCL's ncclAllReduce on float sums with a communicator, stream and buffers of its own,
-// called as nccl-tests' all_reduce_perf calls it: warm-up calls, a barrier, the timed calls
-// issued back to back on one stream, the clock stopped when the last has completed.
-class NcclAllReduce final : public NativeAllReduce {
+// NCCL's collective on floats (sums where it reduces) with a communicator, stream and buffers of
+// its own, called as nccl-tests' *_perf calls it: warm-up calls, a barrier, the timed calls
+// issued back to back on one stream, the clock stopped when the last has completed. Buffers as
+// nccl-tests lays them out: an all-gather's rank r sends its share, in place from share r of the
+// received buffer; a reduce-scatter's rank r receives its share, in place into share r of the
+// sent buffer; broadcast and reduce from and to rank 0.
+class NcclCollective final : public NativeCollective {
  public:
-  explicit NcclAllReduce(MPI_Comm comm) : mpi_(comm) {
+  NcclCollective(MPI_Comm comm, std::string collective) : mpi_(comm), collective_(std::move(collective)) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &size_);
     device_ = local_cuda_device(comm);
     stream_ = make_cuda_stream(device_);  // also makes device_ current
     check_cuda(cudaGetDeviceProperties(&props_, device_), "cudaGetDeviceProperties");
-    refuse_shared_gpus(comm, device_, "--strategy nccl --backend nccl", "NCCL's all-reduce");
+    refuse_shared_gpus(comm, device_, "--strategy nccl --backend nccl", "NCCL's " + nccl_function_of(collective_));
     for (auto& e : events_) check_cuda(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     ncclUniqueId id{};
     if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
@@ -174,10 +177,10 @@ class NcclAllReduce final : public NativeAllReduce {
     check_nccl(ncclCommInitRank(&nccl_, size_, id, rank_), "ncclCommInitRank");
     // NCCL connects its rings on the first call; with NCCL_DEBUG=INFO that prints to stdout,
     // which should land above the table, not between its lines.
-    reserve(1);
-    run_calls(1, false, 1);
+    reserve(static_cast<std::size_t>(size_));
+    run_calls(static_cast<std::size_t>(size_), false, 1);
   }
-  ~NcclAllReduce() override {
+  ~NcclCollective() override {
     // Left by an error, other ranks may be anywhere: abort rather than wait for them.
     if (std::uncaught_exceptions() > 0) abort();
     if (!aborted_.load() && nccl_) {
@@ -190,8 +193,8 @@ class NcclAllReduce final : public NativeAllReduce {
     if (send_) cudaFree(send_);
     if (recv_) cudaFree(recv_);
   }
-  NcclAllReduce(const NcclAllReduce&) = delete;
-  NcclAllReduce& operator=(const NcclAllReduce&) = delete;
+  NcclCollective(const NcclCollective&) = delete;
+  NcclCollective& operator=(const NcclCollective&) = delete;
 
   double seconds_per_call(std::size_t count, bool in_place, int warmup, int iterations) override {
     reserve(count);
@@ -204,22 +207,49 @@ class NcclAllReduce final : public NativeAllReduce {
 
   std::uint64_t wrong_elements(std::size_t count, bool in_place) override {
     reserve(count);
-    // Rank r holds (r % 16 + 1) x (i % 13 + 1): every partial sum is an integer below 2^24
-    // (up to 80,000 ranks), so the result is exact in float whatever order NCCL adds in.
-    const auto pattern = [](std::size_t i) { return static_cast<std::int64_t>(i % 13 + 1); };
-    const std::size_t bytes = count * sizeof(float);
-    std::vector<float> host(count);
-    for (std::size_t i = 0; i < count; ++i) host[i] = static_cast<float>((rank_ % 16 + 1) * pattern(i));
-    check_cuda(cudaMemcpyAsync(send_, host.data(), bytes, cudaMemcpyHostToDevice, stream_.get()), "cudaMemcpyAsync");
-    check_cuda(cudaMemsetAsync(recv_, 0, bytes, stream_.get()), "cudaMemsetAsync");  // a result not written shows
-    run_calls(count, in_place, 1);
-    check_cuda(cudaMemcpyAsync(host.data(), in_place ? send_ : recv_, bytes, cudaMemcpyDeviceToHost, stream_.get()),
-               "cudaMemcpyAsync");
-    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
+    // Rank r's value at position i is (r % 16 + 1) x (i % 13 + 1): every partial sum is an
+    // integer below 2^24 (up to 80,000 ranks), so a sum is exact in float whatever order NCCL
+    // adds in. Positions are in the whole buffer (an all-gather's share r starts at r x share).
+    const auto value = [](int r, std::size_t i) { return static_cast<float>(static_cast<std::int64_t>(r % 16 + 1) * static_cast<std::int64_t>(i % 13 + 1)); };
     std::int64_t ranks_sum = 0;
     for (int r = 0; r < size_; ++r) ranks_sum += r % 16 + 1;
+    const auto summed = [&](std::size_t i) { return static_cast<float>(ranks_sum * static_cast<std::int64_t>(i % 13 + 1)); };
+    const std::size_t share = count / static_cast<std::size_t>(size_);
+    const std::size_t mine = static_cast<std::size_t>(rank_) * share;
+    std::vector<float> whole(count);
+    for (std::size_t i = 0; i < count; ++i) whole[i] = value(rank_, i);
+    check_cuda(cudaMemsetAsync(send_, 0, count * sizeof(float), stream_.get()), "cudaMemsetAsync");
+    check_cuda(cudaMemsetAsync(recv_, 0, count * sizeof(float), stream_.get()), "cudaMemsetAsync");  // a result not written shows
+    // The input where the call reads it, the result where it writes it.
+    float* result = in_place ? send_ : recv_;
+    std::size_t result_count = count;
+    if (collective_ == "all_gather") {
+      float* input = in_place ? send_ + mine : send_;
+      check_cuda(cudaMemcpyAsync(input, whole.data() + mine, share * sizeof(float), cudaMemcpyHostToDevice, stream_.get()), "cudaMemcpyAsync");
+    } else {
+      check_cuda(cudaMemcpyAsync(send_, whole.data(), count * sizeof(float), cudaMemcpyHostToDevice, stream_.get()), "cudaMemcpyAsync");
+    }
+    if (collective_ == "reduce_scatter") {
+      result = in_place ? send_ + mine : recv_;
+      result_count = share;
+    }
+    run_calls(count, in_place, 1);
+    std::vector<float> got(result_count);
+    check_cuda(cudaMemcpyAsync(got.data(), result, result_count * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()), "cudaMemcpyAsync");
+    check_cuda(cudaStreamSynchronize(stream_.get()), "cudaStreamSynchronize");
     std::uint64_t wrong = 0;
-    for (std::size_t i = 0; i < count; ++i) wrong += host[i] != static_cast<float>(ranks_sum * pattern(i));
+    for (std::size_t i = 0; i < result_count; ++i) {
+      float expected = 0;
+      if (collective_ == "all_reduce") expected = summed(i);
+      if (collective_ == "all_gather") expected = value(static_cast<int>(i / std::max<std::size_t>(share, 1)), i);
+      if (collective_ == "reduce_scatter") expected = summed(mine + i);
+      if (collective_ == "broadcast") expected = value(0, i);
+      if (collective_ == "reduce") {
+        if (rank_ != 0) break;  // only the root's result is defined
+        expected = summed(i);
+      }
+      wrong += got[i] != expected;
+    }
     return wrong;
   }
 
@@ -251,11 +281,30 @@ class NcclAllReduce final : public NativeAllReduce {
     for (int i = 0; i < calls; ++i) {
       cudaEvent_t done = events_[static_cast<std::size_t>(i) % kInFlight];
       if (static_cast<std::size_t>(i) >= kInFlight) wait_for(done);
-      check_nccl(ncclAllReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, nccl_, stream_.get()),
-                 "ncclAllReduce", nccl_);
+      call(count, in_place);
       check_cuda(cudaEventRecord(done, stream_.get()), "cudaEventRecord");
     }
     if (calls > 0) wait_for(events_[static_cast<std::size_t>(calls - 1) % kInFlight]);
+  }
+
+  // One call of the collective on `count` elements of the whole buffer (nccl-tests' layout).
+  void call(std::size_t count, bool in_place) {
+    const std::size_t share = count / static_cast<std::size_t>(size_);
+    const std::size_t mine = static_cast<std::size_t>(rank_) * share;
+    const std::string name = nccl_function_of(collective_);
+    ncclResult_t status = ncclSuccess;
+    if (collective_ == "all_gather") {
+      status = ncclAllGather(in_place ? send_ + mine : send_, in_place ? send_ : recv_, share, ncclFloat, nccl_, stream_.get());
+    } else if (collective_ == "reduce_scatter") {
+      status = ncclReduceScatter(send_, in_place ? send_ + mine : recv_, share, ncclFloat, ncclSum, nccl_, stream_.get());
+    } else if (collective_ == "broadcast") {
+      status = ncclBroadcast(send_, in_place ? send_ : recv_, count, ncclFloat, 0, nccl_, stream_.get());
+    } else if (collective_ == "reduce") {
+      status = ncclReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, 0, nccl_, stream_.get());
+    } else {
+      status = ncclAllReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, nccl_, stream_.get());
+    }
+    check_nccl(status, name.c_str(), nccl_);
   }
 
   // Polls rather than blocking, so that an error NCCL reports asynchronously (a peer gone)
@@ -285,6 +334,7 @@ class NcclAllReduce final : public NativeAllReduce {
   static constexpr std::size_t kInFlight = 16;
 
   MPI_Comm mpi_;
+  std::string collective_;
   int rank_ = 0, size_ = 1, device_ = 0;
   std::shared_ptr<CUstream_st> stream_;
   cudaDeviceProp props_{};
@@ -298,7 +348,9 @@ class NcclAllReduce final : public NativeAllReduce {
 
 }  // namespace
 
-std::unique_ptr<NativeAllReduce> make_nccl_allreduce_on_gpu(MPI_Comm comm) { return std::make_unique<NcclAllReduce>(comm); }
+std::unique_ptr<NativeCollective> make_nccl_collective_on_gpu(MPI_Comm comm, const std::string& collective) {
+  return std::make_unique<NcclCollective>(comm, collective);
+}
 
 namespace {
 
