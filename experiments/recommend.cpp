@@ -146,7 +146,14 @@ ParamGrid grid_for(const models::Strategy& s, const models::Topology& t, const m
     }
     grid.insert(grid.end(), combos.begin(), combos.end());
   };
-  const auto inners = models::inner_strategies(s, true);
+  // The inners a search tries, and those it tries on their own on this topology (nccl where
+  // NCCL's planner models it: sharded strategies over NCCL's collectives on a cluster).
+  auto inners = models::inner_strategies(s, true);
+  for (const models::Strategy* inner : models::inner_strategies(s, false)) {
+    if (std::find(inners.begin(), inners.end(), inner) == inners.end() && inner->searched_on && inner->searched_on(t)) {
+      inners.push_back(inner);
+    }
+  }
   if (inners.empty() || fixed.get("inner")) {
     expand({}, fixed.get("inner") ? &models::find_strategy(*fixed.get("inner")) : nullptr);
   } else {

@@ -205,6 +205,15 @@ TEST(RecommendCli, WhatDoesNotFitInTheGpusMemoryIsNoChoice) {
   const auto plain = run_cli("recommend --exact-only --confirm 0");
   ASSERT_EQ(plain.status, 0) << plain.out;
   EXPECT_NE(plain.out.find("Not searched without --gpu-memory: zero1, zero2, fsdp"), std::string::npos) << plain.out;
+  // On a cluster, where NCCL's planner models it, the sharded strategies are also weighed over NCCL's collectives.
+  const auto cluster = run_cli("recommend -t cluster-2x4gpu-ib-10GBps -w gpt2-xl --gpus 8 --exact-only --confirm 0 --gpu-memory 16GB -f json");
+  ASSERT_EQ(cluster.status, 0) << cluster.out;
+  bool over_nccl = false;
+  for (const auto& rec : ranked(json_lines(cluster.out))) {
+    const std::string strategy = rec["strategy"];
+    if ((strategy == "zero2" || strategy == "fsdp") && rec["params"].value("inner", "") == "nccl") over_nccl = true;
+  }
+  EXPECT_TRUE(over_nccl) << cluster.out;
   // Nothing fits, or no workload to weigh: one message, status 2.
   auto bad = run_cli("recommend -w gpt2-xl --gpu-memory 1GB --confirm 0");
   EXPECT_EQ(bad.status, 2) << bad.out;
