@@ -46,14 +46,18 @@ class TaskBoard {
     }
     changed_.notify_all();
   }
-  void wait_for(const std::vector<int>& tasks) {
+  // Returns whether it had to wait.
+  bool wait_for(const std::vector<int>& tasks) {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] {
+    const auto all_done = [&] {
       for (int t : tasks) {
         if (!done_[static_cast<std::size_t>(t)]) return false;
       }
       return true;
-    });
+    };
+    if (all_done()) return false;
+    changed_.wait(lock, all_done);
+    return true;
   }
 
  private:
@@ -117,12 +121,18 @@ StepRunResult run_training_step(const StepRunOptions& o, MPI_Comm comm, int rank
         board.finish(static_cast<int>(k));
       }
     });
+    // Each compute task ends at its planned end: the previous one's planned end (or, after a
+    // wait, the moment it could start) plus its time. A layer that overran (a sleep woken late)
+    // does not delay the ones after it: overruns do not add up over a hundred layers.
+    double planned_end = 0;
     for (std::size_t k = 0; k < plan.tasks.size(); ++k) {
       const models::StepTask& task = plan.tasks[k];
       if (!task.on_compute()) continue;
-      board.wait_for(task.after);
+      const bool waited = board.wait_for(task.after);
       const auto c0 = Clock::now();
-      backend.memory->compute_for(task.seconds, o.busy);
+      const double now = since(t0);
+      planned_end = (waited ? now : planned_end) + task.seconds;
+      backend.memory->compute_for(std::max(0.0, planned_end - now), o.busy);
       m.compute += since(c0);
       (task.kind == models::StepTask::Kind::forward ? m.forward_end : m.backward_end) = since(t0);
       board.finish(static_cast<int>(k));
