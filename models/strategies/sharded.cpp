@@ -26,20 +26,6 @@ auto with_collective(const StrategyContext& ctx, const std::string& collective, 
   return out;
 }
 
-// Whether `inner` runs the reduce-scatter and the all-gather on this placement (its collective's choices there).
-std::function<bool(const ParamContext&)> runs_both_halves(const std::string& inner) {
-  return [inner](const ParamContext& c) {
-    const ParamSpec* spec = find_param(find_strategy(inner), "collective");
-    if (!spec) return false;
-    std::vector<std::string> offered = spec->domain.words;
-    if (spec->domain.values) {
-      for (std::string& v : spec->domain.values(c)) offered.push_back(std::move(v));
-    }
-    const auto has = [&](const char* c) { return std::find(offered.begin(), offered.end(), c) != offered.end(); };
-    return has("reduce_scatter") && has("all_gather");
-  };
-}
-
 }  // namespace
 
 Strategy sharded_strategy(Sharding sharding, int all_gathers) {
@@ -51,7 +37,7 @@ Strategy sharded_strategy(Sharding sharding, int all_gathers) {
   inner.excludes.push_back({"nccl", "algorithm", {"Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"},
                             "gradsync builds NCCL's reduce-scatter and all-gather on its ring only"});
   s.params = {inner};
-  s.inners = {{"ring"}, {"nccl", false, runs_both_halves("nccl")}};
+  s.inners = {{"ring"}, {"nccl", false}};
   s.sets_inner_params = {"collective"};
   s.test_variants = {{{}}, {{"inner=ring", "ring_order=given"}}};
   s.busbw_factor = [all_gathers](int ranks, const std::map<std::string, std::string>&) {

@@ -195,23 +195,7 @@ const Index& index() {
       for (ParamSpec& p : all) {
         if (p.name != "inner") continue;
         p.domain.words.clear();
-        std::vector<InnerChoice> somewhere;
-        for (const InnerChoice& inner : s->inners) {
-          if (inner.where) {
-            somewhere.push_back(inner);
-          } else {
-            p.domain.words.push_back(inner.name);
-          }
-        }
-        if (!somewhere.empty()) {
-          p.domain.values = [somewhere](const ParamContext& c) {
-            std::vector<std::string> out;
-            for (const InnerChoice& inner : somewhere) {
-              if (inner.where(c)) out.push_back(inner.name);
-            }
-            return out;
-          };
-        }
+        for (const InnerChoice& inner : s->inners) p.domain.words.push_back(inner.name);
       }
       std::set<std::string> seen;
       for (const auto& p : all) seen.insert(p.name);

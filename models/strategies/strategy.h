@@ -148,9 +148,6 @@ class StrategyParams {
 struct InnerChoice {
   std::string name;
   bool searched = true;
-  // Where it may be wrapped (null: everywhere): a sharded strategy wraps nccl where nccl runs
-  // the reduce-scatter and the all-gather.
-  std::function<bool(const ParamContext&)> where{};
 };
 
 // A configuration the test sweeps run: the symbolic proof over ranks, sizes and every k
