@@ -28,7 +28,6 @@
 #include "gradsync/config.h"
 #include "models/support/error.h"
 #include "models/executors/executor.h"
-#include "models/topology/importers/nccl_tests.h"
 #include "models/executors/predict.h"
 #include "models/executors/result.h"
 #include "models/topology/topology_io.h"
@@ -37,7 +36,8 @@
 #include "runtime/check.h"
 #include "runtime/executor.h"
 #include "runtime/measure.h"
-#include "runtime/nccl_tests_format.h"
+#include "runtime/mpi_text.h"
+#include "runtime/native_run.h"
 #include "runtime/run_backends.h"
 #include "runtime/step_run.h"
 #include "runtime/watchdog.h"
@@ -139,28 +139,6 @@ double time_mpi_allreduce(MPI_Comm comm, std::size_t count, int warmup, int iter
   return iterations ? total / iterations : 0;
 }
 
-// Every rank's text, in rank order, on rank 0 (empty elsewhere).
-std::vector<std::string> gather_text(const std::string& mine, MPI_Comm comm, int rank, int size) {
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-  std::vector<int> displacements(static_cast<std::size_t>(size), 0);
-  int total = 0;
-  for (int i = 0; i < size; ++i) {
-    displacements[static_cast<std::size_t>(i)] = total;
-    total += lengths[static_cast<std::size_t>(i)];
-  }
-  std::string all(rank == 0 ? static_cast<std::size_t>(total) : 0, '\0');
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0, comm);
-  std::vector<std::string> out;
-  if (rank != 0) return out;
-  for (int i = 0; i < size; ++i) {
-    out.push_back(all.substr(static_cast<std::size_t>(displacements[static_cast<std::size_t>(i)]),
-                             static_cast<std::size_t>(lengths[static_cast<std::size_t>(i)])));
-  }
-  return out;
-}
-
 // The sizes of -b, -e, -f (checked as nccl-tests would: -e at least -b, a factor above 1).
 std::vector<double> sizes_of(const Options& o) {
   const double first = models::parse_bytes(o.begin, "-b");
@@ -209,129 +187,19 @@ void refuse_schedule_options(const Options& o, int size) {
   if (!o.trace.empty()) refuse("--trace", "NCCL's internals have no gradsync timeline (NCCL_DEBUG=INFO tells what NCCL chose)");
 }
 
-// --strategy nccl --backend nccl: NCCL's own collective (ncclAllReduce, or with --param
-// collective=... ncclAllGather, ncclReduceScatter, ncclBroadcast, ncclReduce), timed and printed
-// as nccl-tests' *_perf prints it (out-of-place, then in-place), so that `gradsync compare` reads
-// it back against the nccl strategy's prediction for this machine.
+// --strategy nccl --backend nccl: NCCL's own collective, as nccl-tests prints it (runtime/native_run.h).
 int run_native_nccl(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watchdog& watch) {
   refuse_schedule_options(o, size);
-  const std::string topology_name =
-      o.topology.empty() ? std::string() : models::load_topology_file(models::resolve_topology_path(o.topology)).topology.name();
-  const std::vector<double> sizes = sizes_of(o);
-  const std::string collective = native_collective_of(o);
-  const std::string function = runtime::nccl_function_of(collective);
-  std::unique_ptr<runtime::NativeCollective> nccl = runtime::make_nccl_collective(comm, collective);
-  // nccl-tests' layout: an all-gather's or reduce-scatter's buffer is a whole number of shares.
-  const bool shared = collective == "all_gather" || collective == "reduce_scatter";
-  const bool reduces = collective != "all_gather" && collective != "broadcast";
-  const int root = collective == "broadcast" || collective == "reduce" ? 0 : -1;
-  g_abort_native.store(nccl.get());
-  struct ClearOnExit {
-    ~ClearOnExit() { g_abort_native.store(nullptr); }
-  } clear_on_exit;
-
-  // Each rank's device line (nccl-tests prints one per rank: its pid, host, device, bus id).
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  const std::string mine = std::to_string(static_cast<long>(getpid())) + "\t" + host + "\t" + std::to_string(nccl->device()) +
-                           "\t" + nccl->bus_id() + "\t" + nccl->device_name();
-  const auto lines = gather_text(mine, comm, rank, size);
-  runtime::NcclTestsRunHeader h;
-  if (rank == 0) {
-    h.min_bytes = sizes.front();
-    h.max_bytes = sizes.back();
-    h.step_factor = parse_factor(o.factor);
-    h.warmup = o.warmup;
-    h.iterations = o.iterations;
-    h.validation = o.check;
-    h.program = collective + "_perf";
-    for (int r = 0; r < size; ++r) {
-      std::vector<std::string> fields;
-      std::istringstream line(lines[static_cast<std::size_t>(r)]);
-      for (std::string field; std::getline(line, field, '\t');) fields.push_back(field);
-      runtime::NcclTestsDeviceLine d;
-      d.rank = r;
-      d.pid = std::stol(fields.at(0));
-      d.host = fields.at(1).empty() ? "localhost" : fields.at(1);
-      d.device = std::stoi(fields.at(2));
-      d.bus_id = fields.at(3);
-      d.name = fields.size() > 4 ? fields[4] : "";
-      h.devices.push_back(d);
-    }
-    std::printf("# gradsync-run: %s of %s (float%s) on %d rank%s, one GPU each, timed as nccl-tests does\n", function.c_str(),
-                nccl->library().c_str(), reduces ? " sum" : "", size, size == 1 ? "" : "s");
-    std::fputs(runtime::nccl_tests_header(h).c_str(), stdout);
-    std::fflush(stdout);
-  }
-
-  // What -o writes: the rows at full precision, as `compare` reads them from the printed table.
-  models::NcclTestsRun run;
-  run.collective = collective;
-  for (const auto& d : h.devices) run.devices.push_back({d.rank, d.host, d.device, d.bus_id, d.name});
-  const double bus_factor = models::nccl_tests_busbw_factor(run.collective, size).value_or(0);  // all-reduce: 2 (n - 1) / n
-  std::uint64_t total_wrong = 0;
-  double busbw_sum = 0;
-  int busbw_count = 0;
-  for (const double asked : sizes) {
-    std::size_t count = static_cast<std::size_t>(asked / 4);
-    if (shared) count = std::max<std::size_t>(1, count / static_cast<std::size_t>(size)) * static_cast<std::size_t>(size);
-    const double bytes = static_cast<double>(count) * 4;
-    // nccl-tests' count column: a rank's share where the buffer is shared out, else the whole.
-    const std::size_t shown_count = shared ? count / static_cast<std::size_t>(size) : count;
-    runtime::NcclTestsTimingOut timing[2];
-    models::NcclTestsRow row;
-    row.bytes = bytes;
-    row.count = shown_count;
-    for (int placement = 0; placement < 2; ++placement) {
-      const bool in_place = placement == 1;
-      const std::string at = "size " + std::to_string(count * 4) + " B, " + function + " " + (in_place ? "in-place" : "out-of-place");
-      watch.context(at + ", " + std::to_string(o.warmup) + " warm-up and " + std::to_string(o.iterations) + " timed calls");
-      const double mine_s = nccl->seconds_per_call(count, in_place, o.warmup, o.iterations);
-      double sum_s = 0;
-      watch.step("averaging the ranks' times (MPI_Allreduce)");
-      MPI_Allreduce(&mine_s, &sum_s, 1, MPI_DOUBLE, MPI_SUM, comm);  // nccl-tests' default: the ranks' mean
-      const double seconds = sum_s / size;
-      auto& t = timing[placement];
-      t.time_us = seconds * 1e6;
-      t.algbw_GBps = seconds > 0 ? bytes / seconds / 1e9 : 0;
-      t.busbw_GBps = t.algbw_GBps * bus_factor;
-      busbw_sum += t.busbw_GBps;
-      ++busbw_count;
-      if (o.check) {
-        watch.context(at + ", checked call");
-        std::uint64_t wrong = nccl->wrong_elements(count, in_place), all = 0;
-        MPI_Allreduce(&wrong, &all, 1, MPI_UINT64_T, MPI_SUM, comm);
-        t.wrong = all;
-        total_wrong += all;
-      }
-      models::NcclTestsTiming measured{t.time_us, t.algbw_GBps, t.busbw_GBps, std::nullopt};
-      if (t.wrong) measured.wrong = static_cast<double>(*t.wrong);
-      (in_place ? row.in_place : row.out_of_place) = measured;
-    }
-    run.rows.push_back(row);
-    if (rank == 0) {
-      std::fputs(runtime::nccl_tests_row(bytes, shown_count, timing[0], timing[1], reduces ? "sum" : "none", root).c_str(), stdout);
-      std::fflush(stdout);
-    }
-  }
-  if (rank == 0) {
-    std::fputs(runtime::nccl_tests_footer(total_wrong, busbw_count ? busbw_sum / busbw_count : 0).c_str(), stdout);
-    if (!o.output.empty()) {
-      // The records `gradsync compare` makes of the printed table (strategy nccl, collective
-      // all_reduce, ranks on gpu<device>), as a real run's: executor "run".
-      std::vector<models::ResultRecord> records = models::measured_records(run, topology_name.empty() ? host : topology_name);
-      std::string text;
-      for (std::size_t i = 0; i < records.size(); ++i) {
-        models::ResultRecord& r = records[i];
-        r.executor = "run";
-        r.notes = {i % 2 ? "in-place" : "out-of-place", "backend nccl: " + function + " of " + nccl->library()};
-        text += models::to_json_line(r);
-      }
-      models::write_file_atomically(o.output, text);
-      std::printf("# wrote %zu records to %s\n", records.size(), o.output.c_str());
-    }
-  }
-  return total_wrong > 0 ? 1 : 0;
+  runtime::NativeCommand c;
+  c.collective = native_collective_of(o);
+  c.sizes = sizes_of(o);
+  c.step_factor = parse_factor(o.factor);
+  c.warmup = o.warmup;
+  c.iterations = o.iterations;
+  c.check = o.check;
+  c.topology = o.topology;
+  c.output = o.output;
+  return runtime::run_native_command(c, comm, rank, size, watch, g_abort_native);
 }
 
 // --workload: the training step for real (runtime/step_run.h).
@@ -549,7 +417,7 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
   }
 
   if (!o.trace.empty()) {
-    const auto parts = gather_text(trace.to_json().dump(), comm, rank, size);
+    const auto parts = runtime::gather_text(trace.to_json().dump(), comm, rank, size);
     if (rank == 0) {
       models::Trace merged;
       for (const auto& text : parts) {
