@@ -34,11 +34,9 @@ Strategy sharded_strategy(Sharding sharding, int all_gathers) {
   s.sharding = sharding;
   ParamSpec inner = inner_param("ring", "who runs the reduce-scatter and the all-gathers: ring, or nccl (its ring; across hosts "
                                          "and on NVSwitch hosts as its planner plans it)");
-  inner.excludes.push_back({"nccl", "algorithm", {"Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"},
-                            "gradsync builds NCCL's reduce-scatter and all-gather on its ring only"});
   s.params = {inner};
   s.inners = {{"ring"}, {"nccl", false}};
-  s.sets_inner_params = {"collective"};
+  s.sets_inner_params = {{"collective", {"reduce_scatter", "all_gather"}}};
   s.test_variants = {{{}}, {{"inner=ring", "ring_order=given"}}};
   s.busbw_factor = [all_gathers](int ranks, const std::map<std::string, std::string>&) {
     return ranks > 0 ? (1.0 + all_gathers) * (ranks - 1) / ranks : 0.0;

@@ -199,14 +199,26 @@ const Index& index() {
       }
       std::set<std::string> seen;
       for (const auto& p : all) seen.insert(p.name);
-      std::set<std::string> set_by_it(s->sets_inner_params.begin(), s->sets_inner_params.end());
-      seen.insert(set_by_it.begin(), set_by_it.end());
+      for (const auto& [name, values] : s->sets_inner_params) seen.insert(name);
       for (const InnerChoice& inner : s->inners) {
         const Strategy* in = lookup(inner.name);
         if (!in) throw std::logic_error("strategy " + s->name + " wraps " + inner.name + ", which is not registered");
         if (!in->inners.empty()) throw std::logic_error("strategy " + s->name + " wraps the wrapper " + inner.name);
         for (const auto& p : in->params) {
           if (seen.insert(p.name).second) all.push_back(p);
+          // What the inner's parameter excludes with a value the wrapper sets: excluded with this inner.
+          const auto set = s->sets_inner_params.find(p.name);
+          if (set == s->sets_inner_params.end()) continue;
+          for (const ParamSpec::Exclusion& x : p.excludes) {
+            if (std::find(set->second.begin(), set->second.end(), x.value) == set->second.end()) continue;
+            for (ParamSpec& own : all) {
+              if (own.name != "inner") continue;
+              const bool known = std::any_of(own.excludes.begin(), own.excludes.end(), [&](const ParamSpec::Exclusion& e) {
+                return e.value == inner.name && e.other == x.other && e.other_values == x.other_values;
+              });
+              if (!known) own.excludes.push_back({inner.name, x.other, x.other_values, x.why});
+            }
+          }
         }
       }
       for (const auto& p : common_params()) {

@@ -163,9 +163,10 @@ struct Strategy {
   int order = 0;  // its place in listings (tables, help texts): the order of the sources' presentation
   std::vector<ParamSpec> params;  // its own; the inner strategies' and the common ones are added by params_of()
   std::vector<InnerChoice> inners;  // the strategies it may wrap; empty: it wraps none
-  // Parameters of those strategies it sets itself when it runs them (sharded strategies: the
-  // collective): not its own, so not offered to the user.
-  std::vector<std::string> sets_inner_params;
+  // Parameters of those strategies it sets itself when it runs them, with the values it sets
+  // (sharded strategies: collective = reduce_scatter, all_gather): not offered to the user; what
+  // the inner's parameter excludes with those values the wrapper's "inner" excludes for that inner.
+  std::map<std::string, std::vector<std::string>> sets_inner_params;
   bool uses_server = false;
   // It spaces synchronisations over training steps or runs asynchronously: without a
   // workload (steps to space them over, compute to overlap) a search leaves it out.
