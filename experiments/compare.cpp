@@ -86,7 +86,7 @@ std::size_t comparison_count(const models::Topology& topology, const std::vector
   std::size_t n = 0;
   const models::Strategy& strategy = models::find_strategy(options.strategy);
   for (const auto& run : runs) {
-    if (!modelled(run, strategy, topology)) continue;
+    if (run.ranks() < 2 || !modelled(run, strategy, topology)) continue;  // as compare_runs skips them
     for (const auto& row : run.rows) n += row.bytes > 0 && timing_of(row, options.in_place) ? options.executors.size() : 0;
   }
   return n;

@@ -495,7 +495,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (items.size() > 1) {
     std::map<std::pair<int, double>, std::vector<const ValidationPoint*>> groups;
     for (const auto& p : points) groups[{p.ranks, p.bytes}].push_back(&p);
-    for (const auto& [key, group] : groups) {
+    for (const auto& [key, points_here] : groups) {
+      const auto& group = points_here;  // a plain reference: clang 14 lets no lambda capture a structured binding
       auto fastest = [&](const std::function<double(const ValidationPoint&)>& time) {
         const ValidationPoint* best = nullptr;
         for (const auto* p : group) {

@@ -2,6 +2,7 @@
 // loader of gradsync on the input, then checks what an accepted input produced (routes,
 // round trips through the JSON gradsync itself writes, the symbolic checker's verdict).
 #include "fuzz/entries.h"
+#include "fuzz/support.h"
 
 #include <cxxabi.h>
 
@@ -38,68 +39,7 @@ namespace gradsync::fuzz {
 namespace {
 
 using models::InputError;
-
-// ---------------------------------------------------------------------------------------
-// Failing loudly
-
-[[noreturn]] void violated(const std::string& target, const std::string& what) {
-  std::fprintf(stderr, "gradsync fuzz %s: %s\n", target.c_str(), what.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
-
-std::string type_name_of_current_exception(const std::type_info* info) {
-  if (!info) return "unknown type";
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(info->name(), nullptr, nullptr, &status), std::free);
-  return status == 0 && name ? std::string(name.get()) : std::string(info->name());
-}
-
-// GRADSYNC_FUZZ_SHOW_REJECTIONS=1 prints every InputError (to look at what a corpus exercises).
-bool show_rejections() {
-  static const bool show = [] {
-    const char* v = std::getenv("GRADSYNC_FUZZ_SHOW_REJECTIONS");
-    return v && *v && std::string(v) != "0";
-  }();
-  return show;
-}
-
-// GRADSYNC_FUZZ_SHOW_CASES=1 prints every case the schedule target builds.
-bool show_cases() {
-  static const bool show = [] {
-    const char* v = std::getenv("GRADSYNC_FUZZ_SHOW_CASES");
-    return v && *v && std::string(v) != "0";
-  }();
-  return show;
-}
-
-// Runs `body`; InputError is the documented rejection, any other exception a failure.
-// Invariant checks inside `body` call violated() themselves (they never throw InputError).
-template <typename Body>
-Outcome guarded(const char* target, Body&& body) {
-  try {
-    body();
-    return Outcome::accepted;
-  } catch (const InputError& e) {
-    if (show_rejections()) std::fprintf(stderr, "gradsync fuzz %s: rejected: %s\n", target, e.what());
-    return Outcome::rejected;
-  } catch (const std::exception& e) {
-    violated(target, "uncaught " + type_name_of_current_exception(abi::__cxa_current_exception_type()) +
-                         " (not InputError, the documented bad-input path): " + e.what());
-  } catch (...) {
-    violated(target, "uncaught exception of type " +
-                         type_name_of_current_exception(abi::__cxa_current_exception_type()) +
-                         " (not InputError, the documented bad-input path)");
-  }
-}
-
-std::string text_of(const std::uint8_t* data, std::size_t size) {
-  return size ? std::string(reinterpret_cast<const char*>(data), size) : std::string();
-}
-
-std::string exact_number(double v) { return models::number_text(v, 17); }
-
-bool close(double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+using namespace support;
 
 // ---------------------------------------------------------------------------------------
 // Checks shared by the topology targets
@@ -196,36 +136,6 @@ void infer_and_exercise(const char* target, const models::MatrixForm& form) {
   }
   exercise_topology(target, inferred.topology);
 }
-
-// ---------------------------------------------------------------------------------------
-// Reading fuzz bytes as choices (the schedule target)
-
-class Choices {
- public:
-  Choices(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-  std::uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
-  std::uint32_t u32() {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v = (v << 8) | byte();
-    return v;
-  }
-  std::uint64_t u64() { return (static_cast<std::uint64_t>(u32()) << 32) | u32(); }
-  // 0..n-1 (n > 0)
-  std::size_t below(std::size_t n) { return n <= 256 ? byte() % n : u32() % n; }
-  // lo..hi inclusive
-  std::uint64_t between(std::uint64_t lo, std::uint64_t hi) { return lo + u64() % (hi - lo + 1); }
-  bool one_in(unsigned n) { return byte() % n == 0; }
-  double unit() { return static_cast<double>(u32()) / 4294967295.0; }  // [0, 1]
-  template <typename T>
-  const T& pick(const std::vector<T>& items) {
-    return items[below(items.size())];
-  }
-
- private:
-  const std::uint8_t* data_;
-  std::size_t size_;
-  std::size_t pos_ = 0;
-};
 
 // Topologies schedules are built on: the shipped ones, and generated ones written out as
 // graph-form JSON and read back through the public loader, as a user's file would be.
@@ -664,6 +574,12 @@ const std::vector<Target>& targets() {
       {"byte_size", fuzz_byte_size, "size values of both front ends (models::parse_bytes)", true},
       {"strategy_params", fuzz_strategy_params, "--param key=value text for a strategy, built and checked", true},
       {"schedule", fuzz_schedule, "schedules from valid random parameters, proved by the symbolic checker", false},
+      {"nccl_tests_log", fuzz_nccl_tests_log, "nccl-tests output as text (models::read_nccl_tests): each figure is the line's own, one record per timing", true},
+      {"nccl_tests_generated", fuzz_nccl_tests_generated, "nccl-tests logs generated with known figures in every layout the reader accepts: read back exactly, records give back algbw / busbw", false},
+      {"topology_generate", fuzz_topology_generate, "topology generate options (the generated form): the GPUs, NICs and links the options say, or an error naming the JSON path", true},
+      {"compare_inputs", fuzz_compare_inputs, "compare / calibrate inputs: a grid axis, then nccl-tests output, compared and calibrated on pcie-8gpu-2switch", true},
+      {"sweep_file", fuzz_sweep_file, "sweep result files (experiments::read_sweep_file, JSON lines or CSV) as --resume and --merge read them", true},
+      {"layer_listing", fuzz_layer_listing, "PyTorch parameter listings (models::workload_from_listing), round trip through workload JSON", true},
   };
   return all;
 }

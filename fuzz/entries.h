@@ -72,4 +72,18 @@ Outcome fuzz_strategy_params(const std::uint8_t* data, std::size_t size);
 // each case (strategy, topology, ranks, size, parameters) to stderr.
 Outcome fuzz_schedule(const std::uint8_t* data, std::size_t size);
 
+// fuzz/entries_inputs.cpp (issue 31):
+// nccl-tests output as text (models::read_nccl_tests): each figure is the line's own, one record per timing
+Outcome fuzz_nccl_tests_log(const std::uint8_t* data, std::size_t size);
+// nccl-tests logs generated with known figures in every layout the reader accepts: read back exactly, records give back algbw / busbw
+Outcome fuzz_nccl_tests_generated(const std::uint8_t* data, std::size_t size);
+// topology generate options (the generated form): the GPUs, NICs and links the options say, or an error naming the JSON path
+Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size);
+// compare / calibrate inputs: a grid axis, then nccl-tests output, compared and calibrated on pcie-8gpu-2switch
+Outcome fuzz_compare_inputs(const std::uint8_t* data, std::size_t size);
+// sweep result files (experiments::read_sweep_file, JSON lines or CSV) as --resume and --merge read them
+Outcome fuzz_sweep_file(const std::uint8_t* data, std::size_t size);
+// PyTorch parameter listings (models::workload_from_listing), round trip through workload JSON
+Outcome fuzz_layer_listing(const std::uint8_t* data, std::size_t size);
+
 }  // namespace gradsync::fuzz

@@ -7,7 +7,7 @@ set -uo pipefail
 
 usage() {
   cat <<'EOF'
-usage: scripts/fuzz.sh [-h|--help] [--list] [SECONDS_PER_TARGET] [TARGET[=SECONDS] ...]
+usage: scripts/fuzz.sh [-h|--help] [--list] [--smoke] [SECONDS_PER_TARGET] [TARGET[=SECONDS] ...]
 
 Runs gradsync's libFuzzer targets (fuzz/<target>_fuzzer.cpp, entry functions in
 fuzz/entries.cpp) one at a time, each for SECONDS_PER_TARGET seconds (default 60), or
@@ -24,15 +24,26 @@ every file there and under fuzz/seeds/<target>/; a name starting with "bad-" say
 input must be rejected with an InputError), rerun.
 
 Targets (default: all):
-  topology_json     topology JSON, graph or matrix form (load_topology)
-  matrix_form_json  matrix-form JSON and switch-tree inference
-  workload_json     workload JSON
-  experiment_json   experiment JSON (load_experiment, make_plan)
-  tool_output       p2pBandwidthLatencyTest / nvbandwidth / nvidia-smi topo text (import)
-  gpu_counts        --gpus values ("1-4")
-  byte_size         --size values ("64MiB")
-  strategy_params   --param key=value text, schedule built and symbolically checked
-  schedule          schedules from valid random parameters, symbolic checker as oracle
+  topology_json        topology JSON, graph or matrix form (load_topology)
+  matrix_form_json     matrix-form JSON and switch-tree inference
+  workload_json        workload JSON
+  experiment_json      experiment JSON (load_experiment, make_plan)
+  tool_output          p2pBandwidthLatencyTest / nvbandwidth / nvidia-smi topo text (import)
+  gpu_counts           --gpus values ("1-4")
+  byte_size            --size values ("64MiB")
+  strategy_params      --param key=value text, schedule built and symbolically checked
+  schedule             schedules from valid random parameters, symbolic checker as oracle
+  nccl_tests_log       nccl-tests logs as text (read_nccl_tests); figures checked against the line
+  nccl_tests_generated nccl-tests logs generated with known figures, read back exactly
+  topology_generate    topology generate options: GPUs, NICs, links as the options say
+  compare_inputs       calibrate grid axis + nccl-tests log, compared and calibrated
+  sweep_file           sweep result files (--resume / --merge), JSON lines or CSV
+  layer_listing        PyTorch parameter listings (gradsync workload from-listing)
+
+--smoke: what the test suite (scripts/test) runs on every submission: builds the fuzzers,
+replays every seed and regression input of each target (a crash or an abort fails), then
+fuzzes each for FUZZ_SMOKE_SECONDS (default 3) from a scratch copy of its seeds with a fixed
+random seed; exits 1 on any problem (the input and log are kept under $BUILD/fuzz/smoke/).
 
 Each run: -max_total_time=SECONDS -timeout=10 (an input running longer is a hang)
 -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1, seeds from fuzz/seeds/<target>/
@@ -63,15 +74,17 @@ EOF
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-ALL_TARGETS=(topology_json matrix_form_json workload_json experiment_json tool_output gpu_counts byte_size strategy_params schedule)
+ALL_TARGETS=(topology_json matrix_form_json workload_json experiment_json tool_output gpu_counts byte_size strategy_params schedule nccl_tests_log nccl_tests_generated topology_generate compare_inputs sweep_file layer_listing)
 
 SECONDS_PER_TARGET=60
 TARGETS=()
+SMOKE=0
 declare -A TARGET_SECONDS=()  # TARGET=SECONDS
 for arg in "$@"; do
   case "$arg" in
     -h|--help) usage; exit 0 ;;
     --list) printf '%s\n' "${ALL_TARGETS[@]}"; exit 0 ;;
+    --smoke) SMOKE=1 ;;
     -*) echo "fuzz.sh: unknown option '$arg'; see --help" >&2; exit 2 ;;
     *)
       if [[ "$arg" =~ ^[0-9]+$ ]]; then
@@ -119,11 +132,49 @@ if ! cmake --build "$BUILD" -j "${FUZZ_JOBS:-2}" --target fuzzers >"$BUILD/fuzz-
   exit 2
 fi
 
-# --- run -----------------------------------------------------------------------
 OUT="$BUILD/fuzz"
-mkdir -p "$OUT/corpus" "$OUT/artifacts" "$OUT/logs"
 # What a libFuzzer log says: "stat::<name>: <value>" lines from -print_final_stats=1.
 stat_of() { sed -n "s/^stat::$2:[[:space:]]*\([0-9]*\).*/\1/p" "$1" | tail -1; }
+
+# --- smoke: seeds and regressions replayed, then a few seconds each ---------------
+if [ $SMOKE = 1 ]; then
+  smoke="$OUT/smoke"
+  rm -rf "$smoke"
+  mkdir -p "$smoke"
+  failed=()
+  for t in "${TARGETS[@]}"; do
+    bin="$OUT/bin/${t}_fuzzer"
+    [ -x "$bin" ] || { echo "fuzz.sh: $bin was not built" >&2; exit 2; }
+    inputs=()
+    for dir in "$ROOT/fuzz/seeds/$t" "$ROOT/fuzz/regressions/$t"; do
+      [ -d "$dir" ] && while IFS= read -r -d '' f; do inputs+=("$f"); done < <(find "$dir" -maxdepth 1 -type f -print0 | sort -z)
+    done
+    mkdir -p "$smoke/$t/corpus" "$smoke/$t/artifacts"
+    cp "$ROOT/fuzz/seeds/$t"/* "$smoke/$t/corpus/"
+    start=$(date +%s)
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+    if ! "$bin" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$smoke/$t/artifacts/" "${inputs[@]}" >"$smoke/$t/replay.log" 2>&1; then
+      failed+=("$t (replaying its seeds and regressions: $smoke/$t/replay.log)")
+      continue
+    fi
+    if ! "$bin" -seed=1 -max_total_time="${FUZZ_SMOKE_SECONDS:-3}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$smoke/$t/artifacts/" "$smoke/$t/corpus" >"$smoke/$t/fuzz.log" 2>&1; then
+      failed+=("$t (fuzzing: $smoke/$t/fuzz.log, input in $smoke/$t/artifacts/)")
+      continue
+    fi
+    printf 'fuzz.sh: %-21s %3d inputs replayed, %7s fuzzed in %2d s\n' "$t" "${#inputs[@]}" \
+      "$(stat_of "$smoke/$t/fuzz.log" number_of_executed_units)" $(( $(date +%s) - start ))
+  done
+  if [ ${#failed[@]} -gt 0 ]; then
+    printf 'fuzz.sh: smoke run FAILED: %s\n' "${failed[@]}" >&2
+    exit 1
+  fi
+  echo "fuzz.sh: smoke run passed: ${#TARGETS[@]} targets"
+  exit 0
+fi
+
+# --- run -----------------------------------------------------------------------
+mkdir -p "$OUT/corpus" "$OUT/artifacts" "$OUT/logs"
 count_new() {  # files matching prefix* in dir, newer than the stamp
   find "$1" -maxdepth 1 -type f -name "$2*" -newer "$3" 2>/dev/null | wc -l
 }

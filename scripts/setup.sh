@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libsimgrid-dev nlohmann-json3-dev libboost-graph-dev
-          libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libcli11-dev libfmt-dev python3-matplotlib iproute2)
+          libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libcli11-dev libfmt-dev python3-matplotlib iproute2
+          clang libclang-rt-14-dev)  # clang and libFuzzer: the fuzz targets (scripts/fuzz.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

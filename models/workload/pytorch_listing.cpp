@@ -106,6 +106,7 @@ Workload workload_from_listing(const std::string& text, const std::string& sourc
   std::vector<std::pair<std::string, Parameter>> params;  // module, parameter
   std::map<int, int> dtype_counts;
   const importers::SourceText lines = importers::split_lines(text, source);
+  importers::check_utf8(lines, "the parameter listing PyTorch prints (ASCII or UTF-8)");
   for (std::size_t i = 0; i < lines.lines.size(); ++i) {
     const std::string t = trim(lines.lines[i]);
     if (t.empty() || t[0] == '#') continue;

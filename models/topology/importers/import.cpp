@@ -22,36 +22,10 @@ const char* kNoBandwidthHint =
     "expected also the output of p2pBandwidthLatencyTest or nvbandwidth (import them together: gradsync import "
     "topo.txt p2p.txt)";
 
-// Tool outputs are ASCII / UTF-8 text; anything else (a binary file, a stray byte in a
-// device name) is refused here, before it reaches the JSON written for the import.
-void check_utf8(const SourceText& src) {
-  for (std::size_t i = 0; i < src.size(); ++i) {
-    const std::string& line = src.lines[i];
-    for (std::size_t k = 0; k < line.size();) {
-      const auto b = static_cast<unsigned char>(line[k]);
-      std::size_t len = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
-      bool ok = len > 0 && k + len <= line.size();
-      for (std::size_t m = 1; ok && m < len; ++m) ok = (static_cast<unsigned char>(line[k + m]) & 0xC0) == 0x80;
-      if (ok && len > 2) {  // no overlong forms, surrogates or code points above U+10FFFF
-        const auto b1 = static_cast<unsigned char>(line[k + 1]);
-        ok = !(b == 0xE0 && b1 < 0xA0) && !(b == 0xED && b1 > 0x9F) && !(b == 0xF0 && b1 < 0x90) && !(b == 0xF4 && b1 > 0x8F);
-      }
-      if (!ok) {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(b));
-        src.fail(i, std::string("byte ") + hex + " at column " + std::to_string(k + 1) +
-                        " is not UTF-8 text; expected the printed output of " + join(supported_tools(), ", ") +
-                        " or nccl-tests (ASCII or UTF-8)");
-      }
-      k += len;
-    }
-  }
-}
-
 ParsedText parse_text(const std::string& text, const std::string& name) {
   ParsedText parsed;
   parsed.src = split_lines(text, name);
-  check_utf8(parsed.src);
+  check_utf8(parsed.src, "the printed output of " + join(supported_tools(), ", ") + " or nccl-tests (ASCII or UTF-8)");
   bool bandwidth_test = false;
   for (std::size_t pos = 0; pos < parsed.src.size();) {
     if (consume_p2p_test(parsed, pos) || consume_nvbandwidth(parsed, pos) || consume_nvidia_smi_topo(parsed, pos)) {

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <regex>
 #include <set>
@@ -23,6 +24,9 @@ const std::regex kNcclProgram(R"(^(?:.*/)?([a-z0-9_]+)_perf(?:_mpi)?$)");
 const std::regex kNcclVersion(R"(^nccl-tests version\s+(.+)$)");
 const std::regex kNcclOutOfBounds(R"(^Out of bounds values\s*:\s*(\d+)\b.*)");
 const std::regex kNcclAvgBusbw(R"(^Avg bus bandwidth\s*:\s*(\S+).*)");
+
+// More ranks than any machine has: a log that says so is not one nccl-tests printed.
+constexpr std::int64_t kMostRanks = 1 << 20;
 
 // A line's text after a leading '#', trimmed ("" for a line without one).
 std::string comment_body(std::string_view line) {
@@ -142,7 +146,8 @@ CommandFacts command_facts(const std::vector<std::string>& toks) {
         if (auto v = whole(value.substr(4, colon - 4))) f.per_host = v;
       }
     } else if (flag == "-H" || flag == "--host" || flag == "-host") {
-      int hosts = 0, slots = 0;
+      int hosts = 0;
+      std::int64_t slots = 0;
       bool all_slots = true;
       for (const auto& item : split_list_items(value)) {
         ++hosts;
@@ -152,7 +157,7 @@ CommandFacts command_facts(const std::vector<std::string>& toks) {
         all_slots = all_slots && v.has_value();
       }
       if (hosts > 0) f.hosts = hosts;
-      if (hosts > 0 && all_slots && !f.processes) f.processes = slots;
+      if (hosts > 0 && all_slots && !f.processes && slots <= kMostRanks) f.processes = static_cast<int>(slots);
     }
   }
   return f;
@@ -265,8 +270,19 @@ class Scanner {
       run.processes_per_host = facts.per_host;
       run.hosts_named = facts.hosts;
       run.environment = facts.environment;
-      run.threads = std::stoi(m[1].str());
-      run.gpus_per_thread = std::stoi(m[2].str());
+      // nccl-tests runs at least one thread of at least one GPU; the ranks fit an int.
+      auto count = [&](const std::string& digits, const char* what) {
+        if (digits.size() > 7 || std::stoi(digits) < 1) {
+          src_.fail(i, std::string(what) + " " + digits + "; expected a count of 1 or more, as nccl-tests prints it");
+        }
+        return std::stoi(digits);
+      };
+      run.threads = count(m[1].str(), "nThread");
+      run.gpus_per_thread = count(m[2].str(), "nGpus");
+      const std::int64_t ranks = static_cast<std::int64_t>(run.processes.value_or(1)) * run.threads * run.gpus_per_thread;
+      if (ranks > kMostRanks) {
+        src_.fail(i, std::to_string(ranks) + " ranks (processes x nThread x nGpus); expected at most " + std::to_string(kMostRanks));
+      }
       runs_.push_back(std::move(run));
       open_ = true;
       return;
@@ -441,7 +457,9 @@ std::string NcclTestsRun::describe() const {
 }
 
 std::vector<NcclTestsRun> read_nccl_tests(const std::string& text, const std::string& source_name) {
-  return importers::scan_nccl_tests(importers::split_lines(text, source_name));
+  const importers::SourceText src = importers::split_lines(text, source_name);
+  importers::check_utf8(src, "the printed output of nccl-tests (ASCII or UTF-8)");
+  return importers::scan_nccl_tests(src);
 }
 
 std::vector<NcclTestsRun> read_nccl_tests_files(const std::vector<std::string>& paths) {

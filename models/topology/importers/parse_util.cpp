@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,6 +42,28 @@ SourceText split_lines(const std::string& text, const std::string& name) {
     start = end + 1;
   }
   return src;
+}
+
+void check_utf8(const SourceText& src, const std::string& expected) {
+  for (std::size_t i = 0; i < src.size(); ++i) {
+    const std::string& line = src.lines[i];
+    for (std::size_t k = 0; k < line.size();) {
+      const auto b = static_cast<unsigned char>(line[k]);
+      std::size_t len = b < 0x80 ? 1 : b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+      bool ok = len > 0 && k + len <= line.size();
+      for (std::size_t m = 1; ok && m < len; ++m) ok = (static_cast<unsigned char>(line[k + m]) & 0xC0) == 0x80;
+      if (ok && len > 2) {  // no overlong forms, surrogates or code points above U+10FFFF
+        const auto b1 = static_cast<unsigned char>(line[k + 1]);
+        ok = !(b == 0xE0 && b1 < 0xA0) && !(b == 0xED && b1 > 0x9F) && !(b == 0xF0 && b1 < 0x90) && !(b == 0xF4 && b1 > 0x8F);
+      }
+      if (!ok) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned>(b));
+        src.fail(i, std::string("byte ") + hex + " at column " + std::to_string(k + 1) + " is not UTF-8 text; expected " + expected);
+      }
+      k += len;
+    }
+  }
 }
 
 std::string_view trim(std::string_view text) {

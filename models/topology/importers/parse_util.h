@@ -33,6 +33,10 @@ struct SourceText {
 };
 
 SourceText split_lines(const std::string& text, const std::string& name);
+// Printed tool output is ASCII / UTF-8 text; anything else (a binary file, a stray byte in a
+// name) is an InputError naming the line and column ("...; expected <expected>"), before it
+// reaches the JSON gradsync writes.
+void check_utf8(const SourceText& src, const std::string& expected);
 // A file's whole text. InputError "<path>: no such file" (or: is a directory, cannot be read).
 std::string read_text_file(const std::string& path);
 

@@ -1,0 +1,500 @@
+// Fuzz entries for the inputs added since the first campaign (issue 31): nccl-tests logs (as
+// text, and generated with known figures), `topology generate` options, `compare` / `calibrate`
+// inputs, sweep result files and PyTorch parameter listings. Contract: fuzz/entries.h.
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "experiments/calibrate.h"
+#include "experiments/compare.h"
+#include "experiments/sweep.h"
+#include "fuzz/entries.h"
+#include "fuzz/support.h"
+#include "models/support/json_input.h"
+#include "models/topology/cluster_generator.h"
+#include "models/topology/importers/nccl_tests.h"
+#include "models/topology/importers/parse_util.h"
+#include "models/topology/topology_io.h"
+#include "models/workload/pytorch_listing.h"
+#include "models/workload/workload.h"
+
+namespace gradsync::fuzz {
+namespace {
+
+using namespace support;
+using models::InputError;
+
+// A token read as the C library reads a number, the whole token or nothing.
+std::optional<double> c_number(const std::string& token) {
+  if (token.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(token.c_str(), &end);
+  if (end != token.c_str() + token.size()) return std::nullopt;
+  return v;
+}
+
+// Does `line` hold a whitespace-separated token whose value is `v`?
+bool line_has_value(const std::string& line, double v) {
+  for (const auto& token : models::importers::tokens(line)) {
+    if (const auto x = c_number(token); x && (*x == v || (std::isnan(*x) && std::isnan(v)))) return true;
+  }
+  return false;
+}
+
+// nccl-tests' bus factors, as its src/*.cu *GetBw functions define them: the oracle the reader's
+// records are held to (written here from nccl-tests, not taken from the code under test).
+double nccl_tests_factor(const std::string& collective, int n) {
+  if (collective == "all_reduce") return 2.0 * (n - 1) / n;
+  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "alltoall") return static_cast<double>(n - 1) / n;
+  return 1.0;  // broadcast, reduce, sendrecv
+}
+
+// The checks every accepted run meets, whatever the text: its figures are the text's own, its
+// records are one per timing with the printed time.
+void check_runs(const char* target, const std::vector<models::NcclTestsRun>& runs, const models::importers::SourceText& src) {
+  for (const auto& run : runs) {
+    if (run.line >= src.size()) violated(target, "a run starts at line " + std::to_string(run.line + 1) + " of " + std::to_string(src.size()));
+    if (run.ranks() < 1) violated(target, run.where + ": a run of " + std::to_string(run.ranks()) + " ranks");
+    (void)run.describe();
+    (void)run.ranks_basis();
+    std::size_t timings = 0;
+    for (const auto& row : run.rows) {
+      if (row.line >= src.size() || row.line <= run.line) violated(target, run.where + ": a row at line " + std::to_string(row.line + 1));
+      const std::string& line = src.lines[row.line];
+      if (!line_has_value(line, row.bytes)) violated(target, src.where(row.line) + ": size " + exact_number(row.bytes) + " is not on the line");
+      for (const auto* t : {&row.out_of_place, &row.in_place}) {
+        if (!*t) continue;
+        ++timings;
+        for (double v : {(*t)->time_us, (*t)->algbw_GBps, (*t)->busbw_GBps}) {
+          if (!line_has_value(line, v)) violated(target, src.where(row.line) + ": " + exact_number(v) + " is not on the line \"" + line + "\"");
+        }
+      }
+    }
+    const auto records = models::measured_records(run, "fuzz");
+    if (records.size() != timings) {
+      violated(target, run.where + ": " + std::to_string(records.size()) + " records for " + std::to_string(timings) + " timings");
+    }
+    for (const auto& r : records) {
+      if (!(std::isfinite(r.time_per_sync_s) && r.time_per_sync_s >= 0)) violated(target, run.where + ": a record of " + exact_number(r.time_per_sync_s) + " s");
+      (void)models::to_json(r);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// A generated nccl-tests log: runs of known figures, in the layouts the reader accepts
+
+struct GeneratedRow {
+  std::uint64_t bytes = 0, count = 0;
+  std::string time[2], algbw[2], busbw[2], wrong[2];  // as printed: out-of-place, in-place
+};
+
+struct GeneratedRun {
+  std::string collective;
+  int ranks = 0;
+  bool has_root = false;
+  std::vector<GeneratedRow> rows;
+  std::string avg_busbw;
+};
+
+const std::vector<std::string>& collectives() {
+  static const std::vector<std::string> all = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall"};
+  return all;
+}
+
+std::string printed(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// One run as nccl-tests prints it: the command (or "# Collective test starting"), the nThread
+// line, device lines (or none, as multi-node logs are cut), the two header lines, the rows and
+// the summary. Times are whole hundredths of a microsecond, so the printed time is exact and
+// algbw / busbw are the true figures rounded to two decimals.
+std::string render_run(Choices& c, GeneratedRun& g) {
+  g.collective = c.pick(collectives());
+  const bool devices = !c.one_in(3);
+  const int threads = devices ? 1 : static_cast<int>(c.between(1, 2));
+  const int gpus_per_thread = static_cast<int>(c.between(1, 8));
+  const int processes = devices ? 1 : static_cast<int>(c.between(1, 64));
+  g.ranks = threads * gpus_per_thread * processes;
+  g.has_root = g.collective == "broadcast" || g.collective == "reduce" || c.one_in(2);
+  const bool old_error_column = c.one_in(4);
+  std::string text;
+  if (c.one_in(3)) text += "# nccl-tests version 2.13." + std::to_string(c.below(10)) + " nccl-headers=21903 nccl-library=21903\n";
+  const std::string program = "./build/" + g.collective + "_perf";
+  if (!devices) {
+    // The launcher says how many processes: mpirun -np, srun -n, or mpirun -H with each host's slots.
+    const std::string flags = " -b 8 -e 1G -f 2 -g " + std::to_string(gpus_per_thread) + (threads > 1 ? " -t " + std::to_string(threads) : "");
+    switch (c.below(4)) {
+      case 0: text += "mpirun -np " + std::to_string(processes) + " -x NCCL_DEBUG=WARN " + program + flags + "\n"; break;
+      case 1: text += "$ srun -N 2 -n " + std::to_string(processes) + " --mpi=pmix " + program + flags + "\n"; break;
+      case 2: {
+        std::string hosts;
+        for (int h = 0, left = processes; left > 0; ++h) {
+          const int slots = std::min(left, static_cast<int>(c.between(1, 8)));
+          hosts += (h ? "," : "") + std::string("node") + std::to_string(h) + ":" + std::to_string(slots);
+          left -= slots;
+        }
+        text += "mpirun -H " + hosts + " " + program + flags + "\n";
+        break;
+      }
+      default:
+        text += "mpirun --np " + std::to_string(processes) + " \\\n    -x NCCL_ALGO=Ring \\\n    " + program + flags + "\n";
+    }
+  } else if (c.one_in(2)) {
+    text += "root@box:~/nccl-tests# " + program + " -b 8 -e 1G -f 2 -g " + std::to_string(gpus_per_thread) + "\n";
+  } else {
+    text += "# Collective test starting: " + g.collective + "_perf\n";
+  }
+  text += "# nThread " + std::to_string(threads) + " nGpus " + std::to_string(gpus_per_thread) +
+          " minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n";
+  if (devices) {
+    text += "# Using devices\n";
+    for (int r = 0; r < g.ranks; ++r) {
+      text += "#  Rank " + printed("%2.0f", r) + " Group  0 Pid  31706 on box device " + printed("%2.0f", r) + " [0000:" +
+              printed("%02.0f", 10 + r) + ":00] NVIDIA H100 80GB HBM3\n";
+    }
+    text += "#\n";
+  }
+  const std::string wrong_name = old_error_column ? "error" : "#wrong";
+  text += "#                                                              out-of-place                       in-place\n";
+  text += "#       size         count      type   redop" + std::string(g.has_root ? "    root" : "") + "     time   algbw   busbw " +
+          wrong_name + "     time   algbw   busbw " + wrong_name + "\n";
+  text += "#        (B)    (elements)                      " + std::string(g.has_root ? "        " : "") +
+          "(us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+  const double factor = nccl_tests_factor(g.collective, g.ranks);
+  const int sizes = static_cast<int>(c.between(1, 12));
+  double busbw_sum = 0;
+  int busbw_n = 0;
+  for (int k = 0; k < sizes; ++k) {
+    GeneratedRow row;
+    // all_gather, reduce_scatter and alltoall print the count of one rank's part (nccl-tests' *GetCollByteCount).
+    const bool per_rank = g.collective == "all_gather" || g.collective == "reduce_scatter" || g.collective == "alltoall";
+    row.count = c.between(1, 1u << 24);
+    row.bytes = row.count * 4 * static_cast<std::uint64_t>(per_rank ? g.ranks : 1);
+    std::string line = printed("%12.0f", static_cast<double>(row.bytes)) + printed("%14.0f", static_cast<double>(row.count)) +
+                       "     float     " + (g.collective == "all_gather" || g.collective == "broadcast" || g.collective == "alltoall" ? "none" : " sum");
+    if (g.has_root) line += printed("%8.0f", g.collective == "broadcast" || g.collective == "reduce" ? 0 : -1);
+    for (int p = 0; p < 2; ++p) {
+      const double time_us = static_cast<double>(c.between(1, 100000000)) / 100;  // 0.01 us .. 1 s
+      row.time[p] = printed(time_us < 1000 ? "%9.2f" : time_us < 10000 ? "%9.1f" : "%9.0f", time_us);
+      // nccl-tests prints the time with fewer decimals as it grows: the printed time is what counts.
+      const double shown_time = std::strtod(row.time[p].c_str(), nullptr);
+      const double shown_algbw = static_cast<double>(row.bytes) / (shown_time * 1e3);
+      row.algbw[p] = printed("%8.2f", shown_algbw);
+      row.busbw[p] = printed("%8.2f", shown_algbw * factor);
+      row.wrong[p] = p == 1 && c.one_in(4) ? "N/A" : std::to_string(c.one_in(8) ? c.below(5) : 0);
+      line += " " + row.time[p] + " " + row.algbw[p] + " " + row.busbw[p] + "  " + row.wrong[p];
+      busbw_sum += shown_algbw * factor;
+      ++busbw_n;
+    }
+    g.rows.push_back(row);
+    text += line + "\n";
+  }
+  g.avg_busbw = printed("%.6g", busbw_sum / busbw_n);
+  text += "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : " + g.avg_busbw + "\n#\n\n";
+  return text;
+}
+
+bool same_number(double parsed, const std::string& shown) { return parsed == std::strtod(shown.c_str(), nullptr); }
+
+// ---------------------------------------------------------------------------------------
+// Generated clusters
+
+// A value for one cluster parameter: mostly valid, sometimes at or past its bounds, sometimes
+// of the wrong type.
+models::ordered_json cluster_value(Choices& c, const models::ClusterParam& p) {
+  const auto words = models::cluster_param_words(p);
+  const int shape = static_cast<int>(c.below(16));
+  if (shape == 0) return models::ordered_json("x" + std::to_string(c.below(100)));
+  if (shape == 1) return models::ordered_json(-static_cast<double>(c.below(3)));
+  if (shape == 2) return models::ordered_json::array();
+  if (!words.empty()) return models::ordered_json(c.pick(words));
+  if (std::holds_alternative<int models::ClusterSpec::*>(p.field)) {
+    if (shape == 3) return models::ordered_json(static_cast<std::int64_t>(c.u32()));
+    return models::ordered_json(static_cast<std::int64_t>(c.between(0, 9)));
+  }
+  if (shape == 3) return models::ordered_json(c.unit() * 1e6);
+  if (shape == 4) return models::ordered_json(0.0);
+  return models::ordered_json(0.25 + c.unit() * 400);
+}
+
+std::size_t count_kind(const models::Topology& t, models::NodeKind kind) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < t.node_count(); ++i) n += t.node(i).kind == kind ? 1 : 0;
+  return n;
+}
+
+// The sweep file the sweep_file target reads: one per process, rewritten for each input.
+const std::string& sweep_scratch_path() {
+  static const std::string path = [] {
+    const char* dir = std::getenv("TMPDIR");
+    return std::string(dir && *dir ? dir : "/tmp") + "/gradsync-fuzz-sweep-" + std::to_string(::getpid()) + ".out";
+  }();
+  return path;
+}
+
+}  // namespace
+
+Outcome fuzz_nccl_tests_log(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("nccl_tests_log", [&] {
+    const auto runs = models::read_nccl_tests(text, "fuzz.log");
+    check_runs("nccl_tests_log", runs, models::importers::split_lines(text, "fuzz.log"));
+  });
+}
+
+Outcome fuzz_nccl_tests_generated(const std::uint8_t* data, std::size_t size) {
+  Choices c(data, size);
+  std::vector<GeneratedRun> generated(1 + c.below(3));
+  std::string text = c.one_in(2) ? "" : "Some notes before the log.\n\n";
+  for (auto& g : generated) text += render_run(c, g);
+  std::vector<models::NcclTestsRun> runs;
+  try {
+    runs = models::read_nccl_tests(text, "generated.log");
+  } catch (const std::exception& e) {
+    violated("nccl_tests_generated", std::string("a log as nccl-tests prints it is rejected: ") + e.what() + "\n--- log ---\n" + text);
+  }
+  const char* t = "nccl_tests_generated";
+  const auto src = models::importers::split_lines(text, "generated.log");
+  check_runs(t, runs, src);
+  if (runs.size() != generated.size()) violated(t, std::to_string(runs.size()) + " runs read from " + std::to_string(generated.size()) + ":\n" + text);
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const auto& run = runs[k];
+    const auto& g = generated[k];
+    const std::string where = run.where + " (" + g.collective + ", " + std::to_string(g.ranks) + " ranks)";
+    if (run.collective != g.collective) violated(t, where + ": read as " + run.collective + "\n" + text);
+    if (g.ranks > 1 && run.ranks() != g.ranks) violated(t, where + ": read as " + std::to_string(run.ranks()) + " ranks (" + run.ranks_basis() + ")\n" + text);
+    if (run.rows.size() != g.rows.size()) violated(t, where + ": " + std::to_string(run.rows.size()) + " rows read of " + std::to_string(g.rows.size()));
+    if (!run.avg_busbw_GBps || !same_number(*run.avg_busbw_GBps, g.avg_busbw)) violated(t, where + ": average busbw not read as " + g.avg_busbw);
+    for (std::size_t i = 0; i < g.rows.size(); ++i) {
+      const auto& row = run.rows[i];
+      const auto& want = g.rows[i];
+      if (row.bytes != static_cast<double>(want.bytes) || row.count != want.count) violated(t, where + ": row " + std::to_string(i) + " size or count");
+      if (g.has_root != row.root.has_value()) violated(t, where + ": row " + std::to_string(i) + " root column");
+      const models::NcclTestsTiming* timing[2] = {row.out_of_place ? &*row.out_of_place : nullptr, row.in_place ? &*row.in_place : nullptr};
+      for (int p = 0; p < 2; ++p) {
+        if (!timing[p]) violated(t, where + ": row " + std::to_string(i) + " lost a timing");
+        const auto& tm = *timing[p];
+        if (!same_number(tm.time_us, want.time[p]) || !same_number(tm.algbw_GBps, want.algbw[p]) || !same_number(tm.busbw_GBps, want.busbw[p])) {
+          violated(t, where + ": row " + std::to_string(i) + " read as " + exact_number(tm.time_us) + " us, " + exact_number(tm.algbw_GBps) +
+                          " and " + exact_number(tm.busbw_GBps) + " GB/s; printed " + want.time[p] + want.algbw[p] + want.busbw[p]);
+        }
+        if ((want.wrong[p] == "N/A") != !tm.wrong.has_value()) violated(t, where + ": row " + std::to_string(i) + " #wrong " + want.wrong[p]);
+      }
+    }
+    // The records give back the log's own algbw and busbw (to the two decimals it printed).
+    const auto records = models::measured_records(run, "fuzz");
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < g.rows.size(); ++i) {
+      for (int p = 0; p < 2; ++p, ++r) {
+        if (r >= records.size()) violated(t, where + ": too few records");
+        const auto alg = records[r].algbw_GBps(), bus = records[r].busbw_GBps();
+        const double a = std::strtod(g.rows[i].algbw[p].c_str(), nullptr), b = std::strtod(g.rows[i].busbw[p].c_str(), nullptr);
+        const double slack = 0.005 + 1e-9 * std::max(a, b);
+        if (!alg || !bus || std::fabs(*alg - a) > slack || std::fabs(*bus - b) > slack) {
+          violated(t, where + ": record " + std::to_string(r) + " gives algbw " + (alg ? exact_number(*alg) : "none") + ", busbw " +
+                          (bus ? exact_number(*bus) : "none") + "; the log printed " + g.rows[i].algbw[p] + " and " + g.rows[i].busbw[p]);
+        }
+      }
+    }
+  }
+  return Outcome::accepted;
+}
+
+Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size) {
+  Choices c(data, size);
+  models::ordered_json generate = models::ordered_json::object();
+  for (const auto& p : models::cluster_params()) {
+    if (c.one_in(2)) generate[p.key] = cluster_value(c, p);
+  }
+  if (c.byte() == 0x5A) generate["gpus_per_nod"] = 8;  // a misspelt key, now and then (not when the bytes run out)
+  // Keep the clusters small enough to build many a second (the size limits are checked anyway).
+  if (!generate.contains("nodes") || c.one_in(2)) generate["nodes"] = static_cast<std::int64_t>(c.between(1, 6));
+  models::ordered_json doc = {{"name", "fuzz-cluster"}, {"generate", generate}};
+  const std::string what = doc.dump();
+  const char* t = "topology_generate";
+  std::optional<models::ClusterSpec> spec;
+  try {
+    spec = models::cluster_spec_from_json(models::JsonView::wrap(doc, "fuzz.json"));
+  } catch (const InputError& e) {
+    // A rejection names where: the JSON path of the value (or the object whose key is unknown).
+    const std::string message = e.what();
+    if (message.find("fuzz.json") == std::string::npos || message.find("generate") == std::string::npos) {
+      violated(t, "a rejection that does not name the file and the JSON path: " + message + "\n" + what);
+    }
+    if (show_rejections()) std::fprintf(stderr, "gradsync fuzz %s: rejected: %s\n", t, e.what());
+    return Outcome::rejected;
+  }
+  const models::ClusterSpec& s = *spec;
+  if (static_cast<double>(s.nodes) * s.gpus_per_node > 512 || static_cast<double>(s.nodes) * s.nics_per_node > 512) return Outcome::accepted;
+  models::Topology topo = [&] {
+    try {
+      return models::generate_cluster(s);
+    } catch (const std::exception& e) {
+      violated(t, std::string("an accepted cluster cannot be generated: ") + e.what() + "\n" + what);
+    }
+  }();
+  // The GPUs, NICs and links the options say.
+  const std::size_t gpus = static_cast<std::size_t>(s.nodes) * static_cast<std::size_t>(s.gpus_per_node);
+  if (topo.gpus().size() != gpus) violated(t, std::to_string(topo.gpus().size()) + " GPUs; the options say " + std::to_string(gpus) + "\n" + what);
+  const std::size_t nics = s.nodes > 1 ? static_cast<std::size_t>(s.nodes) * static_cast<std::size_t>(s.nics_per_node) : 0;
+  if (count_kind(topo, models::NodeKind::nic) != nics) {
+    violated(t, std::to_string(count_kind(topo, models::NodeKind::nic)) + " NICs; the options say " + std::to_string(nics) + "\n" + what);
+  }
+  const std::size_t nvswitches = s.intra == models::IntraFabric::nvswitch ? static_cast<std::size_t>(s.nodes) : 0;
+  if (count_kind(topo, models::NodeKind::nvswitch) != nvswitches) violated(t, "NVSwitches other than one per node with nvswitch\n" + what);
+  std::size_t nvlinks = 0, nic_links = 0;
+  const double nvlink_Bps = (s.nvlink_GBps > 0 ? s.nvlink_GBps : models::default_nvlink_GBps(s)) * 1e9;
+  for (const auto& l : topo.links()) {
+    const bool gpu_pair = topo.node(l.a).kind == models::NodeKind::gpu && topo.node(l.b).kind == models::NodeKind::gpu;
+    if (gpu_pair) {
+      ++nvlinks;
+      if (!close(l.bandwidth_Bps, nvlink_Bps)) violated(t, "an NVLink of " + exact_number(l.bandwidth_Bps) + " B/s; the options say " + exact_number(nvlink_Bps));
+    }
+    const bool nic_to_switch = (topo.node(l.a).kind == models::NodeKind::nic && topo.node(l.b).kind == models::NodeKind::net_switch) ||
+                               (topo.node(l.b).kind == models::NodeKind::nic && topo.node(l.a).kind == models::NodeKind::net_switch);
+    if (nic_to_switch) {
+      ++nic_links;
+      if (!close(l.bandwidth_Bps, s.nic_GBps * 1e9)) violated(t, "a NIC link of " + exact_number(l.bandwidth_Bps) + " B/s; --nic-GBps says " + exact_number(s.nic_GBps));
+    }
+  }
+  const std::size_t g = static_cast<std::size_t>(s.gpus_per_node);
+  const std::size_t want_nvlinks = s.intra == models::IntraFabric::nvlink ? static_cast<std::size_t>(s.nodes) * g * (g - 1) / 2 : 0;
+  if (nvlinks != want_nvlinks) violated(t, std::to_string(nvlinks) + " GPU-to-GPU links; expected " + std::to_string(want_nvlinks) + "\n" + what);
+  if (nic_links != nics) violated(t, std::to_string(nic_links) + " NIC-to-switch links for " + std::to_string(nics) + " NICs\n" + what);
+  // Every pair of GPUs is routed, and the generated form reads back as the same cluster.
+  for (std::size_t a : {std::size_t{0}, gpus / 2, gpus - 1}) {
+    for (std::size_t b : {std::size_t{0}, gpus - 1}) {
+      const auto& ids = topo.gpus();
+      if (a == b || a >= ids.size()) continue;
+      if (topo.route(ids[a], ids[b]).empty() || !(topo.bottleneck_Bps(ids[a], ids[b]) > 0)) violated(t, "GPUs " + std::to_string(a) + " and " + std::to_string(b) + " are not joined\n" + what);
+    }
+  }
+  const auto back = models::cluster_spec_from_json(models::JsonView::wrap(models::cluster_spec_to_json(s), "roundtrip.json"));
+  if (models::cluster_name(back) != models::cluster_name(s)) violated(t, "the generated form reads back as " + models::cluster_name(back));
+  return Outcome::accepted;
+}
+
+Outcome fuzz_compare_inputs(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  const char* t = "compare_inputs";
+  return guarded(t, [&] {
+    // Line 1: a calibrate grid item (NAME=LO:HI:STEP or NAME=V1,V2,...); the rest: nccl-tests output.
+    const std::size_t eol = std::min(text.find('\n'), text.size());
+    const models::Strategy& nccl = models::find_strategy("nccl");
+    experiments::GridAxis axis = experiments::parse_grid_axis(text.substr(0, eol), nccl);
+    if (axis.values.empty()) violated(t, "a grid axis of no value: " + text.substr(0, eol));
+    for (double v : axis.values) {
+      if (!std::isfinite(v)) violated(t, "a grid value " + exact_number(v));
+      (void)models::resolve_params(nccl, models::SyncParams::parse({axis.param + "=" + models::number_text(v, 17)}));
+    }
+    const std::string log = eol < text.size() ? text.substr(eol + 1) : std::string();
+    const auto runs = models::read_nccl_tests(log, "fuzz.log");
+    static const models::Topology machine =
+        std::move(models::load_topology(models::JsonView::load_file(models::topology_dir() + "/pcie-8gpu-2switch.json")).topology);
+    experiments::CompareOptions options;
+    options.executors = {"analytic"};
+    const auto compared = experiments::compare_runs(machine, runs, options);
+    std::size_t predictions = 0;
+    for (const auto& run : compared) {
+      for (const auto& point : run.points) {
+        for (const auto& [executor, predicted] : point.predicted) {
+          ++predictions;
+          const auto p = predicted.busbw_GBps(), m = point.measured.busbw_GBps();
+          if (!p || !(std::isfinite(*p) && *p > 0)) violated(t, run.run->where + ": a predicted busbw that is not positive");
+          // The prediction is for whole elements (a size that is not one rounds up); the error
+          // is the busbw ratio's where the sizes agree.
+          if (predicted.bytes < point.measured.bytes || predicted.bytes >= point.measured.bytes + 8) {
+            violated(t, run.run->where + ": predicted " + exact_number(predicted.bytes) + " B for " + exact_number(point.measured.bytes));
+          }
+          if (m && *m > 0 && predicted.bytes == point.measured.bytes) {
+            const double error = experiments::busbw_error(predicted, point.measured);
+            if (!close(error, *p / *m - 1) && std::fabs(error - (*p / *m - 1)) > 1e-9) {
+              violated(t, run.run->where + ": error " + exact_number(error) + " for " + exact_number(*p) + " against " + exact_number(*m) +
+                              " GB/s (predicted " + exact_number(predicted.bytes) + " B in " + exact_number(predicted.time_per_sync_s) +
+                              " s, factor " + exact_number(predicted.busbw_factor) + "; measured " + exact_number(point.measured.bytes) +
+                              " B in " + exact_number(point.measured.time_per_sync_s) + " s, factor " +
+                              exact_number(point.measured.busbw_factor) + ")");
+            }
+          }
+        }
+      }
+    }
+    if (predictions != experiments::comparison_count(machine, runs, options)) {
+      violated(t, std::to_string(predictions) + " predictions made; comparison_count says " +
+                      std::to_string(experiments::comparison_count(machine, runs, options)));
+    }
+    // calibrate on the axis (its first three values) with this one machine.
+    if (axis.values.size() > 3) axis.values.resize(3);
+    experiments::CalibrateOptions co;
+    co.grid = {axis};
+    experiments::CalibrationMachine m{"fuzz", &machine, runs};
+    const auto cal = experiments::calibrate({m}, co);
+    if (cal.points.size() != axis.values.size() || cal.best >= cal.points.size()) violated(t, "calibrate's points do not follow its grid");
+    const auto fig = cal.figures(cal.best, {true});
+    if (fig.large && !(std::isfinite(fig.large->median_abs) && fig.large->max_abs >= fig.large->median_abs)) violated(t, "calibrate's figures are not finite");
+  });
+}
+
+Outcome fuzz_sweep_file(const std::uint8_t* data, std::size_t size) {
+  // First byte: the format (even: json lines, odd: csv); the rest: the file.
+  const std::string format = size > 0 && data[0] % 2 ? "csv" : "json";
+  const std::string text = size > 0 ? text_of(data + 1, size - 1) : std::string();
+  const std::string& path = sweep_scratch_path();
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) violated("sweep_file", "cannot write the scratch file " + path);
+  }
+  const Outcome outcome = guarded("sweep_file", [&] {
+    const auto stored = experiments::read_sweep_file(path, format);
+    for (const auto& r : stored) {
+      if (r.line < 1) violated("sweep_file", "a record at line " + std::to_string(r.line));
+      (void)experiments::with_index(r, r.index + 1, format);
+    }
+  });
+  std::remove(path.c_str());
+  return outcome;
+}
+
+Outcome fuzz_layer_listing(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  const char* t = "layer_listing";
+  return guarded(t, [&] {
+    // The compute one of the two ways `workload from-pytorch` insists on (by the input's length).
+    models::ListingOptions options;
+    options.name = "fuzz";
+    if (size % 2) {
+      options.compute_s = 0.25;
+    } else {
+      options.tokens = 8192;
+      options.device_TFLOPS = 150;
+    }
+    const models::Workload w = models::workload_from_listing(text, "fuzz.txt", options);
+    std::int64_t params = 0;
+    for (const auto& l : w.layers) {
+      if (l.params <= 0) violated(t, "a layer of " + std::to_string(l.params) + " parameters");
+      if (__builtin_add_overflow(params, l.params, &params)) violated(t, "parameters overflow");
+    }
+    if (!(w.gradient_bytes() >= 0 && std::isfinite(w.gradient_bytes()))) violated(t, "gradient bytes " + exact_number(w.gradient_bytes()));
+    // The workload JSON gradsync writes for it reads back with the same layers.
+    const models::Workload back = models::workload_from_json(models::JsonView::wrap(models::workload_to_json(w), "roundtrip.json"));
+    if (back.layers.size() != w.layers.size() || !close(back.gradient_bytes(), w.gradient_bytes())) {
+      violated(t, "the listing's workload changed in a round trip through workload_to_json");
+    }
+  });
+}
+
+}  // namespace gradsync::fuzz
