@@ -119,8 +119,8 @@ std::string printed(const char* format, double v) {
 
 // One run as nccl-tests prints it: the command (or "# Collective test starting"), the nThread
 // line, device lines (or none, as multi-node logs are cut), the two header lines, the rows and
-// the summary. Times are whole hundredths of a microsecond, so the printed time is exact and
-// algbw / busbw are the true figures rounded to two decimals.
+// the summary. Times are printed with fewer decimals as they grow, as nccl-tests prints them;
+// algbw and busbw are those of the printed time, rounded to two decimals.
 std::string render_run(Choices& c, GeneratedRun& g) {
   g.collective = c.pick(collectives());
   const bool devices = !c.one_in(3);
