@@ -189,7 +189,16 @@ TEST(NcclTests, BadRowsNameTheFileLineAndToken) {
   EXPECT_EQ(error_of([&] { read_nccl_tests(head + "  8  2  float  sum  -1  5.0  0.00  0.00\n", "b.txt"); }),
             "b.txt:4: an nccl-tests row of 8 fields; the table's header has 13 columns");
   EXPECT_EQ(error_of([&] { read_nccl_tests(head + "  8.5  2  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n", "b.txt"); }),
-            "b.txt:4: \"8.5\" is not a whole number of bytes");
+            "b.txt:4: \"8.5\" is not a size in bytes; expected a whole number of bytes up to 1 PiB");
+  // Found by the nccl_tests_log fuzzer: a root or count past what an int (or uint64) holds.
+  EXPECT_EQ(error_of([&] { read_nccl_tests(head + "  8  2  float  sum  -5e115  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n", "b.txt"); }),
+            "b.txt:4: \"-5e115\" is not a root rank; expected a whole number from -1 to 1048576");
+  EXPECT_EQ(error_of([&] { read_nccl_tests(head + "  8  1e30  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n", "b.txt"); }),
+            "b.txt:4: \"1e30\" is not an element count; expected a whole number up to 2^50");
+  EXPECT_EQ(error_of([] { read_nccl_tests("# nThread 0 nGpus 2 minBytes 8\n", "b.txt"); }),
+            "b.txt:1: nThread 0; expected a count of 1 or more, as nccl-tests prints it");
+  EXPECT_EQ(error_of([] { read_nccl_tests("# nThread 1 nGpus 2\n#  Rank  0 Group  0 Pid  1 on h\xff device  0 [0x01] GPU\n", "b.txt"); }),
+            "b.txt:2: byte 0xFF at column 32 is not UTF-8 text; expected the printed output of nccl-tests (ASCII or UTF-8)");
   EXPECT_EQ(error_of([&] { read_nccl_tests(head.substr(head.find("#       size")), "b.txt"); }),
             "b.txt:1: an nccl-tests table without its \"# nThread ... nGpus ...\" line; expected the whole output of the "
             "*_perf program, which says how many ranks ran");

@@ -27,6 +27,7 @@ const std::regex kNcclAvgBusbw(R"(^Avg bus bandwidth\s*:\s*(\S+).*)");
 
 // More ranks than any machine has: a log that says so is not one nccl-tests printed.
 constexpr std::int64_t kMostRanks = 1 << 20;
+constexpr double kMostBytes = 1125899906842624.0;  // 1 PiB
 
 // A line's text after a leading '#', trimmed ("" for a line without one).
 std::string comment_body(std::string_view line) {
@@ -362,16 +363,19 @@ class Scanner {
     };
     NcclTestsRow r;
     r.line = i;
-    r.bytes = number(l.size, "a size in bytes");
-    if (r.bytes != std::floor(r.bytes)) src_.fail(i, quote_token(at(l.size)) + " is not a whole number of bytes");
-    r.count = static_cast<std::uint64_t>(number(l.count, "an element count"));
+    // Whole numbers in the ranges nccl-tests prints (sizes up to 1 PiB, as everywhere in gradsync).
+    auto whole = [&](std::size_t column, const char* what, double lo, double hi, const char* range) {
+      const auto v = parse_number(at(column));
+      if (!v || *v != std::floor(*v) || *v < lo || *v > hi) {
+        src_.fail(i, quote_token(at(column)) + " is not " + what + "; expected a whole number " + range);
+      }
+      return *v;
+    };
+    r.bytes = whole(l.size, "a size in bytes", 0, kMostBytes, "of bytes up to 1 PiB");
+    r.count = static_cast<std::uint64_t>(whole(l.count, "an element count", 0, kMostBytes, "up to 2^50"));
     if (l.type) r.type = at(*l.type);
     if (l.redop) r.redop = at(*l.redop);
-    if (l.root) {
-      const auto v = parse_number(at(*l.root));
-      if (!v || *v != std::floor(*v)) src_.fail(i, quote_token(at(*l.root)) + " is not a root rank; expected an integer");
-      r.root = static_cast<int>(*v);
-    }
+    if (l.root) r.root = static_cast<int>(whole(*l.root, "a root rank", -1, static_cast<double>(kMostRanks), "from -1 to 1048576"));
     for (std::size_t g = 0; g < l.groups.size(); ++g) {
       if (g == 0 && no_out) continue;
       const auto& group = l.groups[g];
