@@ -124,7 +124,8 @@ Workload workload_from_listing(const std::string& text, const std::string& sourc
                        " dimensions): its FLOPs depend on the feature maps, which a parameter listing does not show; give a "
                        "measured --compute-s without --tokens");
     }
-    if (!p.trainable) continue;
+    // Frozen parameters have no gradient, nor do empty ones (a dimension of 0, as PyTorch allows).
+    if (!p.trainable || p.elements == 0) continue;
     ++dtype_counts[p.dtype_bytes];
     const auto dot = p.name.rfind('.');
     params.emplace_back(dot == std::string::npos ? p.name : p.name.substr(0, dot), p);

@@ -259,6 +259,17 @@ TEST(PytorchListing, ModulesBecomeLayersInTheListingsOrder) {
   EXPECT_DOUBLE_EQ(w.gradient_bytes(), 2.0 * (800 + 216 + 1) + 4.0 * 256);  // the frozen one has no gradient
 }
 
+// Found by the layer_listing fuzzer: a parameter with a dimension of 0 made a layer of 0
+// parameters (with 199 embedding rows). It has no gradient, so it is left out like a frozen one.
+TEST(PytorchListing, AnEmptyParameterIsLeftOut) {
+  const Workload w = workload_from_listing(
+      "wte.weight torch.Size([100, 8])\nempty.weight torch.Size([199, 0])\nh.0.weight torch.Size([8, 8])\n", "m.txt", dense(10, 1.0));
+  ASSERT_EQ(w.layers.size(), 2u);
+  EXPECT_EQ(w.layers[0].name, "wte");
+  EXPECT_EQ(w.layers[1].name, "h.0");
+  EXPECT_THROW(workload_from_listing("empty.weight torch.Size([199, 0])\n", "m.txt", dense(10, 1.0)), InputError);
+}
+
 TEST(PytorchListing, AMalformedLineIsNamedWithItsNumber) {
   EXPECT_EQ(listing_error("a.weight torch.Size([3, 4])\nb.weight torch.Size([3, x])\n"),
             "params.txt:2: a dimension \"x\" that is not a whole number; expected NAME SHAPE as PyTorch prints named_parameters(), "
