@@ -195,6 +195,15 @@ TEST(NcclTests, BadRowsNameTheFileLineAndToken) {
             "b.txt:4: \"-5e115\" is not a root rank; expected a whole number from -1 to 1048576");
   EXPECT_EQ(error_of([&] { read_nccl_tests(head + "  8  1e30  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n", "b.txt"); }),
             "b.txt:4: \"1e30\" is not an element count; expected a whole number up to 2^50");
+  EXPECT_EQ(error_of([] { read_nccl_tests("# nThread 1 nGpus 1\n#  Rank 99999999999 Group  0 Pid  1 on h device  0 [0x01] GPU\n", "b.txt"); }),
+            "b.txt:2: a device line of rank 99999999999, device 0; expected numbers below 10^7");
+  EXPECT_EQ(error_of([] { read_nccl_tests("# nThread 1 nGpus 1\n# Out of bounds values : 99999999999999999999 OK\n", "b.txt"); }),
+            "b.txt:2: out of bounds values 99999999999999999999; expected a count up to 10^15");
+  // A #wrong past what a count holds is kept as printed, but not as a count of elements (UB before).
+  const auto wrong = read_nccl_tests(head + "  8  2  float  sum  -1  5.0  0.00  0.00  7.7e89  5.0  0.00  0.00  0\n", "b.txt");
+  ASSERT_EQ(wrong.size(), 1u);
+  EXPECT_FALSE(measured_records(wrong[0], "t").front().wrong_elements.has_value());
+  EXPECT_EQ(measured_records(wrong[0], "t").back().wrong_elements, 0u);
   EXPECT_EQ(error_of([] { read_nccl_tests("# nThread 0 nGpus 2 minBytes 8\n", "b.txt"); }),
             "b.txt:1: nThread 0; expected a count of 1 or more, as nccl-tests prints it");
   EXPECT_EQ(error_of([] { read_nccl_tests("# nThread 1 nGpus 2\n#  Rank  0 Group  0 Pid  1 on h\xff device  0 [0x01] GPU\n", "b.txt"); }),

@@ -290,6 +290,9 @@ class Scanner {
     }
     if (open_ && std::regex_match(body, m, kNcclDevice)) {
       NcclTestsDevice d;
+      if (m[1].length() > 7 || m[3].length() > 7) {
+        src_.fail(i, "a device line of rank " + m[1].str() + ", device " + m[3].str() + "; expected numbers below 10^7");
+      }
       d.rank = std::stoi(m[1].str());
       d.host = m[2].str();
       d.device = std::stoi(m[3].str());
@@ -313,6 +316,7 @@ class Scanner {
       }
     }
     if (open_ && std::regex_match(body, m, kNcclOutOfBounds)) {
+      if (m[1].length() > 15) src_.fail(i, "out of bounds values " + m[1].str() + "; expected a count up to 10^15");
       runs_.back().out_of_bounds = std::stoull(m[1].str());
       return;
     }
@@ -511,7 +515,8 @@ std::vector<ResultRecord> measured_records(const NcclTestsRun& run, const std::s
       r.busbw_factor = factor;
       r.notes = {std::string(placement), "nccl-tests " + run.source + ":" + std::to_string(row.line + 1)};
       const auto& wrong = (*timing)->wrong;
-      if (wrong && *wrong == std::floor(*wrong)) r.wrong_elements = static_cast<std::uint64_t>(*wrong);
+      // A count of wrong elements (the old "error" column holds an error's size instead).
+      if (wrong && *wrong == std::floor(*wrong) && *wrong <= kMostBytes) r.wrong_elements = static_cast<std::uint64_t>(*wrong);
       out.push_back(std::move(r));
     }
   }
