@@ -215,8 +215,10 @@ double number_in(Choices& c, const models::ParamDomain& d) {
   return v;
 }
 
+// All 17 digits: a value just below an open end (block_momentum < 1) printed with 6 read back
+// as the end itself ("1"), which the strategy rightly refuses.
 std::string number_text_of(const models::ParamDomain& d, double v) {
-  return d.kind == models::ParamDomain::Kind::integer ? std::to_string(static_cast<long long>(v)) : models::number_text(v);
+  return d.kind == models::ParamDomain::Kind::integer ? std::to_string(static_cast<long long>(v)) : exact_number(v);
 }
 
 // A valid value of one strategy parameter, drawn from its declared domain (models/strategies/strategy.h):
