@@ -111,9 +111,8 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
       const bool by_nccl = modelled(run, models::find_strategy("nccl"), topology);
       c.skipped = run.collective.empty() ? "the log does not name the collective"
                   : by_nccl ? run.collective + " needs a strategy that takes the collective (--strategy nccl)"
-                            : run.collective + " is not modelled yet (gradsync predicts all-reduces everywhere, and with nccl "
-                                               "all-gathers, reduce-scatters, broadcasts and reduces on one host of PCIe or "
-                                               "point-to-point NVLink)";
+                            : run.collective + " is not modelled yet (gradsync predicts all-reduces, and with nccl "
+                                               "all-gathers, reduce-scatters, broadcasts and reduces)";
       out.push_back(std::move(c));
       continue;
     }

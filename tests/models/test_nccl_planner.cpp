@@ -277,7 +277,7 @@ TEST(NcclPlanner, AllGatherAndReduceScatterAreHalfOfItsRings) {
     EXPECT_LT(gather, 0.6 * ring) << c.nodes << " x " << c.per_node;
   }
   EXPECT_GE(checked, 70);
-  // Only NCCL's ring is built for them; broadcast and reduce not across hosts yet.
+  // Only NCCL's ring is built for them.
   const Topology t = cluster(2, 8, IntraFabric::nvswitch, 8);
   PredictRequest q;
   q.topology = &t;
@@ -286,8 +286,86 @@ TEST(NcclPlanner, AllGatherAndReduceScatterAreHalfOfItsRings) {
   q.bytes = 1e6;
   q.params = SyncParams::parse({"collective=all_gather", "algorithm=NVLSTree"});
   EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
-  q.params = SyncParams::parse({"collective=broadcast"});
+  q.params = SyncParams::parse({"collective=broadcast", "algorithm=Tree"});
   EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
+}
+
+// Broadcast and reduce across hosts and on NVSwitch hosts: each channel's ring cut into a chain at
+// rank 0, its part pipelined along it in chunks of one step (NCCL's BROADCAST_CHUNKSTEPS and
+// REDUCE_CHUNKSTEPS are 1); the root's buffer on every rank, or every rank's sum on the root
+// (proved); nccl-tests' bus factor 1; the schedule walked = the plan's closed form.
+TEST(NcclPlanner, BroadcastAndReduceAreChainsOfItsRings) {
+  struct Case {
+    int nodes, gpus, per_node;
+    IntraFabric intra;
+  };
+  int checked = 0;
+  for (const Case& c : {Case{2, 8, 8, IntraFabric::nvswitch}, Case{3, 4, 3, IntraFabric::nvswitch}, Case{1, 8, 8, IntraFabric::nvswitch},
+                        Case{3, 2, 2, IntraFabric::pcie}}) {
+    const Topology t = cluster(c.nodes, c.gpus, c.intra, c.gpus);
+    const Placement placement = spread(t, c.nodes, c.per_node);
+    for (const char* collective : {"broadcast", "reduce"}) {
+      for (const char* protocol : {"auto", "LL", "Simple"}) {
+        for (std::uint64_t elements : {std::uint64_t{7}, static_cast<std::uint64_t>(placement.size() + 1), std::uint64_t{1024 * 1024 + 3},
+                                       std::uint64_t{64} * 1024 * 1024}) {
+          PredictRequest q;
+          q.topology = &t;
+          q.strategy = &find_strategy("nccl");
+          q.placement = placement;
+          q.bytes = 4.0 * static_cast<double>(elements);
+          q.params = SyncParams::parse({std::string("collective=") + collective, std::string("protocol=") + protocol});
+          const BuiltSchedule b = build_schedule(q);
+          EXPECT_EQ(b.resolved.at("algorithm"), "Ring");
+          const SymbolicResult r = check_schedule(b.schedule);
+          ASSERT_TRUE(r.ok) << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements
+                            << ": " << r.message;
+          ASSERT_EQ(b.schedule.expected.size(), 1u);
+          const ExpectedRegion& e = b.schedule.expected.front();
+          if (std::string(collective) == "broadcast") {
+            EXPECT_EQ(e.contributors, std::vector<int>{0});
+            EXPECT_TRUE(e.holders.empty());
+          } else {
+            EXPECT_TRUE(e.all_workers);
+            EXPECT_EQ(e.holders, std::vector<int>{0});
+          }
+          const ResultRecord walked = predict(q);
+          EXPECT_DOUBLE_EQ(walked.busbw_factor, 1.0);
+          if (elements > 1024) {
+            const ResultRecord closed = find_executor("formula").evaluate(q, ExecutorSettings{});
+            EXPECT_NEAR(walked.time_per_sync_s, closed.time_per_sync_s, 0.02 * closed.time_per_sync_s)
+                << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements;
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * 2 * 3 * 4);
+}
+
+// 256 MiB on two HGX H100 nodes: a broadcast moves each byte once through every hop of its chains,
+// the ring all-reduce 2(N-1)/N times round its rings, both at the same per-channel rate (what
+// each channel carries between hosts). The broadcast's chains pipeline chunks of one step
+// (Simple: 4 MiB / NCCL_STEPS = 512 KiB): 256 MiB over 16 channels is 32 chunks each, and the
+// last leaves the root after 31 chunk times and reaches the end N - 1 hops on, 46 in all; NCCL's
+// ring graph gives the hops within a host no more per channel than those between hosts, so each
+// of them takes a whole chunk time too. So, bytes alone (latencies apart): the broadcast takes
+// 46/32 x N / (2(N-1)) of the all-reduce's time.
+TEST(NcclPlanner, ABroadcastAcrossHostsMovesEachByteOncePerHopInChunks) {
+  const Topology t = hgx(2);
+  PredictRequest q = nccl_request(t, 16, 256.0 * 1024 * 1024, {"algorithm=Ring", "protocol=Simple"});
+  const ResultRecord ring = predict(q);
+  q.params = SyncParams::parse({"collective=broadcast", "protocol=Simple"});
+  const ResultRecord broadcast = predict(q);
+  const double n = 16;
+  auto seconds_in = [](const ResultRecord& r, const std::string& phase) {
+    double s = 0;
+    for (const auto& p : r.phases) s += p.name == phase ? p.seconds : 0.0;
+    return s;
+  };
+  const double ring_bytes = seconds_in(ring, "reduce-scatter") + seconds_in(ring, "all-gather");
+  ASSERT_GT(ring_bytes, 0);
+  EXPECT_NEAR(seconds_in(broadcast, "broadcast") / ring_bytes, 46.0 / 32 * n / (2 * (n - 1)), 1e-3);
 }
 
 // What NCCL refuses to run is refused: NVLS without an NVSwitch, NVLS tree on one host.

@@ -113,7 +113,7 @@ TEST(Runtime, StrategiesWithParametersAndATopology) {
 // NCCL's plans across hosts run for real on host ranks, checked element by element: two nodes
 // of two H100 GPUs on an NVSwitch each (a generated cluster), the ring over both NICs, the double
 // binary tree, and NVLS tree with each node's NVSwitch reducing on a process of its own (ranks 4
-// and 5).
+// and 5); broadcast and reduce as chains of the ring.
 TEST(Runtime, NcclPlansAcrossHostsRunChecked) {
   const std::string cluster = ::testing::TempDir() + "/gradsync-nccl-2x2gpu.json";
   std::ofstream(cluster) << R"({"name": "test-2x2gpu-nvswitch", "generate": {"nodes": 2, "gpus_per_node": 2, )"
@@ -123,6 +123,13 @@ TEST(Runtime, NcclPlansAcrossHostsRunChecked) {
                                  " --workers 4 -b 4KiB -e 1MiB -f 16 -n 2 --check --timeout 120");
     EXPECT_EQ(r.status, 0) << algorithm << "\n" << r.out;
     EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << algorithm << "\n" << r.out;
+  }
+  // Broadcast and reduce: each channel's ring cut into a chain at rank 0, its part pipelined along it.
+  for (const char* collective : {"broadcast", "reduce"}) {
+    const auto r = mpirun(4, std::string("--strategy nccl --param collective=") + collective + " --topology " + cluster +
+                                 " --workers 4 -b 4KiB -e 1MiB -f 16 -n 2 --check --timeout 120");
+    EXPECT_EQ(r.status, 0) << collective << "\n" << r.out;
+    EXPECT_NE(r.out.find("# Out of bounds values : 0 OK"), std::string::npos) << collective << "\n" << r.out;
   }
   // CollNet: the network's switch reduces across the hosts, on a process of its own.
   for (const char* algorithm : {"CollnetChain", "CollnetDirect"}) {

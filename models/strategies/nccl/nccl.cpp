@@ -1,6 +1,5 @@
-// The nccl strategy: NCCL 2.30.7's all-reduce (NVIDIA/nccl 5067397c) as NCCL runs it, its ring
-// all-gather and reduce-scatter, and on one host of PCIe or point-to-point NVLink its broadcast and
-// reduce (collective=...). Across
+// The nccl strategy: NCCL 2.30.7's all-reduce (NVIDIA/nccl 5067397c) as NCCL runs it, and its
+// ring all-gather, reduce-scatter, broadcast and reduce (collective=...). Across
 // hosts, and on hosts with an NVSwitch, NCCL's own planner decides (plan.h: its view of each
 // host, its channel search, its cost model; planned.h: the plan as a schedule); on one host of
 // PCIe or point-to-point NVLink the per-hop model (per_hop.h), whose three constants were
@@ -45,27 +44,15 @@ bool use_planner(const StrategyContext& ctx) { return planner_decides(ctx.topolo
 // The algorithms besides the ring (NCCL_ALGO's names).
 std::vector<std::string> not_ring_algorithms() { return {"Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"}; }
 
-// nccl-tests' collectives: the all-reduce, all-gather and reduce-scatter everywhere; broadcast and
-// reduce where the per-hop model decides (one host of PCIe or point-to-point NVLink).
+// nccl-tests' collectives but alltoall, everywhere.
 ParamSpec collective_param() {
-  ParamDomain d = word_domain({"all_reduce"}, false);
-  d.words = {"all_reduce", "all_gather", "reduce_scatter"};
-  const auto more = [](const ParamContext& c) {
-    return planner_decides(c.topology, c.placement.ranks) ? std::vector<std::string>{}
-                                                          : std::vector<std::string>{"broadcast", "reduce"};
-  };
-  d.values = more;
-  d.values_text = [more](const ParamContext& c) {
-    return more(c).empty() ? std::string("broadcast or reduce on one host of PCIe or point-to-point NVLink (not across hosts "
-                                         "or on NVSwitch hosts so far)")
-                           : std::string("broadcast or reduce");
-  };
+  ParamDomain d = word_domain({"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}, false);
   ParamSpec p{"collective", "all_reduce",
               "all_reduce, all_gather, reduce_scatter, broadcast or reduce (nccl-tests' *_perf; the size is the whole "
               "buffer, as they print it; broadcast and reduce with root 0, their default). all_gather and reduce_scatter "
-              "are half of NCCL's ring (everywhere: across hosts and on NVSwitch hosts by NCCL's planner, its cost model "
-              "choosing the protocol); broadcast and reduce its ring cut into a chain at the root, on one host of PCIe or "
-              "point-to-point NVLink",
+              "are half of NCCL's ring; broadcast and reduce its ring cut into a chain at the root, each channel's part "
+              "pipelined along it in chunks of one step (across hosts and on NVSwitch hosts by NCCL's planner, its cost "
+              "model choosing the protocol)",
               std::move(d)};
   for (const char* other : {"all_gather", "reduce_scatter", "broadcast", "reduce"}) {
     p.excludes.push_back({other, "algorithm", not_ring_algorithms(),
@@ -172,14 +159,6 @@ std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::
          format_fixed(as_assumed, 1) + " as assumed (NCCL's plan, closed form)";
 }
 
-// The planner (clusters, NVSwitch hosts) plans all-reduces, all-gathers and reduce-scatters so far.
-void refuse_collective_on_planner(const StrategyContext& ctx) {
-  const std::string& c = ctx.params.text("collective");
-  if (c == "all_reduce" || c == "all_gather" || c == "reduce_scatter") return;
-  throw InputError("--param collective=" + c + ": modelled on one host of PCIe or point-to-point NVLink only so far; across "
-                   "hosts and on NVSwitch hosts gradsync predicts NCCL's all-reduce, all-gather and reduce-scatter");
-}
-
 std::string collective_phase(const StrategyContext& ctx) {
   std::string c = ctx.params.text("collective");
   std::replace(c.begin(), c.end(), '_', '-');
@@ -241,7 +220,7 @@ Strategy definition() {
   s.name = "nccl";
   s.summary = "NCCL's all-reduce (NCCL 2.30.7's rules and constants): ring, LL/LL128/Simple chosen by size, "
               "channels, reduction fused into the copy, P2P/SHM/NET per hop from the topology and its topo -m classes; "
-              "on one PCIe/NVLink host also its all-gather and reduce-scatter (collective=...)";
+              "also its all-gather, reduce-scatter, broadcast and reduce (collective=...)";
   s.source = "NVIDIA NCCL 2.30.7 (src/graph/tuning.cc, paths.cc, topo.cc; src/transport/shm.cc)";
   s.order = 27;
   // recommend compares schedules on gradsync's engine; NCCL's fused one on a single PCIe host is
@@ -365,7 +344,6 @@ Strategy definition() {
   s.busbw_factor = collective_busbw_factor;
   s.closed_form = [](const StrategyContext& ctx) {
     if (use_planner(ctx)) {
-      refuse_collective_on_planner(ctx);
       const nccl::Plan planned = planner_plan(ctx);
       resolve_planned(ctx, planned);
       return formulas::Breakdown{{{collective_phase(ctx), nccl::planned_seconds(ctx, planned, launch_seconds(ctx))}}};
@@ -374,7 +352,6 @@ Strategy definition() {
   };
   s.build = [](const StrategyContext& ctx) {
     if (use_planner(ctx)) {
-      refuse_collective_on_planner(ctx);
       const nccl::Plan planned = planner_plan(ctx);
       resolve_planned(ctx, planned);
       std::vector<std::future<nccl::Plan>> facts;

@@ -43,6 +43,7 @@
 
 #include "models/executors/result.h"
 #include "models/strategies/common.h"
+#include "models/strategies/nccl/pipeline.h"
 #include "models/strategies/nccl/system.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
@@ -427,49 +428,10 @@ int tree_chunks(const StrategyContext& ctx) {
   return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(want, ctx.elements)));
 }
 
-// A pipelined pass along a chain (chain[0] is the root), by chunks: `up`, each rank adds what
-// the one below sent into its chunk and passes it on towards the root (chunk c leaves position
-// p at round c + (N-1-p)); down, the root's chunks overwrite the others' on the way out (chunk c
-// leaves position p at round c + p).
+// A pipelined pass along one chain (chain[0] the root): up, towards the root, reducing; down,
+// from it (pipeline.h).
 void add_chain_pass(Schedule& s, const std::vector<int>& chain, Region region, int chunks, bool up, const std::string& phase) {
-  const int n = static_cast<int>(chain.size());
-  if (n < 2) return;
-  auto slices = std::make_shared<std::vector<Slice>>();
-  const std::uint64_t per = region.elements / static_cast<std::uint64_t>(chunks);
-  const std::uint64_t extra = region.elements % static_cast<std::uint64_t>(chunks);
-  std::uint64_t at = 0;
-  for (int c = 0; c < chunks; ++c) {
-    const std::uint64_t elements = per + (static_cast<std::uint64_t>(c) < extra ? 1 : 0);
-    slices->push_back(Region{region.base + at * static_cast<std::uint64_t>(region.element_bytes), elements,
-                             region.element_bytes}.slice());
-    at += elements;
-  }
-  auto position = std::make_shared<std::vector<int>>(static_cast<std::size_t>(s.participant_count()), -1);
-  for (int i = 0; i < n; ++i) (*position)[ix(chain[ix(i)])] = i;
-  auto peer = std::make_shared<const std::vector<int>>(chain);
-  const int rounds = chunks + n - 2;
-  auto chunk_ok = [chunks, slices](int c) { return c >= 0 && c < chunks && (*slices)[ix(c)].bytes > 0; };
-  for (int r = 0; r < rounds; ++r) {
-    if (up) {
-      s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
-                                 const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
-                                 if (pos < 0) return;
-                                 const int sent = r - (n - 1 - pos);  // the chunk it sends to pos - 1
-                                 if (pos > 0 && chunk_ok(sent)) out.push_back(Op::send((*peer)[ix(pos - 1)], (*slices)[ix(sent)]));
-                                 const int in = r - (n - 2 - pos);  // the chunk it gets from pos + 1
-                                 if (pos < n - 1 && chunk_ok(in)) out.push_back(Op::recv_reduce((*peer)[ix(pos + 1)], (*slices)[ix(in)]));
-                               }});
-    } else {
-      s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
-                                 const int pos = ix(q) < position->size() ? (*position)[ix(q)] : -1;
-                                 if (pos < 0) return;
-                                 const int down = r - pos;  // the chunk it sends to pos + 1
-                                 if (pos < n - 1 && chunk_ok(down)) out.push_back(Op::send((*peer)[ix(pos + 1)], (*slices)[ix(down)]));
-                                 const int in = r - (pos - 1);  // the chunk it gets from pos - 1
-                                 if (pos > 0 && chunk_ok(in)) out.push_back(Op::recv((*peer)[ix(pos - 1)], (*slices)[ix(in)]));
-                               }});
-    }
-  }
+  nccl::add_channel_chains(s, {chain}, region, chunks, up, nccl::Engine{}, phase);
 }
 
 // NCCL's tree on one node, a chain (chain[0] the root): up the chain, then down.

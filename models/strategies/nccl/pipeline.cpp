@@ -76,6 +76,104 @@ void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, 
   }
 }
 
+void add_channel_chains(Schedule& s, const std::vector<std::vector<int>>& chains, Region region, int chunks, bool up,
+                        const Engine& engine, const std::string& phase, const std::function<bool(int, int)>& local) {
+  if (chains.empty() || region.elements == 0) return;
+  const int n = static_cast<int>(chains.front().size());
+  const auto channels = static_cast<std::uint64_t>(chains.size());
+  if (n < 2) return;
+  if (region.elements % channels != 0) throw std::logic_error("add_channel_chains: the region is not a whole number of elements per chain");
+  const std::uint64_t part = region.elements / channels;
+  chunks = static_cast<int>(std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::max(1, chunks)), 1, part));
+  // Chunk c of every part: the first `extra` chunks one element longer.
+  const std::uint64_t per = part / static_cast<std::uint64_t>(chunks), extra = part % static_cast<std::uint64_t>(chunks);
+  auto chunk = [region, part, per, extra](int channel, int c) {
+    const auto k = static_cast<std::uint64_t>(c);
+    const std::uint64_t at = static_cast<std::uint64_t>(channel) * part + k * per + std::min(k, extra);
+    const std::uint64_t elements = per + (k < extra ? 1 : 0);
+    return Slice{region.base + at * static_cast<std::uint64_t>(region.element_bytes), elements * static_cast<std::uint64_t>(region.element_bytes)};
+  };
+  // position[c][p]: where participant p stands on chain c.
+  auto position = std::make_shared<std::vector<std::vector<int>>>(ix(channels), std::vector<int>(ix(s.participant_count()), -1));
+  auto order = std::make_shared<const std::vector<std::vector<int>>>(chains);
+  for (std::size_t c = 0; c < chains.size(); ++c) {
+    for (int j = 0; j < n; ++j) (*position)[c][ix(chains[c][ix(j)])] = j;
+  }
+  const int rounds = chunks + n - 2;
+  // Every position moves the chunks r - (n - 2) .. r in a steady round r (down: position p sends
+  // chunk r - p and gets r - p + 1; up, from the other end, alike): rounds whose window lies in
+  // the longer chunks, or in the shorter, cost alike.
+  int first_long = -1, first_short = -1;
+  // near[c][j]: chain c's edge between positions j and j + 1 stays within a host.
+  auto near = std::make_shared<std::vector<std::vector<bool>>>(ix(channels), std::vector<bool>(ix(n), false));
+  if (local && engine.local_max_Bps > 0) {
+    for (std::size_t c = 0; c < chains.size(); ++c) {
+      for (int j = 0; j + 1 < n; ++j) (*near)[c][ix(j)] = local(chains[c][ix(j)], chains[c][ix(j + 1)]);
+    }
+  }
+  for (int r = 0; r < rounds; ++r) {
+    Round round{phase, "step latency", [=](int q, std::vector<Op>& out) {
+                  if (ix(q) >= (*position)[0].size() || (*position)[0][ix(q)] < 0) return;
+                  // A transfer over chain c's edge j (positions j, j + 1), at its engine.
+                  auto moved = [&](Op op, std::size_t c, int j) {
+                    op = engined(op, engine);
+                    if ((*near)[c][ix(j)]) op.max_Bps = engine.local_max_Bps;
+                    out.push_back(op);
+                  };
+                  for (std::size_t c = 0; c < order->size(); ++c) {
+                    const std::vector<int>& chain = (*order)[c];
+                    const int at = (*position)[c][ix(q)];
+                    const int channel = static_cast<int>(c);
+                    if (up) {
+                      const int sent = r - (n - 1 - at);  // to at - 1
+                      if (at > 0 && sent >= 0 && sent < chunks) moved(Op::send(chain[ix(at - 1)], chunk(channel, sent)), c, at - 1);
+                      const int got = r - (n - 2 - at);  // from at + 1
+                      if (at < n - 1 && got >= 0 && got < chunks) moved(Op::recv_reduce(chain[ix(at + 1)], chunk(channel, got)), c, at);
+                    } else {
+                      const int sent = r - at;  // to at + 1
+                      if (at < n - 1 && sent >= 0 && sent < chunks) moved(Op::send(chain[ix(at + 1)], chunk(channel, sent)), c, at);
+                      const int got = r - (at - 1);  // from at - 1
+                      if (at > 0 && got >= 0 && got < chunks) moved(Op::recv(chain[ix(at - 1)], chunk(channel, got)), c, at - 1);
+                    }
+                  }
+                  if (engine.step_s > 0) out.push_back(Op::compute(engine.step_s));
+                }};
+    const int lo = r - (n - 2), hi = r;  // the chunks a steady round moves
+    if (lo >= 0 && hi < chunks) {
+      const bool longer = static_cast<std::uint64_t>(hi) < extra, shorter = static_cast<std::uint64_t>(lo) >= extra;
+      int& first = longer ? first_long : first_short;
+      if (longer || shorter) {
+        if (first < 0) {
+          first = static_cast<int>(s.rounds.size());
+        } else {
+          round.same_as = first;
+        }
+      }
+    }
+    s.rounds.push_back(std::move(round));
+  }
+}
+
+double chain_chunk_times(const std::vector<std::vector<int>>& chains, int chunks, bool up, double local_speedup,
+                         const std::function<bool(int, int)>& local) {
+  if (chains.empty() || chains.front().size() < 2) return 0;
+  const int n = static_cast<int>(chains.front().size());
+  chunks = std::max(1, chunks);
+  // Edge j moves chunk r - j in round r down the chain, r - (n - 2 - j) up it: a round is slow
+  // while some edge between hosts is at work.
+  std::vector<bool> slow(ix(chunks + n - 2), false);
+  for (const std::vector<int>& chain : chains) {
+    for (int j = 0; j + 1 < n; ++j) {
+      if (local && local(chain[ix(j)], chain[ix(j + 1)])) continue;
+      const int first = up ? n - 2 - j : j;
+      for (int r = first; r < first + chunks; ++r) slow[ix(r)] = true;
+    }
+  }
+  double times = 0;
+  for (bool s : slow) times += s ? 1.0 : 1.0 / std::max(1.0, local_speedup);
+  return times;
+}
+
 namespace {
 
 struct Shape {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,24 @@ struct Engine {
 enum class RingHalves { both, reduce_scatter, all_gather };
 void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, Region region, const Engine& engine,
                        const std::string& prefix, RingHalves halves = RingHalves::both);
+
+// Channel chains (NCCL's broadcast and reduce: each channel's ring cut at the root), each an
+// order of the same workers with chain[0] the root, each moving its equal part of `region`
+// (`region.elements` a multiple of the chains) in `chunks` chunks (sizes differ by one element
+// at most), all chains stepping together: chunks + N - 2 rounds. Down (broadcast): chain[0]'s
+// chunks overwrite the others', chunk c leaving position p at round c + p. Up (reduce): each
+// adds what the one after it sent and passes the sum on towards chain[0], chunk c leaving
+// position p at round c + N - 1 - p. Steady rounds whose chunks are all of one size are declared
+// equal to the first such round. The schedule's expected result is the caller's. Where `local`
+// says an edge's two participants share a host, its transfers move at Engine::local_max_Bps.
+void add_channel_chains(Schedule& s, const std::vector<std::vector<int>>& chains, Region region, int chunks, bool up,
+                        const Engine& engine, const std::string& phase, const std::function<bool(int, int)>& local = {});
+
+// How long those rounds take, in rounds of a full chunk at Engine::max_Bps, where the edges
+// within a host (`local`) move `local_speedup` times faster: a round in which some edge between
+// hosts moves a chunk counts 1, one with only local edges 1 / local_speedup.
+double chain_chunk_times(const std::vector<std::vector<int>>& chains, int chunks, bool up, double local_speedup,
+                         const std::function<bool(int, int)>& local);
 
 // A tree node: a participant in a role. The same participant may hold several nodes of one tree
 // (a GPU that is a leaf of its NVSwitch and the head that carries the switch's sum across

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 
@@ -34,7 +35,8 @@ std::size_t pos(T v) {
 // of every 128 bytes, Simple only data.
 constexpr std::array<double, kProtocols> kPayloadShare = {0.5, 120.0 / 128.0, 1.0};
 // enqueue.cc: a tree step's chunk is the protocol's buffer over NCCL_STEPS (8): LL's 512 KiB
-// of lines (half of it payload), LL128's 4.9 MB (15/16 payload), Simple's 4 MiB.
+// of lines (half of it payload), LL128's 4.9 MB (15/16 payload), Simple's 4 MiB. The ring's
+// broadcast and reduce move chunks of one step too (BROADCAST_CHUNKSTEPS, REDUCE_CHUNKSTEPS: 1).
 constexpr std::array<double, kProtocols> kTreeChunkBytes = {32768, 576000, 524288};
 constexpr double kNvlsChunkBytes = 131072;  // nvls.cc NCCL_NVLS_CHUNKSIZE
 // What a warp passes on at once: LL 32 threads x 8 bytes of data (NCCL_LL_ALIGNMENT_PER_THREAD),
@@ -110,6 +112,37 @@ std::vector<int> collnet_heads(const Plan& plan, std::size_t host) {
   return heads;
 }
 
+// Broadcast and reduce: each channel's ring (the hosts' orders joined end to end) cut at the root
+// (rank 0, nccl-tests' default) into a chain, chain[0] the root: broadcast from it; reduce into
+// it, the bytes flowing round the ring from the rank after it.
+std::vector<std::vector<int>> chains_of(const Plan& plan, int channels) {
+  std::vector<std::vector<int>> chains;
+  for (int c = 0; c < channels; ++c) {
+    std::vector<int> ring;
+    for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+      const std::vector<int> order = host_order(plan, h, kRing, c);
+      ring.insert(ring.end(), order.begin(), order.end());
+    }
+    const auto root = std::find(ring.begin(), ring.end(), 0);
+    std::rotate(ring.begin(), plan.collective == Collective::broadcast ? root : root + 1, ring.end());
+    if (plan.collective == Collective::reduce) std::reverse(ring.begin(), ring.end());
+    chains.push_back(std::move(ring));
+  }
+  return chains;
+}
+
+// Whether two ranks share a host.
+std::function<bool(int, int)> same_host(const Plan& plan) {
+  auto host = std::make_shared<std::vector<std::size_t>>();
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    for (int r : plan.hosts[h]) {
+      if (pos(r) >= host->size()) host->resize(pos(r) + 1, 0);
+      (*host)[pos(r)] = h;
+    }
+  }
+  return [host](int a, int b) { return pos(a) < host->size() && pos(b) < host->size() && (*host)[pos(a)] == (*host)[pos(b)]; };
+}
+
 // How the plan's algorithm cuts the buffer: rings or trees, chunks per tree.
 struct Layout {
   int algorithm = kRing;
@@ -143,17 +176,24 @@ double local_speedup_of(const Plan& plan, int a) {
   return slower > 0 ? std::max(1.0, steps.intra / slower) : 1.0;
 }
 
+// Broadcast and reduce: NCCL's ring cut into a chain at the root, the whole buffer along it.
+bool chained(const Plan& plan) { return plan.collective == Collective::broadcast || plan.collective == Collective::reduce; }
+
 // How many times a ring's steps go round: twice for the all-reduce, once for one half of it.
 double ring_passes(const Plan& plan) { return all_gather_like(plan.collective) ? 1.0 : 2.0; }
 
+// What each hop of a channel's ring carries per byte of the channel's part: 2(N-1)/N for the
+// all-reduce, (N-1)/N for one half of it, all of it along a chain.
+double hop_load(const Plan& plan, double n) { return chained(plan) ? 1.0 : ring_passes(plan) * (n - 1) / n; }
+
 // One channel's connection between two hosts carries at most `net_channel_share` of its NIC's
 // line rate, which bounds the algorithm bandwidth: a ring channel moves 2(N-1)/N of its part
-// through each of its hops, a tree's part crosses each edge between hosts once each way.
+// through each of its hops (hop_load), a tree's part crosses each edge between hosts once each way.
 double capped_GBps(const StrategyContext& ctx, const Plan& plan, const Layout& lay) {
   const double cap = ctx.params.number("net_channel_share") * plan.nic_GBps;
   if (plan.hosts.size() < 2 || !(cap > 0) || lay.time.bw_GBps <= 0) return lay.time.bw_GBps;
   const double n = ctx.N();
-  const double limit = lay.algorithm == kRing ? cap * lay.parts * n / (ring_passes(plan) * (n - 1)) : cap * lay.parts;
+  const double limit = lay.algorithm == kRing ? cap * lay.parts / hop_load(plan, n) : cap * lay.parts;
   return std::min(lay.time.bw_GBps, limit);
 }
 
@@ -166,6 +206,21 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   const auto n = static_cast<std::uint64_t>(ctx.N());
   const int channels = std::max(1, plan.comm.channels);
   const int nodes = static_cast<int>(plan.hosts.size());
+  if (lay.algorithm == kRing && chained(plan)) {
+    // Each channel's chain moves its part in chunks of one step, pipelined along its N - 1 hops:
+    // chunks + N - 2 rounds of a chunk's time.
+    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements)));
+    const std::uint64_t part = ctx.elements / static_cast<std::uint64_t>(lay.parts);
+    const double chunk = kTreeChunkBytes[pos(lay.protocol)];
+    lay.chunks = static_cast<int>(std::clamp<double>(std::ceil(static_cast<double>(part) * ctx.element_bytes / chunk), 1.0,
+                                                     static_cast<double>(std::max<std::uint64_t>(1, part))));
+    lay.span = static_cast<int>(n) - 1;
+    lay.local_speedup = local_speedup_of(plan, kRing);
+    lay.chunk_times = chain_chunk_times(chains_of(plan, lay.parts), lay.chunks, plan.collective == Collective::reduce, lay.local_speedup,
+                                        same_host(plan));
+    lay.bw_GBps = capped_GBps(ctx, plan, lay);
+    return lay;
+  }
   if (lay.algorithm == kRing) {
     lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements / n)));
     lay.bw_GBps = capped_GBps(ctx, plan, lay);
@@ -359,9 +414,10 @@ std::size_t sharp_switch(const StrategyContext& ctx, const Plan& plan) {
   return switches[(switches.size() - 1) / 2];
 }
 
-// The pipeline's time over the bytes at the algorithm's bandwidth (a ring's rounds are all alike).
+// The pipeline's time over the bytes at the algorithm's bandwidth (a ring's rounds are all alike;
+// a chain's and a tree's chunks fill it first).
 double fill_of(const Layout& lay) {
-  return is_tree(lay.algorithm) ? lay.chunk_times / lay.chunks : 1.0;
+  return is_tree(lay.algorithm) || lay.span > 0 ? lay.chunk_times / lay.chunks : 1.0;
 }
 
 }  // namespace
@@ -403,7 +459,28 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   const double spread_s = std::max(0.0, lay.time.latency_us - base_us) * 1e-6;
   const double algbw_Bps = lay.bw_GBps * 1e9;
   const double share = kPayloadShare[pos(p)];
-  if (a == kRing) {
+  if (a == kRing && chained(plan)) {
+    // Each channel's chain moves its part at its share of the algorithm bandwidth; the edges
+    // within a host as much faster as NCCL's model has them.
+    const std::vector<std::vector<int>> chains = chains_of(plan, lay.parts);
+    const bool up = plan.collective == Collective::reduce;
+    const auto parts = static_cast<std::uint64_t>(lay.parts);
+    const Region main{0, ctx.elements / parts * parts, ctx.element_bytes};
+    const double per_chain_Bps = algbw_Bps / lay.parts;
+    const Engine engine{.payload_share = share, .max_Bps = per_chain_Bps / share, .local_max_Bps = lay.local_speedup * per_chain_Bps / share,
+                        .step_s = spread_s / (lay.chunks + n - 2)};
+    const std::string phase = up ? "reduce" : "broadcast";
+    const auto local = same_host(plan);
+    add_channel_chains(s, chains, main, lay.chunks, up, engine, phase, local);
+    if (main.elements < ctx.elements) {
+      const Region rest{main.slice().end(), ctx.elements - main.elements, ctx.element_bytes};
+      Engine rest_engine = engine;  // NCCL's latencies are all charged in the chains' rounds
+      rest_engine.step_s = 0;
+      add_channel_chains(s, {chains.front()}, rest, 1, up, rest_engine, "remainder " + phase, local);
+    }
+    const Slice whole{0, ctx.elements * static_cast<std::uint64_t>(ctx.element_bytes)};
+    s.expected = {up ? ExpectedRegion{whole, true, false, {}, 1, false, {0}} : ExpectedRegion{whole, false, false, {0}}};
+  } else if (a == kRing) {
     std::vector<std::vector<int>> rings;
     for (int c = 0; c < lay.parts; ++c) {
       std::vector<int> ring;
@@ -468,6 +545,10 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   }
   line += " on " + std::to_string(plan.hosts.size()) + (plan.hosts.size() == 1 ? " host" : " hosts");
   if (a == kRing) line += ", " + std::to_string(lay.parts) + " channels";
+  if (a == kRing && chained(plan)) {
+    line += std::string(" each a chain of its ring ") + (plan.collective == Collective::broadcast ? "from" : "into") + " rank 0, " +
+            std::to_string(lay.chunks) + " chunks each";
+  }
   if (a == kTree) line += ", " + std::to_string(lay.parts) + " channels on a double binary tree of hosts, " + std::to_string(lay.chunks) + " chunks each";
   if (a == kNvls || a == kNvlsTree) {
     line += ", " + std::to_string(lay.heads) + " NVLS heads x " + std::to_string(plan.nvls_channels) + " channels, " +
