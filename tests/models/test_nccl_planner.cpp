@@ -11,6 +11,7 @@
 #include "models/executors/predict.h"
 #include "models/schedule/symbolic.h"
 #include "models/support/error.h"
+#include "models/strategies/nccl/plan.h"
 #include "models/strategies/nccl/search.h"
 #include "models/strategies/nccl/system.h"
 #include "models/strategies/nccl/tuning.h"
@@ -380,6 +381,25 @@ TEST(NcclPlanner, AnAlgorithmTheMachineCannotRunIsAnInputError) {
     q.bytes = 1 << 20;
     q.params = SyncParams::parse({std::string("algorithm=") + algorithm});
     EXPECT_THROW(build_schedule(q), gradsync::models::InputError) << algorithm;
+  }
+  // Nor NVLS where a node holds one of the GPUs (nvls.cc: NCCL turns it off below two): one GPU
+  // on each of four HGX nodes is offered no NVLS tree, refused it when forced, and planned
+  // without it (the schedule fuzzer found NVLSTree offered there and then refused).
+  const Topology four = cluster(4, 8, IntraFabric::nvswitch, 8);
+  PredictRequest q;
+  q.topology = &four;
+  q.strategy = &find_strategy("nccl");
+  q.placement = spread(four, 4, 1);
+  q.bytes = 1070;
+  EXPECT_TRUE(nvls_algorithms(four, q.placement.ranks).empty());
+  EXPECT_EQ(nvls_algorithms(four, spread(four, 4, 2).ranks), std::vector<std::string>{"NVLSTree"});
+  q.params = SyncParams::parse({"algorithm=NVLSTree"});
+  EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
+  for (double bytes : {1070.0, 1e9}) {
+    q.bytes = bytes;
+    q.params = SyncParams::parse({});
+    const std::string picked = build_schedule(q).resolved.at("algorithm");
+    EXPECT_TRUE(picked == "Ring" || picked == "Tree") << picked;
   }
 }
 

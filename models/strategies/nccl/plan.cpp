@@ -145,7 +145,8 @@ std::vector<std::string> nvls_algorithms(const Topology& t, const std::vector<st
   if (gpus.size() < 2) return {};
   const std::vector<std::vector<int>> hosts = hosts_of(t, gpus);
   for (const std::vector<int>& host : hosts) {
-    if (!nvswitch_of(t, gpus[static_cast<std::size_t>(host.front())])) return {};
+    // nvls.cc ncclNvlsInit: no NVLS where a node has fewer than two of the GPUs.
+    if (host.size() < 2 || !nvswitch_of(t, gpus[static_cast<std::size_t>(host.front())])) return {};
   }
   for (std::size_t g : gpus) {
     const hardware::GpuModel* model = hardware::find_gpu_model(t.node(g).facts.gpu_model);
@@ -263,7 +264,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
 
   // NVLink SHARP: NCCL_NVLS_ENABLE's default uses it where the GPUs (Hopper on) and the
   // NVSwitch offer multicast; the topology may say, else it is assumed.
-  const bool nvls_hardware = nvswitch_everywhere && cc_min >= 90 && static_cast<int>(gpus.size()) >= 2;
+  // nvls.cc ncclNvlsInit: no NVLS where a process's node has fewer than two of the GPUs.
+  std::size_t fewest_local = gpus.size();
+  for (const auto& host : plan.hosts) fewest_local = std::min(fewest_local, host.size());
+  const bool nvls_hardware = nvswitch_everywhere && cc_min >= 90 && fewest_local >= 2;
   bool nvls = false;
   if (nvls_hardware) {
     if (o.nvls) {
