@@ -43,6 +43,16 @@ std::uint64_t count_wrong(const models::Schedule& s, int worker, const std::vect
     if (!region.holders.empty() && std::find(region.holders.begin(), region.holders.end(), worker) == region.holders.end()) {
       continue;  // this worker's bytes of the region are unspecified (a reduce-scatter's other shards, a reduce's non-roots)
     }
+    if (region.transposed_blocks > 0) {
+      // An all-to-all: block k of this worker holds worker k's block `worker`.
+      const std::uint64_t first = region.slice.offset / 4, per = region.slice.bytes / 4 / static_cast<std::uint64_t>(region.transposed_blocks);
+      for (std::uint64_t i = first; i < region.slice.end() / 4; ++i) {
+        const std::uint64_t k = (i - first) / per;
+        const float expected = input(static_cast<int>(k), i + (static_cast<std::uint64_t>(worker) - k) * per);
+        if (result[i] != expected && (!reference || std::memcmp(&result[i], &(*reference)[i], sizeof(float)) == 0)) ++wrong;
+      }
+      continue;
+    }
     std::vector<int> from;
     if (region.own_only) {
       from = {worker};

@@ -180,12 +180,16 @@ struct Participant {
 // `all_workers` (a full all-reduce), `own_only` (left untouched: each worker keeps its
 // own), or an explicit set of workers; and which workers must hold it: every worker, or only
 // `holders` (a reduce-scatter's shard, a reduce's root). The other workers' bytes of a region
-// with holders are left unspecified. Together the result kinds of the collectives:
+// with holders are left unspecified. A contribution is the contributor's bytes at the same
+// place of its gradient, except in an all-to-all's region (`transposed_blocks`). Together the
+// result kinds of the collectives:
 //   all-reduce      one region, all_workers;
 //   reduce-scatter  a region per shard, all_workers, holders {the shard's owner};
 //   all-gather      a region per shard, contributors {its owner}, every worker;
 //   broadcast       one region, contributors {the root}, every worker;
-//   reduce          one region, all_workers, holders {the root}.
+//   reduce          one region, all_workers, holders {the root};
+//   all-to-all      one region of N equal blocks (transposed_blocks = N, the workers): worker
+//                   r's block s holds worker s's block r.
 struct ExpectedRegion {
   Slice slice{};
   bool all_workers = true;
@@ -194,6 +198,9 @@ struct ExpectedRegion {
   int divisor = 1;  // the values are the contributions' sum divided by this (an average)
   bool numeric_only = false;  // values follow a numeric update: only a reference computation can check them
   std::vector<int> holders{};  // workers that must hold the region; empty: every worker
+  // An all-to-all's region: this many equal blocks, one per worker, worker r's block s holding
+  // worker s's block r (all_workers, own_only false; no contributors or holders). 0: none.
+  int transposed_blocks = 0;
 };
 
 struct Schedule {

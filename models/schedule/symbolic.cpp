@@ -92,17 +92,46 @@ class ContentPool {
 };
 
 // ---------------------------------------------------------------------------------------
+// What a byte holds: which workers' contributions (an interned multiset) and from where: the
+// byte at position x holds each contributor's byte x + shift of its gradient (mod 2^64; 0: its
+// own place, as after an all-reduce). Contributions from different places added together are
+// `mixed`: no result expects that. Nothing comes from nowhere (shift 0).
+
+struct Content {
+  ContentId id = kNothing;
+  std::uint64_t shift = 0;
+  bool mixed = false;
+  bool operator==(const Content&) const = default;
+};
+
+Content held(ContentId id, std::uint64_t shift, bool mixed) {
+  if (id == kNothing) return Content{};
+  return Content{id, mixed ? 0 : shift, mixed};
+}
+
+// `a` with `b` added into it: their multisets summed, from one place or mixed.
+Content combined(const Content& a, const Content& b, ContentPool& pool) {
+  if (a.id == kNothing) return b;
+  if (b.id == kNothing) return a;
+  return held(pool.add(a.id, b.id), a.shift, a.mixed || b.mixed || a.shift != b.shift);
+}
+
+// ---------------------------------------------------------------------------------------
 // One participant's buffer: intervals [start, end) -> content, covering [0, size).
 
 struct Segment {
   std::uint64_t end = 0;
-  ContentId id = kNothing;
+  Content c;
 };
 
 struct Piece {
   std::uint64_t rel = 0;  // offset relative to the slice that was read
   std::uint64_t len = 0;
   ContentId id = kNothing;
+  // Where the piece's first byte came from, less `rel`: byte `rel + k` of the read slice holds
+  // the contributors' byte `origin + rel + k` (the read slice's offset + the content's shift).
+  std::uint64_t origin = 0;
+  bool mixed = false;
 };
 using Snapshot = std::vector<Piece>;
 
@@ -110,9 +139,10 @@ class Buffer {
  public:
   using Map = std::map<std::uint64_t, Segment>;
 
+  // [0, first_bytes) holds `first` in its own place, the rest `rest`.
   Buffer(std::uint64_t size, std::uint64_t first_bytes, ContentId first, ContentId rest) {
-    if (first_bytes > 0) segs_.emplace(0, Segment{first_bytes, first});
-    if (size > first_bytes) segs_.emplace(first_bytes, Segment{size, rest});
+    if (first_bytes > 0) segs_.emplace(0, Segment{first_bytes, held(first, 0, false)});
+    if (size > first_bytes) segs_.emplace(first_bytes, Segment{size, held(rest, 0, false)});
     if (first == rest && first_bytes > 0 && size > first_bytes) merge_at(first_bytes);
   }
 
@@ -124,12 +154,14 @@ class Buffer {
     for (; it != segs_.end() && it->first < s.end(); ++it) {
       const std::uint64_t a = std::max(it->first, s.offset);
       const std::uint64_t b = std::min(it->second.end, s.end());
-      out.push_back(Piece{a - s.offset, b - a, it->second.id});
+      const Content& c = it->second.c;
+      out.push_back(Piece{a - s.offset, b - a, c.id, s.offset + c.shift, c.mixed});
     }
     return out;
   }
 
-  // Overwrites `s` with `src` (or adds `src` into it); `src` covers exactly s.bytes.
+  // Overwrites `s` with `src` (or adds `src` into it); `src` covers exactly s.bytes. What lands
+  // at s.offset + rel came from origin + rel: its shift is origin - s.offset.
   void write(Slice s, const Snapshot& src, bool add, ContentPool& pool) {
     if (s.bytes == 0) return;
     split(s.offset);
@@ -138,15 +170,16 @@ class Buffer {
     auto last = segs_.lower_bound(s.end());
 
     std::vector<std::pair<std::uint64_t, Segment>> out;
-    auto emit = [&out](std::uint64_t a, std::uint64_t b, ContentId id) {
-      if (!out.empty() && out.back().second.id == id && out.back().second.end == a) {
+    auto emit = [&out](std::uint64_t a, std::uint64_t b, Content c) {
+      if (!out.empty() && out.back().second.c == c && out.back().second.end == a) {
         out.back().second.end = b;
       } else {
-        out.push_back({a, Segment{b, id}});
+        out.push_back({a, Segment{b, c}});
       }
     };
+    auto landed = [&s](const Piece& p) { return held(p.id, p.origin - s.offset, p.mixed); };
     if (!add) {
-      for (const Piece& p : src) emit(s.offset + p.rel, s.offset + p.rel + p.len, p.id);
+      for (const Piece& p : src) emit(s.offset + p.rel, s.offset + p.rel + p.len, landed(p));
     } else {
       auto it = first;
       std::size_t k = 0;
@@ -154,7 +187,7 @@ class Buffer {
       while (pos < s.end()) {
         const std::uint64_t piece_end = s.offset + src[k].rel + src[k].len;
         const std::uint64_t stop = std::min(it->second.end, piece_end);
-        emit(pos, stop, pool.add(it->second.id, src[k].id));
+        emit(pos, stop, combined(it->second.c, landed(src[k]), pool));
         pos = stop;
         if (pos == it->second.end) ++it;
         if (pos == piece_end) ++k;
@@ -176,7 +209,7 @@ class Buffer {
     if (it == segs_.begin()) return;
     --it;
     if (it->first == at || it->second.end <= at) return;
-    Segment tail{it->second.end, it->second.id};
+    Segment tail{it->second.end, it->second.c};
     it->second.end = at;
     segs_.emplace_hint(std::next(it), at, tail);
   }
@@ -186,7 +219,7 @@ class Buffer {
     auto it = segs_.find(at);
     if (it == segs_.end() || it == segs_.begin()) return;
     auto prev = std::prev(it);
-    if (prev->second.id != it->second.id || prev->second.end != at) return;
+    if (!(prev->second.c == it->second.c) || prev->second.end != at) return;
     prev->second.end = it->second.end;
     segs_.erase(it);
   }
@@ -397,10 +430,11 @@ class Checker {
   struct Region {
     Slice slice;
     std::size_t index = 0;  // in schedule.expected
-    enum class Kind { all, own, set } kind = Kind::all;
+    enum class Kind { all, own, set, transposed } kind = Kind::all;
     ContentId set_id = kNothing;  // Kind::all / Kind::set
     std::string set_text;
     std::vector<bool> held_by;  // per worker; empty: every worker holds the region
+    std::uint64_t block = 0;    // Kind::transposed: bytes per block
   };
 
   std::string region_name(const Region& g) const {
@@ -420,7 +454,21 @@ class Checker {
       if (!inside(e.slice, s_.gradient_bytes)) {
         fail(region_name(g) + " lies outside the gradient [0, " + std::to_string(s_.gradient_bytes) + ")");
       }
-      if (e.own_only) {
+      if (e.transposed_blocks != 0) {
+        if (e.own_only || e.all_workers || !e.contributors.empty() || !e.holders.empty()) {
+          fail(region_name(g) + " is an all-to-all's (transposed_blocks) and also sets own_only, all_workers, contributors "
+                                "or holders");
+        }
+        const auto blocks = static_cast<std::uint64_t>(e.transposed_blocks);
+        const auto unit = static_cast<std::uint64_t>(std::max(1, s_.element_bytes));
+        if (e.transposed_blocks != s_.workers || e.slice.bytes % (blocks * unit) != 0) {
+          fail(region_name(g) + ": transposed_blocks = " + std::to_string(e.transposed_blocks) + "; expected one block per worker (" +
+               std::to_string(s_.workers) + "), each a whole number of " + std::to_string(unit) + "-byte elements");
+        }
+        g.kind = Region::Kind::transposed;
+        g.block = e.slice.bytes / blocks;
+        g.set_text = "an all-to-all's blocks";
+      } else if (e.own_only) {
         if (!e.contributors.empty()) fail(region_name(g) + " sets own_only and also lists contributors");
         g.kind = Region::Kind::own;
       } else if (e.all_workers) {
@@ -641,23 +689,44 @@ class Checker {
     fail(m);
   }
 
+  // A content in words: its multiset, and where it came from unless from its own place.
+  std::string describe(const Content& c) const {
+    std::string text = pool_.describe(c.id);
+    if (c.mixed) return text + " from different places added together";
+    const auto shift = static_cast<std::int64_t>(c.shift);
+    if (shift != 0) text += " from " + std::to_string(shift < 0 ? -shift : shift) + " bytes " + (shift < 0 ? "before" : "after") + " its place";
+    return text;
+  }
+
   void check_final() {
     for (int w = 0; w < s_.workers; ++w) {
       const Buffer::Map& segs = buffers_[static_cast<std::size_t>(w)].segments();
       for (const Region& g : regions_) {
         if (!g.held_by.empty() && !g.held_by[static_cast<std::size_t>(w)]) continue;  // unspecified on this worker
-        const ContentId want = g.kind == Region::Kind::own ? pool_.unit(w) : g.set_id;
-        auto it = std::prev(segs.upper_bound(g.slice.offset));
-        for (; it != segs.end() && it->first < g.slice.end(); ++it) {
-          if (it->second.id == want) continue;
-          const std::uint64_t a = std::max(it->first, g.slice.offset);
-          const std::uint64_t b = std::min(it->second.end, g.slice.end());
-          const std::string expect =
-              g.kind == Region::Kind::own ? "only its own contribution " + pool_.describe(want)
-              : g.kind == Region::Kind::all ? g.set_text
-                                            : "contributors " + g.set_text + " once each";
-          fail("worker " + std::to_string(w) + " bytes " + range_str(a, b) + ": expected " + expect + ", found " +
-               pool_.describe(it->second.id) + (s_.expected.empty() ? "" : " (" + region_name(g) + ")"));
+        // The part of the region checked at once, with what it must hold: the whole region, or
+        // one all-to-all block s (worker s's block w, `shift` bytes away).
+        const int parts = g.kind == Region::Kind::transposed ? s_.workers : 1;
+        for (int k = 0; k < parts; ++k) {
+          Slice part = g.slice;
+          Content want = held(g.kind == Region::Kind::own ? pool_.unit(w) : g.set_id, 0, false);
+          std::string expect = g.kind == Region::Kind::own ? "only its own contribution " + pool_.describe(want.id)
+                               : g.kind == Region::Kind::all ? g.set_text
+                                                             : "contributors " + g.set_text + " once each";
+          if (g.kind == Region::Kind::transposed) {
+            part = Slice{g.slice.offset + static_cast<std::uint64_t>(k) * g.block, g.block};
+            const std::uint64_t from = g.slice.offset + static_cast<std::uint64_t>(w) * g.block;
+            want = held(pool_.unit(k), from - part.offset, false);
+            expect = "worker " + std::to_string(k) + "'s bytes " + slice_str(Slice{from, g.block}) + " (an all-to-all)";
+          }
+          if (part.bytes == 0) continue;
+          auto it = std::prev(segs.upper_bound(part.offset));
+          for (; it != segs.end() && it->first < part.end(); ++it) {
+            if (it->second.c == want) continue;
+            const std::uint64_t a = std::max(it->first, part.offset);
+            const std::uint64_t b = std::min(it->second.end, part.end());
+            fail("worker " + std::to_string(w) + " bytes " + range_str(a, b) + ": expected " + expect + ", found " + describe(it->second.c) +
+                 (s_.expected.empty() ? "" : " (" + region_name(g) + ")"));
+          }
         }
       }
     }

@@ -1,13 +1,16 @@
 // The symbolic executor: proves that a Schedule computes what it claims, without moving
 // any gradient values. It tracks, for every byte of every participant's buffer, WHICH
-// workers' contributions that byte holds and HOW MANY TIMES each (a multiset over worker
-// ids 0..workers-1), and checks the workers' final buffers against `Schedule::expected`.
+// workers' contributions that byte holds, HOW MANY TIMES each (a multiset over worker
+// ids 0..workers-1) and FROM WHERE (which byte of the contributors' gradients), and checks
+// the workers' final buffers against `Schedule::expected`.
 //
 // State
 //   Every participant has a buffer of `schedule.buffer_bytes()` bytes: the gradient
 //   [0, gradient_bytes) then scratch [gradient_bytes, buffer_bytes()). Worker w starts
-//   holding {w:1} over its whole gradient and nothing ({}) in scratch; servers start
-//   holding nothing anywhere. Contents are kept per byte RANGE (intervals split at slice
+//   holding {w:1} over its whole gradient, each byte its own, and nothing ({}) in scratch;
+//   servers start holding nothing anywhere. Where a byte came from is kept as a shift: the
+//   byte at x holds the contributors' bytes x + shift; moving a slice to another offset moves
+//   the shift with it, and adding contributions from different places marks them mixed. Contents are kept per byte RANGE (intervals split at slice
 //   boundaries, equal neighbours merged; distinct multisets are interned), never per byte
 //   or per element, so a 1 Mi-element buffer cut into a few slices costs a few intervals.
 //
@@ -43,7 +46,9 @@
 //   kind: `own_only` (wins over the default `all_workers = true`): exactly {w:1} on worker
 //   w; else `all_workers`: every worker id exactly once (a region that also lists
 //   contributors is rejected as ambiguous); else exactly each id in `contributors` once
-//   (ids in range, no duplicates; an empty list means nothing).
+//   (ids in range, no duplicates; an empty list means nothing); each from the same place of
+//   the contributors' gradients. An all-to-all's region (`transposed_blocks` = workers):
+//   worker r's block s holds exactly {s:1}, from block r of s's gradient.
 //
 // Result: the first problem found, with round index (0-based, as in `schedule.rounds`),
 // phase, participant, peer, slice offsets and bytes, found vs expected. Structural problems

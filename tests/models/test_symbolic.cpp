@@ -211,25 +211,29 @@ TEST(SymbolicLocal, ReducingOwnGradientTwiceIsCaught) {
 
 TEST(SymbolicLocal, RandomLocalOpsMatchAPerByteReference) {
   // One worker, 40-byte gradient + 24 bytes scratch, random copies and reductions. A per-byte
-  // reference gives the count of every byte; the expected regions are its runs of equal
-  // count (0: nothing, otherwise own_only), so the first run with a count of 2+ must be
-  // reported exactly (this exercises interval splitting, adding and neighbour merging).
+  // reference keeps, for every byte, the original bytes it holds (a multiset of positions);
+  // the expected regions are its runs of bytes alike (as many, from as far, or from different
+  // places), each expected to hold its own byte once (or nothing, where it holds none), so the
+  // first run holding anything else must be reported exactly: twice, from elsewhere, or from
+  // different places added together (this exercises interval splitting, adding, moving and
+  // neighbour merging).
   std::uint64_t seed = 12345;
   auto next = [&seed](std::uint64_t n) {
     seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     return (seed >> 33) % n;
   };
   constexpr std::uint64_t G = 40, B = 64;
+  int bad_runs = 0, moved_runs = 0, mixed_runs = 0;
   for (int trial = 0; trial < 300; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
-    std::vector<int> ref(B, 0);
-    for (std::uint64_t i = 0; i < G; ++i) ref[i] = 1;
+    std::vector<std::vector<std::uint64_t>> ref(B);
+    for (std::uint64_t i = 0; i < G; ++i) ref[i] = {i};
     auto plan = std::make_shared<std::vector<std::vector<Op>>>();
     const int rounds = 1 + static_cast<int>(next(6));
     for (int r = 0; r < rounds; ++r) {
       std::vector<Op> ops;
       std::vector<int> written(B, 0);  // 1: accumulated, 2: overwritten
-      const std::vector<int> before = ref;
+      const auto before = ref;
       const int n = 1 + static_cast<int>(next(3));
       for (int k = 0; k < n; ++k) {
         const std::uint64_t bytes = next(20);
@@ -240,7 +244,9 @@ TEST(SymbolicLocal, RandomLocalOpsMatchAPerByteReference) {
         if (clash) continue;
         for (std::uint64_t i = 0; i < bytes; ++i) {
           written[to.offset + i] = add ? std::max(written[to.offset + i], 1) : 2;
-          ref[to.offset + i] = (add ? ref[to.offset + i] : 0) + before[from.offset + i];
+          auto& held = ref[to.offset + i];
+          if (!add) held.clear();
+          held.insert(held.end(), before[from.offset + i].begin(), before[from.offset + i].end());
         }
         ops.push_back(add ? Op::reduce(from, to) : Op::copy(from, to));
       }
@@ -256,15 +262,42 @@ TEST(SymbolicLocal, RandomLocalOpsMatchAPerByteReference) {
                                  out.insert(out.end(), (*plan)[r].begin(), (*plan)[r].end());
                                }});
     }
+    // A byte as the checker sees it: how many, and how far away (or from different places).
+    struct Held {
+      std::size_t count = 0;
+      bool mixed = false;
+      std::int64_t shift = 0;
+      bool operator==(const Held&) const = default;
+    };
+    auto seen = [&ref](std::uint64_t x) {
+      Held h{ref[x].size()};
+      for (std::size_t i = 0; i < ref[x].size(); ++i) {
+        const auto d = static_cast<std::int64_t>(ref[x][i]) - static_cast<std::int64_t>(x);
+        if (i == 0) h.shift = d;
+        else if (d != h.shift) h.mixed = true;
+      }
+      if (h.mixed || h.count == 0) h.shift = 0;
+      return h;
+    };
     std::string first_bad;
     for (std::uint64_t a = 0; a < G;) {
       std::uint64_t b = a;
-      while (b < G && ref[b] == ref[a]) ++b;
-      s.expected.push_back(ref[a] == 0 ? ExpectedRegion{Slice{a, b - a}, false, false, {}}
-                                       : ExpectedRegion{Slice{a, b - a}, false, true, {}});
-      if (ref[a] >= 2 && first_bad.empty()) {
+      const Held h = seen(a);
+      while (b < G && seen(b) == h) ++b;
+      s.expected.push_back(h.count == 0 ? ExpectedRegion{Slice{a, b - a}, false, false, {}}
+                                        : ExpectedRegion{Slice{a, b - a}, false, true, {}});
+      if (h.count > 0 && (h.count != 1 || h.mixed || h.shift != 0) && first_bad.empty()) {
+        std::string found = "{0:" + std::to_string(h.count) + "}";
+        if (h.mixed) {
+          found += " from different places added together";
+          ++mixed_runs;
+        } else if (h.shift != 0) {
+          found += " from " + std::to_string(h.shift < 0 ? -h.shift : h.shift) + " bytes " + (h.shift < 0 ? "before" : "after") + " its place";
+          ++moved_runs;
+        }
         first_bad = "worker 0 bytes [" + std::to_string(a) + ", " + std::to_string(b) +
-                    "): expected only its own contribution {0:1}, found {0:" + std::to_string(ref[a]) + "}";
+                    "): expected only its own contribution {0:1}, found " + found;
+        ++bad_runs;
       }
       a = b;
     }
@@ -275,6 +308,10 @@ TEST(SymbolicLocal, RandomLocalOpsMatchAPerByteReference) {
       expect_fails_with(res, {first_bad});
     }
   }
+  // The trials reach every kind of wrong result.
+  EXPECT_GT(bad_runs, 50);
+  EXPECT_GT(moved_runs, 10);
+  EXPECT_GT(mixed_runs, 10);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -484,14 +521,15 @@ TEST(SymbolicExpected, InvalidRegions) {
 }
 
 // The result kinds of the collectives other than all-reduce: a shard on its owner only, each
-// block from its owner, the root's copy everywhere, the sum at the root only.
+// block from its owner, the root's copy everywhere, the sum at the root only, the all-to-all's
+// blocks transposed.
 TEST(SymbolicExpected, ResultKindsOfTheCollectives) {
   namespace c = test_collectives;
   for (int n : {2, 3, 5}) {
     for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{103}}) {
       SCOPED_TRACE("N=" + std::to_string(n) + " elements=" + std::to_string(elements));
       for (const Schedule& s : {c::reduce_scatter(n, elements), c::all_gather(n, elements), c::broadcast(n, elements, n - 1),
-                                c::reduce(n, elements, 1 % n)}) {
+                                c::reduce(n, elements, 1 % n), c::alltoall(n, elements)}) {
         const auto r = check_schedule(s);
         EXPECT_TRUE(r.ok) << s.strategy << ": " << r.message;
       }
@@ -594,6 +632,75 @@ TEST(SymbolicAsync, ChannelsAreFifo) {
   };
   // Worker 1 now holds {0,1}; worker 0 still only its own.
   expect_fails_with(check_schedule(s), {"worker 0 bytes [0, 24): expected contributors {0:1, 1:1} once each, found {0:1}"});
+}
+
+// Where a contribution lands matters, not only whose it is: an all-gather in which worker 1
+// puts its own first block where its second belongs holds the right worker's bytes in the wrong
+// place (a checker that tracked only whose bytes a region holds proved it).
+TEST(SymbolicExpected, AContributionInTheWrongPlaceIsCaught) {
+  Schedule s;
+  s.workers = 2;
+  s.participants = workers_only(2);
+  s.gradient_bytes = 80;
+  s.expected = {ExpectedRegion{Slice{0, 40}, false, false, {0}}, ExpectedRegion{Slice{40, 40}, false, false, {1}}};
+  auto gather = [&s](Slice sent_by_1) {
+    s.rounds = {Round{"all-gather", "", [sent_by_1](int p, std::vector<Op>& out) {
+      if (p == 0) {
+        out.push_back(Op::send(1, Slice{0, 40}));
+        out.push_back(Op::recv(1, Slice{40, 40}));
+      } else {
+        out.push_back(Op::send(0, sent_by_1));
+        out.push_back(Op::recv(0, Slice{0, 40}));
+      }
+    }}};
+    return check_schedule(s);
+  };
+  EXPECT_TRUE(gather(Slice{40, 40}).ok);
+  expect_fails_with(gather(Slice{0, 40}),
+                    {"worker 0 bytes [40, 80): expected contributors {1:1} once each, found {1:1} from 40 bytes before its place"});
+}
+
+// An all-to-all's region: worker r's block s holds worker s's block r. Each worker keeps its own
+// block and swaps the others pairwise; sending the wrong block, or the right one to the wrong
+// place, is caught; a region that is not one block per worker is refused.
+TEST(SymbolicExpected, AllToAllBlocksAreTransposed) {
+  constexpr int N = 3;
+  constexpr std::uint64_t block = 12;
+  auto alltoall = [](int wrong_block) {
+    Schedule s;
+    s.workers = N;
+    s.participants = workers_only(N);
+    s.gradient_bytes = N * block;
+    s.scratch_bytes = N * block;
+    // Everything goes through scratch (the receive buffer), then back over the gradient.
+    s.rounds.push_back(Round{"alltoall", "", [wrong_block](int p, std::vector<Op>& out) {
+      for (int q = 0; q < N; ++q) {
+        const std::uint64_t sent = static_cast<std::uint64_t>(p == 0 && q == 1 ? wrong_block : q) * block;
+        if (q == p) {
+          out.push_back(Op::copy(Slice{sent, block}, Slice{N * block + static_cast<std::uint64_t>(p) * block, block}));
+        } else {
+          out.push_back(Op::send(q, Slice{sent, block}));
+          out.push_back(Op::recv(q, Slice{N * block + static_cast<std::uint64_t>(q) * block, block}));
+        }
+      }
+    }});
+    s.rounds.push_back(Round{"unpack", "", [](int, std::vector<Op>& out) { out.push_back(Op::copy(Slice{N * block, N * block}, Slice{0, N * block})); }});
+    ExpectedRegion e{Slice{0, N * block}, false, false, {}};
+    e.transposed_blocks = N;
+    s.expected = {e};
+    return s;
+  };
+  const auto right = check_schedule(alltoall(1));
+  EXPECT_TRUE(right.ok) << right.message;
+  expect_fails_with(check_schedule(alltoall(2)),
+                    {"worker 1 bytes [0, 12): expected worker 0's bytes [12, 24) (12 bytes) (an all-to-all), found {0:1} from 24 bytes "
+                     "after its place"});
+  Schedule s = alltoall(1);
+  s.expected.front().transposed_blocks = 2;
+  expect_fails_with(check_schedule(s), {"transposed_blocks = 2; expected one block per worker (3)"});
+  s.expected.front().transposed_blocks = N;
+  s.expected.front().holders = {0};
+  expect_fails_with(check_schedule(s), {"is an all-to-all's (transposed_blocks) and also sets"});
 }
 
 // ---------------------------------------------------------------------------------------

@@ -67,13 +67,14 @@ TEST(Check, ReferenceRunGivesTheClosedFormForExactStrategies) {
 
 // The collectives' result kinds: the executor and the reference agree bit for bit, every worker
 // holds what its regions ask (its shard, every owner's block, the root's copy, the sum at the
-// root), and a wrong element counts only where the worker must hold the region.
+// root, the all-to-all's transposed blocks), and a wrong element counts only where the worker
+// must hold the region.
 TEST(Check, ResultKindsOfTheCollectivesAreCheckedExactly) {
   namespace c = test_collectives;
   for (int n : {1, 2, 3, 5}) {
     for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{997}}) {
       for (const models::Schedule& s : {c::reduce_scatter(n, elements), c::all_gather(n, elements),
-                                        c::broadcast(n, elements, n - 1), c::reduce(n, elements, n / 2)}) {
+                                        c::broadcast(n, elements, n - 1), c::reduce(n, elements, n / 2), c::alltoall(n, elements)}) {
         SCOPED_TRACE(s.strategy + " N=" + std::to_string(n) + " elements=" + std::to_string(elements));
         const auto results = run_in_process(s);
         const auto reference = runtime::reference_run(s, runtime::check_input);
@@ -94,6 +95,16 @@ TEST(Check, ResultKindsOfTheCollectivesAreCheckedExactly) {
   double sum = 0;
   for (int w = 0; w < 4; ++w) sum += runtime::check_input(w, 150);
   EXPECT_EQ(result[150], static_cast<float>(sum) + 1.0f);
+  // All-to-all on 3 workers of 2 x 3 elements: worker 1's block 2 ([4, 6)) is worker 2's block 1
+  // (its elements 2 and 3); worker 1 holding its own there instead counts both.
+  const auto a = c::alltoall(3, 2);
+  auto got = runtime::reference_run(a, runtime::check_input)[1];
+  EXPECT_EQ(got[4], runtime::check_input(2, 2));
+  EXPECT_EQ(got[5], runtime::check_input(2, 3));
+  EXPECT_EQ(runtime::count_wrong(a, 1, got, runtime::check_input, nullptr), 0u);
+  got[4] = runtime::check_input(1, 4);
+  got[5] = runtime::check_input(1, 5);
+  EXPECT_EQ(runtime::count_wrong(a, 1, got, runtime::check_input, nullptr), 2u);
 }
 
 TEST(Check, ACorruptedElementIsCounted) {

@@ -1,6 +1,6 @@
 // Hand-built schedules of the collectives other than all-reduce, with the result each worker
 // must hold (models/schedule/schedule.h, ExpectedRegion): the ring's reduce-scatter and
-// all-gather halves, a broadcast from a root and a reduce to it. For the tests of the symbolic
+// all-gather halves, a broadcast from a root, a reduce to it and an all-to-all. For the tests of the symbolic
 // checker and of the runtime's check, reference and executor.
 #pragma once
 
@@ -83,6 +83,33 @@ inline models::Schedule reduce(int n, std::uint64_t elements, int root) {
                                    }});
   models::ExpectedRegion e{all, true, false, {}};
   e.holders = {root};
+  s.expected.push_back(e);
+  return s;
+}
+
+// All-to-all of N blocks of `per` elements: each worker sends its block q to worker q and gets
+// worker q's block p into scratch (its own block copied there), then takes the scratch back.
+inline models::Schedule alltoall(int n, std::uint64_t per) {
+  models::Schedule s = workers("alltoall", n, per * static_cast<std::uint64_t>(n));
+  s.scratch_bytes = s.gradient_bytes;
+  const std::uint64_t bytes = per * 4, scratch = s.gradient_bytes;
+  s.rounds.push_back(models::Round{"alltoall", "", [=](int p, std::vector<models::Op>& out) {
+                                     for (int q = 0; q < n; ++q) {
+                                       const models::Slice mine{static_cast<std::uint64_t>(q) * bytes, bytes};
+                                       const models::Slice theirs{scratch + static_cast<std::uint64_t>(q) * bytes, bytes};
+                                       if (q == p) {
+                                         out.push_back(models::Op::copy(mine, theirs));
+                                       } else {
+                                         out.push_back(models::Op::send(q, mine));
+                                         out.push_back(models::Op::recv(q, theirs));
+                                       }
+                                     }
+                                   }});
+  s.rounds.push_back(models::Round{"unpack", "", [=](int, std::vector<models::Op>& out) {
+                                     out.push_back(models::Op::copy(models::Slice{scratch, scratch}, models::Slice{0, scratch}));
+                                   }});
+  models::ExpectedRegion e{models::Slice{0, s.gradient_bytes}, false, false, {}};
+  e.transposed_blocks = n;
   s.expected.push_back(e);
   return s;
 }
