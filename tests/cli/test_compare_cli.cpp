@@ -137,7 +137,13 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   EXPECT_TRUE(std::regex_search(table, std::regex("\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.9[0-9] +[-+][0-9]+ %"))) << table;
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not compared: one rank: nothing to synchronise"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("not compared: alltoall is not modelled yet"), std::string::npos) << r.out;
+  // Alltoall: compared, as a message of S/N from every rank to every other at once (bus factor (N-1)/N).
+  const auto alltoall = r.out.find("nccl-tests alltoall_perf, 2 ranks");
+  ASSERT_NE(alltoall, std::string::npos) << r.out;
+  const std::string a = r.out.substr(alltoall);
+  EXPECT_NE(a.find("analytic: sizes >= 1 MiB: median |error|"), std::string::npos) << a;
+  EXPECT_NE(a.find("a message of S/N to every other rank at once"), std::string::npos) << a;
+  EXPECT_EQ(r.out.find("not compared: alltoall"), std::string::npos) << r.out;
   // Broadcast and reduce: compared, as NCCL's ring cut into a chain at rank 0 (bus factor 1).
   for (const char* name : {"nccl-tests broadcast_perf, 2 ranks", "nccl-tests reduce_perf, 2 ranks"}) {
     const auto at = r.out.find(name);

@@ -44,20 +44,34 @@ bool use_planner(const StrategyContext& ctx) { return planner_decides(ctx.topolo
 // The algorithms besides the ring (NCCL_ALGO's names).
 std::vector<std::string> not_ring_algorithms() { return {"Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"}; }
 
-// nccl-tests' collectives but alltoall, everywhere.
+// nccl-tests' collectives: alltoall where the per-hop model decides (one host of PCIe or
+// point-to-point NVLink), the others everywhere.
 ParamSpec collective_param() {
   ParamDomain d = word_domain({"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}, false);
+  const auto more = [](const ParamContext& c) {
+    return planner_decides(c.topology, c.placement.ranks) ? std::vector<std::string>{} : std::vector<std::string>{"alltoall"};
+  };
+  d.values = more;
+  d.values_text = [more](const ParamContext& c) {
+    return more(c).empty() ? std::string("alltoall on one host of PCIe or point-to-point NVLink (not across hosts or on NVSwitch "
+                                         "hosts so far)")
+                           : std::string("alltoall");
+  };
   ParamSpec p{"collective", "all_reduce",
-              "all_reduce, all_gather, reduce_scatter, broadcast or reduce (nccl-tests' *_perf; the size is the whole "
-              "buffer, as they print it; broadcast and reduce with root 0, their default). all_gather and reduce_scatter "
-              "are half of NCCL's ring; broadcast and reduce its ring cut into a chain at the root, each channel's part "
-              "pipelined along it in chunks of one step (across hosts and on NVSwitch hosts by NCCL's planner, its cost "
-              "model choosing the protocol)",
+              "all_reduce, all_gather, reduce_scatter, broadcast, reduce or alltoall (nccl-tests' *_perf; the size is the "
+              "whole buffer, as they print it; broadcast and reduce with root 0, their default). all_gather and "
+              "reduce_scatter are half of NCCL's ring; broadcast and reduce its ring cut into a chain at the root, each "
+              "channel's part pipelined along it in chunks of one step (across hosts and on NVSwitch hosts by NCCL's "
+              "planner, its cost model choosing the protocol); alltoall, on one host of PCIe or point-to-point NVLink, a "
+              "message of S/N from every rank to every other at once, each over its pair's transport",
               std::move(d)};
   for (const char* other : {"all_gather", "reduce_scatter", "broadcast", "reduce"}) {
     p.excludes.push_back({other, "algorithm", not_ring_algorithms(),
                           "gradsync builds NCCL's all-gather, reduce-scatter, broadcast and reduce on its ring only"});
   }
+  p.excludes.push_back({"alltoall", "algorithm", not_ring_algorithms(),
+                        "NCCL's alltoall is point-to-point work (sends and receives), run by none of its collective algorithms"});
+  p.excludes.push_back({"alltoall", "protocol", {"LL128"}, "NCCL's point-to-point work (its alltoall) runs LL or Simple"});
   return p;
 }
 
@@ -220,7 +234,7 @@ Strategy definition() {
   s.name = "nccl";
   s.summary = "NCCL's all-reduce (NCCL 2.30.7's rules and constants): ring, LL/LL128/Simple chosen by size, "
               "channels, reduction fused into the copy, P2P/SHM/NET per hop from the topology and its topo -m classes; "
-              "also its all-gather, reduce-scatter, broadcast and reduce (collective=...)";
+              "also its all-gather, reduce-scatter, broadcast, reduce and (one PCIe/NVLink host) alltoall (collective=...)";
   s.source = "NVIDIA NCCL 2.30.7 (src/graph/tuning.cc, paths.cc, topo.cc; src/transport/shm.cc)";
   s.order = 27;
   // recommend compares schedules on gradsync's engine; NCCL's fused one on a single PCIe host is
@@ -340,7 +354,7 @@ Strategy definition() {
   };
   s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}, {{"algorithm=Tree"}},
                      {{"algorithm=Tree", "protocol=LL"}}, {{"collective=all_gather"}}, {{"collective=reduce_scatter", "protocol=LL"}},
-                     {{"collective=broadcast"}}, {{"collective=reduce", "protocol=LL"}}};
+                     {{"collective=broadcast"}}, {{"collective=reduce", "protocol=LL"}}, {{"collective=alltoall"}}};
   s.busbw_factor = collective_busbw_factor;
   s.closed_form = [](const StrategyContext& ctx) {
     if (use_planner(ctx)) {

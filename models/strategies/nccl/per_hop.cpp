@@ -126,6 +126,7 @@ struct Hop {
 struct Plan {
   std::vector<int> ring;  // the ring's order; the tree is the chain ring[0] <- ring[1] <- ... (ring[0] its root)
   std::vector<Hop> hops;  // hop i: ring[i] -> ring[i+1]
+  std::vector<Hop> pairs;  // an all-to-all's: every ordered pair of ranks
   Algorithm algorithm = kRing;
   Protocol protocol = kSimple;
   int channels = 2;
@@ -288,17 +289,18 @@ Plan plan_for(const StrategyContext& ctx) {
     }
     return count;
   };
-  bool all_nvlink = n > 1;
-  for (int i = 0; i < n; ++i) {
+  // An all-to-all's GPU sends to, and receives from, every other at once: its side of an SHM
+  // pair is shared by its N - 1 messages.
+  const int messages = collective == "alltoall" ? std::max(1, n - 1) : 1;
+  auto hop_of = [&](int from, int to) {
     Hop h;
-    h.from = plan.ring[static_cast<std::size_t>(i)];
-    h.to = plan.ring[static_cast<std::size_t>((i + 1) % n)];
+    h.from = from;
+    h.to = to;
     const std::size_t a = node_of(h.from), b = node_of(h.to);
     if (a == b) {
       h.path = "LOC";
       h.pair_Bps = 0;
-      plan.hops.push_back(h);
-      continue;
+      return h;
     }
     h.path = path_class(t, a, b);
     h.pair_Bps = t.bottleneck_Bps(a, b);
@@ -314,10 +316,21 @@ Plan plan_for(const StrategyContext& ctx) {
       h.hw = kPciHw;
       const double from_side = pcie_Bps_of(ctx, a, plan.pcie_note) / uplink_sharers(h.from, true);
       const double to_side = pcie_Bps_of(ctx, b, plan.pcie_note) / uplink_sharers(h.to, false);
-      h.limit_Bps = efficiency * std::min(from_side, to_side);
+      h.limit_Bps = efficiency * std::min(from_side, to_side) / messages;
     }
-    if (h.hw != kNvlinkHw) all_nvlink = false;
-    plan.hops.push_back(h);
+    return h;
+  };
+  bool all_nvlink = n > 1;
+  for (int i = 0; i < n; ++i) {
+    plan.hops.push_back(hop_of(plan.ring[ix(i)], plan.ring[ix((i + 1) % n)]));
+    if (plan.hops.back().path != "LOC" && plan.hops.back().hw != kNvlinkHw) all_nvlink = false;
+  }
+  if (collective == "alltoall") {
+    for (int from = 0; from < n; ++from) {
+      for (int to = 0; to < n; ++to) {
+        if (from != to) plan.pairs.push_back(hop_of(from, to));
+      }
+    }
   }
   // LL128 only on all-NVLink rings of GPUs of one compute capability >= 7.0 (tuning.cc).
   const hardware::GpuModel* gpu = gpu_model_of(t);
@@ -447,11 +460,125 @@ std::string collective_words(const std::string& collective) {
 
 const char* transport_name(Transport t) { return t == Transport::p2p ? "P2P" : t == Transport::shm ? "SHM" : "NET"; }
 
+// NCCL's alltoall as nccl-tests runs it: in one group, a message of S/N to every other rank and
+// one from each (ncclSend / ncclRecv), each over its pair's transport. enqueue.cc: a message of
+// at most NCCL_P2P_LL_THRESHOLD (16 KiB) goes on one channel with LL, a larger one with Simple.
+// NCCL has no cost model for point-to-point work: the launch, the protocol's base latency and
+// one step over the slowest kind of link.
+struct AllToAll {
+  Protocol protocol = kSimple;
+  double share = 1;      // the protocol's payload per byte on the wire
+  double cap_Bps = 0;    // what one message's channel carries at most (LL), 0: none
+  double latency_s = 0;
+};
+
+AllToAll alltoall_of(const StrategyContext& ctx, const Plan& plan) {
+  AllToAll a;
+  const std::string& protocol = ctx.params.text("protocol");
+  if (protocol == "LL128") {
+    throw InputError("--param protocol=LL128 collective=alltoall: NCCL's point-to-point work (its alltoall) runs LL or Simple");
+  }
+  const double message = ctx.N() > 0 ? ctx.bytes() / ctx.N() : 0.0;
+  a.protocol = protocol == "LL" ? kLL : protocol == "Simple" ? kSimple : message <= 16384 ? kLL : kSimple;
+  a.share = kPayloadShare[kRing][ix(a.protocol)];
+  if (a.protocol == kLL) a.cap_Bps = param_number(ctx, "ll_channel_GBps") * 1e9;
+  double hop_us = 0;
+  for (const Hop& h : plan.pairs) {
+    if (h.path != "LOC") hop_us = std::max(hop_us, kHopLatencyUs[ix(h.hw)][kRing][ix(a.protocol)]);
+  }
+  a.latency_s = plan.launch_s + (kBaseLatencyUs[kRing][ix(a.protocol)] + hop_us) * 1e-6;
+  return a;
+}
+
+// The closed form: the latency, then every message at once, each at its pair's rate (the
+// transport's limit, or its share of the GPUs' links, which carry N - 1 messages each way).
+double alltoall_seconds(const StrategyContext& ctx) {
+  const Plan plan = plan_for(ctx);
+  const AllToAll a = alltoall_of(ctx, plan);
+  ctx.resolved_as("protocol", kProtocolNames[ix(a.protocol)]);
+  const int n = ctx.N();
+  if (n < 2) return 0.0;
+  double slowest = std::numeric_limits<double>::infinity();
+  for (const Hop& h : plan.pairs) {
+    if (h.path == "LOC") continue;
+    const double limit = link_limit(h, a.share, a.cap_Bps);
+    const double links = h.pair_Bps / (n - 1);
+    slowest = std::min(slowest, a.share * (limit > 0 ? std::min(limit, links) : links));
+  }
+  return a.latency_s + (std::isfinite(slowest) && slowest > 0 ? ctx.bytes() / n / slowest : 0.0);
+}
+
+// The schedule: each rank sends its block q to rank q and receives rank q's block for it into
+// the receive buffer (scratch), keeps its own block there, then takes the receive buffer as
+// its result (nccl-tests' out-of-place alltoall); sizes that are not a whole number of blocks
+// leave the rest as it was.
+Schedule alltoall_schedule(const StrategyContext& ctx) {
+  const auto plan = std::make_shared<const Plan>(plan_for(ctx));
+  const AllToAll a = alltoall_of(ctx, *plan);
+  ctx.resolved_as("protocol", kProtocolNames[ix(a.protocol)]);
+  Schedule s = start_schedule("nccl", ctx);
+  for (Participant& part : s.participants) part.costs = LocalCosts{};
+  s.latency_in_ops = true;
+  const int n = ctx.N();
+  const auto eb = static_cast<std::uint64_t>(ctx.element_bytes);
+  const std::uint64_t per = n > 0 ? ctx.elements / static_cast<std::uint64_t>(n) : 0;
+  const std::uint64_t whole = per * static_cast<std::uint64_t>(n) * eb, block = per * eb;
+  const std::uint64_t received = ctx.elements * eb;  // the receive buffer: scratch, after the gradient
+  s.scratch_bytes = whole;
+  if (n > 1) add_compute(s, all_workers(s), a.latency_s, "launch + latency");
+  if (whole > 0) {
+    // limit[from][to]: what the pair's transport and the protocol let its message move at.
+    auto limit = std::make_shared<std::vector<std::vector<double>>>(ix(n), std::vector<double>(ix(n), 0.0));
+    for (const Hop& h : plan->pairs) (*limit)[ix(h.from)][ix(h.to)] = link_limit(h, a.share, a.cap_Bps);
+    const double share = a.share;
+    s.rounds.push_back(Round{"alltoall", "", [=](int p, std::vector<Op>& out) {
+                               if (p >= n) return;
+                               for (int q = 0; q < n; ++q) {
+                                 const Slice mine{static_cast<std::uint64_t>(q) * block, block};
+                                 const Slice theirs{received + static_cast<std::uint64_t>(q) * block, block};
+                                 if (q == p) {
+                                   out.push_back(Op::copy(mine, theirs));
+                                   continue;
+                                 }
+                                 Op sent = Op::send(q, mine), got = Op::recv(q, theirs);
+                                 sent.payload_share = got.payload_share = share;
+                                 sent.max_Bps = (*limit)[ix(p)][ix(q)];
+                                 got.max_Bps = (*limit)[ix(q)][ix(p)];
+                                 out.push_back(sent);
+                                 out.push_back(got);
+                               }
+                             }});
+    s.rounds.push_back(Round{"alltoall", "", [=](int p, std::vector<Op>& out) {
+                               if (p < n) out.push_back(Op::copy(Slice{received, whole}, Slice{0, whole}));
+                             }});
+    ExpectedRegion e{Slice{0, whole}, false, false, {}};
+    e.transposed_blocks = n;
+    s.expected.push_back(e);
+  }
+  if (whole < ctx.elements * eb) s.expected.push_back(ExpectedRegion{Slice{whole, ctx.elements * eb - whole}, false, true, {}});
+  if (s.expected.empty()) s.expected.push_back(ExpectedRegion{Slice{0, 0}, false, true, {}});
+  std::string pairs = "pairs:";
+  for (const Hop& h : plan->pairs) {
+    if (h.path == "LOC" || h.from > h.to) continue;
+    pairs += " " + ctx.topology.node(ctx.placement.ranks[ix(h.from)]).id + "<->" + ctx.topology.node(ctx.placement.ranks[ix(h.to)]).id +
+             " " + transport_name(h.transport) + " (" + h.path + ")";
+  }
+  s.notes.push_back(std::string("protocol ") + kProtocolNames[ix(a.protocol)] +
+                    ", alltoall: a message of S/N to every other rank at once (ncclSend / ncclRecv in a group), copies only");
+  if (n > 1) s.notes.push_back(pairs);
+  if (!plan->pcie_note.empty()) {
+    s.notes.push_back("SHM through host memory at " + format_fixed(param_number(ctx, "shm_efficiency"), 2) +
+                      " of the PCIe rate shared by the GPUs behind one switch, and by a GPU's N - 1 messages; " + plan->pcie_note);
+  }
+  return s;
+}
+
 }  // namespace
 
 // NCCL's time for the plan's algorithm and protocol (the closed form), with the tree's
 // pipeline fill as the schedule has it.
 double per_hop_seconds(const StrategyContext& ctx) {
+  if (ctx.params.text("collective") == "alltoall") return alltoall_seconds(ctx);
   const Plan plan = plan_for(ctx);
   ctx.resolved_as("algorithm", kAlgorithmNames[ix(plan.algorithm)]);
   ctx.resolved_as("protocol", kProtocolNames[ix(plan.protocol)]);
@@ -475,6 +602,7 @@ double per_hop_seconds(const StrategyContext& ctx) {
 
 // The plan as a schedule: each hop's transfers as its transport and the protocol move them.
 Schedule per_hop_schedule(const StrategyContext& ctx) {
+  if (ctx.params.text("collective") == "alltoall") return alltoall_schedule(ctx);
   const auto plan = std::make_shared<const Plan>(plan_for(ctx));
   const auto a = ix(plan->algorithm);
   const auto p = ix(plan->protocol);
