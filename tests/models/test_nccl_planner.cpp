@@ -220,45 +220,74 @@ TEST(NcclPlanner, EveryPlannedScheduleIsAnAllReduce) {
   EXPECT_GT(checked, 150);
 }
 
+namespace {
+
+// Clusters the collectives other than all-reduce are planned on: two and three hosts of
+// NVSwitch (whole and partial), one NVSwitch host, three of PCIe.
+struct PlannedCase {
+  int nodes, gpus, per_node;
+  IntraFabric intra;
+};
+
+const std::vector<PlannedCase>& planned_cases() {
+  static const std::vector<PlannedCase> all = {{2, 8, 8, IntraFabric::nvswitch}, {3, 4, 3, IntraFabric::nvswitch},
+                                              {1, 8, 8, IntraFabric::nvswitch}, {3, 2, 2, IntraFabric::pcie}};
+  return all;
+}
+
+// The nccl strategy's request for one collective of `elements` floats on a placement.
+PredictRequest planned_collective(const Topology& t, const Placement& placement, const std::string& collective, const std::string& protocol,
+                                  std::uint64_t elements) {
+  PredictRequest q;
+  q.topology = &t;
+  q.strategy = &find_strategy("nccl");
+  q.placement = placement;
+  q.bytes = 4.0 * static_cast<double>(elements);
+  q.params = SyncParams::parse({"collective=" + collective, "protocol=" + protocol});
+  return q;
+}
+
+// Its schedule, on NCCL's ring, proved by the symbolic checker (`what` names the case).
+BuiltSchedule proved_on_ring(const PredictRequest& q, const std::string& what) {
+  BuiltSchedule b = build_schedule(q);
+  EXPECT_EQ(b.resolved.at("algorithm"), "Ring") << what;
+  const SymbolicResult r = check_schedule(b.schedule);
+  EXPECT_TRUE(r.ok) << what << ": " << r.message;
+  return b;
+}
+
+// The schedule walked takes what the plan's closed form gives, within 2 %.
+void expect_walked_as_closed(const PredictRequest& q, const ResultRecord& walked, const std::string& what) {
+  const ResultRecord closed = find_executor("formula").evaluate(q, ExecutorSettings{});
+  EXPECT_NEAR(walked.time_per_sync_s, closed.time_per_sync_s, 0.02 * closed.time_per_sync_s) << what;
+}
+
+}  // namespace
+
 // All-gather and reduce-scatter across hosts and on NVSwitch hosts: half of NCCL's channel rings,
 // each rank's result as the collective's kind says (proved), timed as NCCL's cost model times
 // that collective (the schedule walked = the plan's closed form), the bus factor (N-1)/N.
 TEST(NcclPlanner, AllGatherAndReduceScatterAreHalfOfItsRings) {
-  struct Case {
-    int nodes, gpus, per_node;
-    IntraFabric intra;
-  };
   int checked = 0;
-  for (const Case& c : {Case{2, 8, 8, IntraFabric::nvswitch}, Case{3, 4, 3, IntraFabric::nvswitch}, Case{1, 8, 8, IntraFabric::nvswitch},
-                        Case{3, 2, 2, IntraFabric::pcie}}) {
+  for (const PlannedCase& c : planned_cases()) {
     const Topology t = cluster(c.nodes, c.gpus, c.intra, c.gpus);
     const Placement placement = spread(t, c.nodes, c.per_node);
     const int n = placement.size();
     for (const char* collective : {"all_gather", "reduce_scatter"}) {
       for (const char* protocol : {"auto", "LL", "Simple"}) {
         for (std::uint64_t elements : {std::uint64_t{7}, static_cast<std::uint64_t>(n + 1), std::uint64_t{1024 * 1024 + 3}}) {
-          PredictRequest q;
-          q.topology = &t;
-          q.strategy = &find_strategy("nccl");
-          q.placement = placement;
-          q.bytes = 4.0 * static_cast<double>(elements);
-          q.params = SyncParams::parse({std::string("collective=") + collective, std::string("protocol=") + protocol});
-          const BuiltSchedule b = build_schedule(q);
-          EXPECT_EQ(b.resolved.at("algorithm"), "Ring");
-          const SymbolicResult r = check_schedule(b.schedule);
-          ASSERT_TRUE(r.ok) << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements
-                            << ": " << r.message;
+          const std::string what = std::to_string(c.nodes) + " nodes x " + std::to_string(c.per_node) + " " + collective + "/" + protocol +
+                                   " elements=" + std::to_string(elements);
+          const PredictRequest q = planned_collective(t, placement, collective, protocol, elements);
+          const BuiltSchedule b = proved_on_ring(q, what);
           ASSERT_FALSE(b.schedule.expected.empty());
           for (const ExpectedRegion& e : b.schedule.expected) {
             EXPECT_EQ(e.holders.size() + e.contributors.size(), 1u) << collective;  // one owner per block
           }
           const ResultRecord walked = predict(q);
           EXPECT_NEAR(walked.busbw_factor, (n - 1.0) / n, 1e-12);
-          if (elements > 1024) {  // below a block per channel and rank the remainder ring carries no step latencies
-            const ResultRecord closed = find_executor("formula").evaluate(q, ExecutorSettings{});
-            EXPECT_NEAR(walked.time_per_sync_s, closed.time_per_sync_s, 0.02 * closed.time_per_sync_s)
-                << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements;
-          }
+          // Below a block per channel and rank the remainder ring carries no step latencies.
+          if (elements > 1024) expect_walked_as_closed(q, walked, what);
           ++checked;
         }
       }
@@ -296,30 +325,18 @@ TEST(NcclPlanner, AllGatherAndReduceScatterAreHalfOfItsRings) {
 // REDUCE_CHUNKSTEPS are 1); the root's buffer on every rank, or every rank's sum on the root
 // (proved); nccl-tests' bus factor 1; the schedule walked = the plan's closed form.
 TEST(NcclPlanner, BroadcastAndReduceAreChainsOfItsRings) {
-  struct Case {
-    int nodes, gpus, per_node;
-    IntraFabric intra;
-  };
   int checked = 0;
-  for (const Case& c : {Case{2, 8, 8, IntraFabric::nvswitch}, Case{3, 4, 3, IntraFabric::nvswitch}, Case{1, 8, 8, IntraFabric::nvswitch},
-                        Case{3, 2, 2, IntraFabric::pcie}}) {
+  for (const PlannedCase& c : planned_cases()) {
     const Topology t = cluster(c.nodes, c.gpus, c.intra, c.gpus);
     const Placement placement = spread(t, c.nodes, c.per_node);
     for (const char* collective : {"broadcast", "reduce"}) {
       for (const char* protocol : {"auto", "LL", "Simple"}) {
         for (std::uint64_t elements : {std::uint64_t{7}, static_cast<std::uint64_t>(placement.size() + 1), std::uint64_t{1024 * 1024 + 3},
                                        std::uint64_t{64} * 1024 * 1024}) {
-          PredictRequest q;
-          q.topology = &t;
-          q.strategy = &find_strategy("nccl");
-          q.placement = placement;
-          q.bytes = 4.0 * static_cast<double>(elements);
-          q.params = SyncParams::parse({std::string("collective=") + collective, std::string("protocol=") + protocol});
-          const BuiltSchedule b = build_schedule(q);
-          EXPECT_EQ(b.resolved.at("algorithm"), "Ring");
-          const SymbolicResult r = check_schedule(b.schedule);
-          ASSERT_TRUE(r.ok) << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements
-                            << ": " << r.message;
+          const std::string what = std::to_string(c.nodes) + " nodes x " + std::to_string(c.per_node) + " " + collective + "/" + protocol +
+                                   " elements=" + std::to_string(elements);
+          const PredictRequest q = planned_collective(t, placement, collective, protocol, elements);
+          const BuiltSchedule b = proved_on_ring(q, what);
           ASSERT_EQ(b.schedule.expected.size(), 1u);
           const ExpectedRegion& e = b.schedule.expected.front();
           if (std::string(collective) == "broadcast") {
@@ -331,11 +348,7 @@ TEST(NcclPlanner, BroadcastAndReduceAreChainsOfItsRings) {
           }
           const ResultRecord walked = predict(q);
           EXPECT_DOUBLE_EQ(walked.busbw_factor, 1.0);
-          if (elements > 1024) {
-            const ResultRecord closed = find_executor("formula").evaluate(q, ExecutorSettings{});
-            EXPECT_NEAR(walked.time_per_sync_s, closed.time_per_sync_s, 0.02 * closed.time_per_sync_s)
-                << c.nodes << " nodes x " << c.per_node << " " << collective << "/" << protocol << " elements=" << elements;
-          }
+          if (elements > 1024) expect_walked_as_closed(q, walked, what);
           ++checked;
         }
       }
@@ -386,11 +399,8 @@ TEST(NcclPlanner, AnAlgorithmTheMachineCannotRunIsAnInputError) {
   // on each of four HGX nodes is offered no NVLS tree, refused it when forced, and planned
   // without it (the schedule fuzzer found NVLSTree offered there and then refused).
   const Topology four = cluster(4, 8, IntraFabric::nvswitch, 8);
-  PredictRequest q;
-  q.topology = &four;
-  q.strategy = &find_strategy("nccl");
+  PredictRequest q = nccl_request(four, 4, 1070, {});
   q.placement = spread(four, 4, 1);
-  q.bytes = 1070;
   EXPECT_TRUE(nvls_algorithms(four, q.placement.ranks).empty());
   EXPECT_EQ(nvls_algorithms(four, spread(four, 4, 2).ranks), std::vector<std::string>{"NVLSTree"});
   q.params = SyncParams::parse({"algorithm=NVLSTree"});
