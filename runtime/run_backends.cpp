@@ -53,7 +53,7 @@ Backend make_backend(const std::string& name, MPI_Comm comm) {
 }
 
 const std::vector<std::string>& native_collectives() {
-  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"};
+  static const std::vector<std::string> names = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall"};
   return names;
 }
 
@@ -62,6 +62,7 @@ std::string nccl_function_of(const std::string& collective) {
   if (collective == "reduce_scatter") return "ncclReduceScatter";
   if (collective == "broadcast") return "ncclBroadcast";
   if (collective == "reduce") return "ncclReduce";
+  if (collective == "alltoall") return "ncclSend/ncclRecv";  // nccl-tests' alltoall_perf: a group of them
   return "ncclAllReduce";
 }
 

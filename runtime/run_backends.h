@@ -46,7 +46,7 @@ class NativeCollective {
   virtual void abort() {}
 };
 // The collectives it runs, by nccl-tests' names, and NCCL's function for each.
-const std::vector<std::string>& native_collectives();  // all_reduce, all_gather, reduce_scatter, broadcast, reduce
+const std::vector<std::string>& native_collectives();  // all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall
 std::string nccl_function_of(const std::string& collective);  // "ncclAllGather"
 // NCCL's `collective` over every rank of `comm`, one GPU per rank. InputError (exit 2, on
 // every rank alike) when this build has no NCCL, a rank has no GPU, or two ranks got one GPU.

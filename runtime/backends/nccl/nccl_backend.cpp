@@ -244,6 +244,8 @@ class NcclCollective final : public NativeCollective {
       if (collective_ == "all_gather") expected = value(static_cast<int>(i / std::max<std::size_t>(share, 1)), i);
       if (collective_ == "reduce_scatter") expected = summed(mine + i);
       if (collective_ == "broadcast") expected = value(0, i);
+      // Alltoall: share q holds rank q's share `rank_`.
+      if (collective_ == "alltoall") expected = value(static_cast<int>(i / std::max<std::size_t>(share, 1)), mine + i % std::max<std::size_t>(share, 1));
       if (collective_ == "reduce") {
         if (rank_ != 0) break;  // only the root's result is defined
         expected = summed(i);
@@ -301,6 +303,17 @@ class NcclCollective final : public NativeCollective {
       status = ncclBroadcast(send_, in_place ? send_ : recv_, count, ncclFloat, 0, nccl_, stream_.get());
     } else if (collective_ == "reduce") {
       status = ncclReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, 0, nccl_, stream_.get());
+    } else if (collective_ == "alltoall") {
+      // As nccl-tests' alltoall_perf: share r of the send buffer to rank r, rank r's into share r.
+      float* into = in_place ? send_ : recv_;
+      status = ncclGroupStart();
+      for (int r = 0; r < size_ && status == ncclSuccess; ++r) {
+        const std::size_t at = static_cast<std::size_t>(r) * share;
+        status = ncclSend(send_ + at, share, ncclFloat, r, nccl_, stream_.get());
+        if (status == ncclSuccess) status = ncclRecv(into + at, share, ncclFloat, r, nccl_, stream_.get());
+      }
+      const ncclResult_t ended = ncclGroupEnd();
+      if (status == ncclSuccess) status = ended;
     } else {
       status = ncclAllReduce(send_, in_place ? send_ : recv_, count, ncclFloat, ncclSum, nccl_, stream_.get());
     }
