@@ -49,7 +49,8 @@ Each run: -max_total_time=SECONDS -timeout=10 (an input running longer is a hang
 -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1, seeds from fuzz/seeds/<target>/
 (read only), new inputs into the working corpus $BUILD/fuzz/corpus/<target>/ (kept between
 runs, not committed), problem inputs into $BUILD/fuzz/artifacts/<target>/, the full log in
-$BUILD/fuzz/logs/<target>.log.
+$BUILD/fuzz/logs/<target>.log. The timeout is wall-clock time: a fuzzer paused (kill -STOP, a
+suspended shell job) for more than 10 s reports the input it was on as a hang when it resumes.
 
 Build: configures $BUILD (default build-fuzz; set FUZZ_BUILD_DIR to change) with
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DGRADSYNC_FUZZ=ON -DGRADSYNC_WITH_CUDA=OFF -DGRADSYNC_BUILD_TESTS=OFF
