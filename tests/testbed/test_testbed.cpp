@@ -145,6 +145,26 @@ TEST_F(Testbed, RealRunsThroughTheShapedLinks) {
   EXPECT_GT(time_us, 35000) << r.out;
 }
 
+// measure reads a link at the rate it is shaped to, not faster by what its token bucket lets
+// through at once after a pause (a 9 KB frame): a lone 32 KiB probe read the 11.9 MB/s
+// gpu0-gpu1 link at 16.0-16.3 MB/s; a run's back-to-back rounds get no such head start.
+TEST_F(Testbed, MeasureReadsALinkAtItsShapedRate) {
+  ASSERT_EQ(cli("testbed up source-a-titanx-4gpu --scale 0.002").status, 0);
+  const std::string mpirun = cli("testbed mpirun -n 2").out;
+  const fs::path out = fs::temp_directory_path() / ("gradsync-measure-" + std::to_string(::getpid()) + ".json");
+  const auto r = run_command(words(mpirun.substr(0, mpirun.find('\n')) + " " + GRADSYNC_RUN + " measure --size 32KiB -n 3 -o " +
+                                   out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(out);
+  const auto measured = nlohmann::json::parse(in);
+  fs::remove(out);
+  const double shaped_GBps = 5.96 * 0.002;  // source A's GPU link x the scale
+  for (const auto& [a, b] : {std::pair{0, 1}, std::pair{1, 0}}) {
+    const double GBps = measured.at("bandwidth_GBps").at(a).at(b).get<double>();
+    EXPECT_NEAR(GBps / shaped_GBps, 1.0, 0.15) << "rank" << a << " -> rank" << b << "\n" << r.out;
+  }
+}
+
 TEST_F(Testbed, ValidateEndToEnd) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-" + std::to_string(::getpid()));
   // Items with parameters, as `gradsync recommend` prints them.
