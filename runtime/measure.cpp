@@ -272,37 +272,11 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
     if (!any) break;
     if (pass >= iterations) watchdog_context("measure: pass " + std::to_string(pass + 1) + " over the pairs still spread");
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      form.bandwidth_Bps.at(i, j) = median(uni[i * n + j]);
-      form.bandwidth_spread->at(i, j) = relative_spread(uni[i * n + j]);
-      unsteady += relative_spread(uni[i * n + j]) > kSteadySpread;
-      ++pair_probes;
-      if (i < j) {
-        const auto& v = bi[i * n + j];
-        form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = median(v);
-        form.bidirectional_spread->at(i, j) = form.bidirectional_spread->at(j, i) = relative_spread(v);
-        form.latency_s->at(i, j) = form.latency_s->at(j, i) = median(lat[i * n + j]);
-        unsteady += relative_spread(v) > kSteadySpread;
-        ++pair_probes;
-      }
-    }
-  }
+  // Each pair's figures from its samples: medians and spreads, with two corrections.
+  //
   // The models take a transfer as latency + bytes / bandwidth: each probe's time holds one
   // latency, which is not bandwidth (at 4 MiB over an H100's staged copies, 75 of 800 us).
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
-      const double latency = *form.latency_s->at(i, j);
-      auto& one_way = form.bandwidth_Bps.at(i, j);
-      one_way = rate_without_latency(bytes, *one_way, latency);
-      if (i < j) {
-        const double both = rate_without_latency(2 * bytes, *form.bidirectional_Bps->at(i, j), latency);
-        form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = both;
-      }
-    }
-  }
+  //
   // A link's first bytes after a pause can pass faster than its rate: a token bucket's burst
   // (the emulated cluster's tc links let their first 9 KB frame through at once, so a lone
   // 32 KiB probe read an 11.9 MB/s link at 16 MB/s), which a run's back-to-back rounds do not
@@ -314,21 +288,27 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
   // fast). A stream faster than single messages hides per-message costs that a run's rounds
   // pay: no change then.
   std::vector<double> slower(cells, 1.0);  // per ordered pair, the stream's rate over the single message's
-  if (stream > 1) {
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = 0; j < n; ++j) {
-        if (i == j) continue;
-        auto& one_way = form.bandwidth_Bps.at(i, j);
-        const double rate = rate_without_latency(stream * bytes, median(streamed[i * n + j]), *form.latency_s->at(i, j));
-        slower[i * n + j] = std::min(1.0, rate / *one_way);
-        one_way = *one_way * slower[i * n + j];
-      }
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = i + 1; j < n; ++j) {
-        const double both = *form.bidirectional_Bps->at(i, j) * (slower[i * n + j] + slower[j * n + i]) / 2;
-        form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = both;
-      }
+  const auto one_way = [&](std::size_t from, std::size_t to, double latency) {
+    const std::size_t k = from * n + to;
+    form.bandwidth_spread->at(from, to) = relative_spread(uni[k]);
+    unsteady += relative_spread(uni[k]) > kSteadySpread;
+    ++pair_probes;
+    const double rate = rate_without_latency(bytes, median(uni[k]), latency);
+    if (stream > 1) slower[k] = std::min(1.0, rate_without_latency(stream * bytes, median(streamed[k]), latency) / rate);
+    form.bandwidth_Bps.at(from, to) = rate * slower[k];
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double latency = median(lat[i * n + j]);
+      form.latency_s->at(i, j) = form.latency_s->at(j, i) = latency;
+      one_way(i, j, latency);
+      one_way(j, i, latency);
+      const auto& v = bi[i * n + j];
+      const double both = rate_without_latency(2 * bytes, median(v), latency) * (slower[i * n + j] + slower[j * n + i]) / 2;
+      form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = both;
+      form.bidirectional_spread->at(i, j) = form.bidirectional_spread->at(j, i) = relative_spread(v);
+      unsteady += relative_spread(v) > kSteadySpread;
+      ++pair_probes;
     }
   }
 
