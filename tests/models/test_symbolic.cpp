@@ -1,12 +1,11 @@
 // Tests of the symbolic executor (models/schedule/symbolic.h) on hand-built schedules.
 #include "models/schedule/kernels.h"
 #include "models/schedule/symbolic.h"
-#include "support/collectives.h"
+#include "support/symbolic_schedules.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -15,72 +14,7 @@
 namespace gradsync::models {
 namespace {
 
-constexpr int kEb = 4;  // float
-
-// Called after a round's generator produced participant p's ops; may change them.
-using Tweak = std::function<void(std::size_t round, int p, std::vector<Op>& ops)>;
-
-std::vector<Participant> workers_only(int n) { return std::vector<Participant>(static_cast<std::size_t>(n)); }
-
-// Ring all-reduce of `ring_elements` floats at byte offset 0 of a gradient of
-// `gradient_elements` floats (default: the same), N-1 reduce-scatter then N-1 all-gather rounds.
-Schedule ring(int N, std::uint64_t ring_elements, Tweak tweak = {}, std::uint64_t gradient_elements = ~0ull) {
-  Schedule s;
-  s.strategy = "ring";
-  s.workers = N;
-  s.participants = workers_only(N);
-  s.gradient_bytes = (gradient_elements == ~0ull ? ring_elements : gradient_elements) * kEb;
-  auto mod = [N](int x) { return ((x % N) + N) % N; };
-  for (int step = 0; step < N - 1; ++step) {
-    const std::size_t r = s.rounds.size();
-    s.rounds.push_back(Round{"reduce-scatter", "", [=](int p, std::vector<Op>& out) {
-                               out.push_back(Op::send(mod(p + 1), block(0, ring_elements, N, mod(p - step), kEb)));
-                               out.push_back(Op::recv_reduce(mod(p - 1), block(0, ring_elements, N, mod(p - step - 1), kEb)));
-                               if (tweak) tweak(r, p, out);
-                             }});
-  }
-  for (int step = 0; step < N - 1; ++step) {
-    const std::size_t r = s.rounds.size();
-    s.rounds.push_back(Round{"all-gather", "", [=](int p, std::vector<Op>& out) {
-                               out.push_back(Op::send(mod(p + 1), block(0, ring_elements, N, mod(p + 1 - step), kEb)));
-                               out.push_back(Op::recv(mod(p - 1), block(0, ring_elements, N, mod(p - step), kEb)));
-                               if (tweak) tweak(r, p, out);
-                             }});
-  }
-  return s;
-}
-
-// Parameter server: N workers push their whole gradient to server N (which reduces all
-// pushes into one slice in the same round), then the server sends the sum back.
-Schedule ps_round_trip(int N, std::uint64_t elements) {
-  Schedule s;
-  s.strategy = "ps";
-  s.workers = N;
-  s.participants = workers_only(N);
-  s.participants.push_back(Participant{Role::server, 0, {}});
-  s.gradient_bytes = elements * kEb;
-  const Slice all{0, s.gradient_bytes};
-  s.rounds.push_back(Round{"push", "", [=](int p, std::vector<Op>& out) {
-                             if (p < N) {
-                               out.push_back(Op::send(N, all));
-                             } else {
-                               for (int w = 0; w < N; ++w) out.push_back(Op::recv_reduce(w, all));
-                             }
-                           }});
-  s.rounds.push_back(Round{"pull", "", [=](int p, std::vector<Op>& out) {
-                             if (p < N) {
-                               out.push_back(Op::recv(N, all));
-                             } else {
-                               for (int w = 0; w < N; ++w) out.push_back(Op::send(w, all));
-                             }
-                           }});
-  return s;
-}
-
-void expect_fails_with(const SymbolicResult& r, const std::vector<std::string>& parts) {
-  ASSERT_FALSE(r.ok) << "expected a failure";
-  for (const auto& part : parts) EXPECT_NE(r.message.find(part), std::string::npos) << "missing \"" << part << "\" in: " << r.message;
-}
+using namespace test_symbolic;
 
 // ---------------------------------------------------------------------------------------
 // Correct schedules.
@@ -447,123 +381,6 @@ TEST(SymbolicFailure, StructuralProblems) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Expected regions.
-
-TEST(SymbolicExpected, PartialAllReduceWithOwnOnlyRest) {
-  // A 5-rank ring over the first 100 of 160 elements; the rest stays each worker's own.
-  auto s = ring(5, 100, {}, 160);
-  s.expected = {ExpectedRegion{Slice{400, 240}, false, true, {}}, ExpectedRegion{Slice{0, 400}, true, false, {}}};
-  const auto r = check_schedule(s);
-  EXPECT_TRUE(r.ok) << r.message;
-
-  s.expected.clear();  // default: the whole gradient all-reduced -> the tail is wrong
-  expect_fails_with(check_schedule(s), {"worker 0 bytes [400, 640): expected every worker once, found {0:1}"});
-}
-
-Schedule sampled_rows(int N) {
-  // Workers 0 and 2 sampled row [0, 16): they push it to server N, which sends the sum to all.
-  Schedule s;
-  s.workers = N;
-  s.participants = workers_only(N);
-  s.participants.push_back(Participant{Role::server, 0, {}});
-  s.gradient_bytes = 64;
-  const Slice row{0, 16};
-  s.rounds.push_back(Round{"push", "", [=](int p, std::vector<Op>& out) {
-                             if (p == 0 || p == 2) out.push_back(Op::send(N, row));
-                             if (p == N) {
-                               out.push_back(Op::recv_reduce(0, row));
-                               out.push_back(Op::recv_reduce(2, row));
-                             }
-                           }});
-  s.rounds.push_back(Round{"pull", "", [=](int p, std::vector<Op>& out) {
-                             if (p < N) out.push_back(Op::recv(N, row));
-                             else
-                               for (int w = 0; w < N; ++w) out.push_back(Op::send(w, row));
-                           }});
-  return s;
-}
-
-TEST(SymbolicExpected, ContributorsRegion) {
-  auto s = sampled_rows(4);
-  s.expected = {ExpectedRegion{Slice{0, 16}, false, false, {2, 0}}, ExpectedRegion{Slice{16, 48}, false, true, {}}};
-  const auto r = check_schedule(s);
-  EXPECT_TRUE(r.ok) << r.message;
-  EXPECT_EQ(r.messages, 6u);
-  EXPECT_EQ(r.bytes_on_wire, 6u * 16u);
-
-  s.expected[0].contributors = {0, 1};
-  expect_fails_with(check_schedule(s), {"worker 0 bytes [0, 16): expected contributors {0:1, 1:1} once each, found {0:1, 2:1}",
-                                        "expected region #0"});
-}
-
-TEST(SymbolicExpected, InvalidRegions) {
-  auto s = sampled_rows(3);
-  s.expected = {ExpectedRegion{Slice{0, 16}, false, false, {0, 2}}, ExpectedRegion{Slice{20, 44}, false, true, {}}};
-  expect_fails_with(check_schedule(s), {"bytes [16, 20) of the gradient uncovered"});
-
-  s.expected = {ExpectedRegion{Slice{0, 16}, false, false, {0, 2}}, ExpectedRegion{Slice{12, 52}, false, true, {}}};
-  expect_fails_with(check_schedule(s), {"expected region #1 [12, 64) (52 bytes) overlaps expected region #0 [0, 16)"});
-
-  s.expected = {ExpectedRegion{Slice{0, 16}, false, false, {0, 2}}, ExpectedRegion{Slice{16, 40}, false, true, {}}};
-  expect_fails_with(check_schedule(s), {"bytes [56, 64) of the gradient uncovered"});
-
-  s.expected = {ExpectedRegion{Slice{0, 16}, false, false, {0, 2}}, ExpectedRegion{Slice{16, 60}, false, true, {}}};
-  expect_fails_with(check_schedule(s), {"expected region #1 [16, 76) (60 bytes) lies outside the gradient [0, 64)"});
-
-  s.expected = {ExpectedRegion{Slice{0, 16}, false, false, {0, 3}}, ExpectedRegion{Slice{16, 48}, false, true, {}}};
-  expect_fails_with(check_schedule(s), {"contributor 3 is not a worker"});
-
-  s.expected = {ExpectedRegion{Slice{0, 16}, false, false, {2, 2}}, ExpectedRegion{Slice{16, 48}, false, true, {}}};
-  expect_fails_with(check_schedule(s), {"contributor 2 is listed twice"});
-
-  s.expected = {ExpectedRegion{Slice{0, 16}, true, false, {0, 2}}, ExpectedRegion{Slice{16, 48}, false, true, {}}};
-  expect_fails_with(check_schedule(s), {"sets all_workers and also lists contributors"});
-}
-
-// The result kinds of the collectives other than all-reduce: a shard on its owner only, each
-// block from its owner, the root's copy everywhere, the sum at the root only, the all-to-all's
-// blocks transposed.
-TEST(SymbolicExpected, ResultKindsOfTheCollectives) {
-  namespace c = test_collectives;
-  for (int n : {2, 3, 5}) {
-    for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{103}}) {
-      SCOPED_TRACE("N=" + std::to_string(n) + " elements=" + std::to_string(elements));
-      for (const Schedule& s : {c::reduce_scatter(n, elements), c::all_gather(n, elements), c::broadcast(n, elements, n - 1),
-                                c::reduce(n, elements, 1 % n), c::alltoall(n, elements)}) {
-        const auto r = check_schedule(s);
-        EXPECT_TRUE(r.ok) << s.strategy << ": " << r.message;
-      }
-    }
-  }
-  // A reduce-scatter holds each shard on one worker only: asked of every worker, or of another
-  // owner, it fails; so does an all-gather asked for sums.
-  auto rs = c::reduce_scatter(4, 100);
-  rs.expected[0].holders = {0};
-  expect_fails_with(check_schedule(rs), {"worker 0 bytes [0, 100): expected every worker once, found"});
-  rs.expected[0].holders.clear();
-  expect_fails_with(check_schedule(rs), {"expected every worker once"});
-  auto ag = c::all_gather(3, 30);
-  ag.expected[1] = ExpectedRegion{ag.expected[1].slice, true, false, {}};
-  expect_fails_with(check_schedule(ag), {"expected every worker once, found {0:1}"});
-  // The reduce's sum is at the root only; the broadcast's copy is the root's alone.
-  auto red = c::reduce(3, 10, 0);
-  red.expected[0].holders.clear();
-  expect_fails_with(check_schedule(red), {"worker 1 bytes [0, 40): expected every worker once, found {1:1}"});
-  auto bc = c::broadcast(3, 10, 2);
-  bc.expected[0].contributors = {0};
-  expect_fails_with(check_schedule(bc), {"worker 0 bytes [0, 40): expected contributors {0:1} once each, found {2:1}"});
-  // Holders are workers, listed once, and own_only regions have none (every worker keeps its own).
-  red = c::reduce(3, 10, 0);
-  red.expected[0].holders = {3};
-  expect_fails_with(check_schedule(red), {"holder 3 is not a worker (workers 0..2)"});
-  red.expected[0].holders = {1, 1};
-  expect_fails_with(check_schedule(red), {"holder 1 is listed twice"});
-  red.expected[0] = ExpectedRegion{red.expected[0].slice, false, true, {}};
-  red.expected[0].holders = {0};
-  expect_fails_with(check_schedule(red), {"sets own_only and also lists holders"});
-}
-
-// ---------------------------------------------------------------------------------------
 // Asynchronous schedules.
 
 Schedule delayed_ps(int N, bool asynchronous) {
@@ -632,75 +449,6 @@ TEST(SymbolicAsync, ChannelsAreFifo) {
   };
   // Worker 1 now holds {0,1}; worker 0 still only its own.
   expect_fails_with(check_schedule(s), {"worker 0 bytes [0, 24): expected contributors {0:1, 1:1} once each, found {0:1}"});
-}
-
-// Where a contribution lands matters, not only whose it is: an all-gather in which worker 1
-// puts its own first block where its second belongs holds the right worker's bytes in the wrong
-// place (a checker that tracked only whose bytes a region holds proved it).
-TEST(SymbolicExpected, AContributionInTheWrongPlaceIsCaught) {
-  Schedule s;
-  s.workers = 2;
-  s.participants = workers_only(2);
-  s.gradient_bytes = 80;
-  s.expected = {ExpectedRegion{Slice{0, 40}, false, false, {0}}, ExpectedRegion{Slice{40, 40}, false, false, {1}}};
-  auto gather = [&s](Slice sent_by_1) {
-    s.rounds = {Round{"all-gather", "", [sent_by_1](int p, std::vector<Op>& out) {
-      if (p == 0) {
-        out.push_back(Op::send(1, Slice{0, 40}));
-        out.push_back(Op::recv(1, Slice{40, 40}));
-      } else {
-        out.push_back(Op::send(0, sent_by_1));
-        out.push_back(Op::recv(0, Slice{0, 40}));
-      }
-    }}};
-    return check_schedule(s);
-  };
-  EXPECT_TRUE(gather(Slice{40, 40}).ok);
-  expect_fails_with(gather(Slice{0, 40}),
-                    {"worker 0 bytes [40, 80): expected contributors {1:1} once each, found {1:1} from 40 bytes before its place"});
-}
-
-// An all-to-all's region: worker r's block s holds worker s's block r. Each worker keeps its own
-// block and swaps the others pairwise; sending the wrong block, or the right one to the wrong
-// place, is caught; a region that is not one block per worker is refused.
-TEST(SymbolicExpected, AllToAllBlocksAreTransposed) {
-  constexpr int N = 3;
-  constexpr std::uint64_t block = 12;
-  auto alltoall = [](int wrong_block) {
-    Schedule s;
-    s.workers = N;
-    s.participants = workers_only(N);
-    s.gradient_bytes = N * block;
-    s.scratch_bytes = N * block;
-    // Everything goes through scratch (the receive buffer), then back over the gradient.
-    s.rounds.push_back(Round{"alltoall", "", [wrong_block](int p, std::vector<Op>& out) {
-      for (int q = 0; q < N; ++q) {
-        const std::uint64_t sent = static_cast<std::uint64_t>(p == 0 && q == 1 ? wrong_block : q) * block;
-        if (q == p) {
-          out.push_back(Op::copy(Slice{sent, block}, Slice{N * block + static_cast<std::uint64_t>(p) * block, block}));
-        } else {
-          out.push_back(Op::send(q, Slice{sent, block}));
-          out.push_back(Op::recv(q, Slice{N * block + static_cast<std::uint64_t>(q) * block, block}));
-        }
-      }
-    }});
-    s.rounds.push_back(Round{"unpack", "", [](int, std::vector<Op>& out) { out.push_back(Op::copy(Slice{N * block, N * block}, Slice{0, N * block})); }});
-    ExpectedRegion e{Slice{0, N * block}, false, false, {}};
-    e.transposed_blocks = N;
-    s.expected = {e};
-    return s;
-  };
-  const auto right = check_schedule(alltoall(1));
-  EXPECT_TRUE(right.ok) << right.message;
-  expect_fails_with(check_schedule(alltoall(2)),
-                    {"worker 1 bytes [0, 12): expected worker 0's bytes [12, 24) (12 bytes) (an all-to-all), found {0:1} from 24 bytes "
-                     "after its place"});
-  Schedule s = alltoall(1);
-  s.expected.front().transposed_blocks = 2;
-  expect_fails_with(check_schedule(s), {"transposed_blocks = 2; expected one block per worker (3)"});
-  s.expected.front().transposed_blocks = N;
-  s.expected.front().holders = {0};
-  expect_fails_with(check_schedule(s), {"is an all-to-all's (transposed_blocks) and also sets"});
 }
 
 // ---------------------------------------------------------------------------------------
