@@ -152,9 +152,17 @@ TEST_F(Testbed, MeasureReadsALinkAtItsShapedRate) {
   ASSERT_EQ(cli("testbed up source-a-titanx-4gpu --scale 0.002").status, 0);
   const std::string mpirun = cli("testbed mpirun -n 2").out;
   const fs::path out = fs::temp_directory_path() / ("gradsync-measure-" + std::to_string(::getpid()) + ".json");
-  const auto r = run_command(words(mpirun.substr(0, mpirun.find('\n')) + " " + GRADSYNC_RUN + " measure --size 32KiB -n 3 -o " +
-                                   out.string()));
-  ASSERT_EQ(r.status, 0) << r.out;
+  // A probe's rate is only as good as the machine is quiet: beside the suite's oversubscribed MPI
+  // tests (16 busy-polling ranks on 2 cores) a measure once read this link 25-35 % slow with its
+  // samples 92 % apart, and said so ("a busy machine: figures less sure"). Measured again then, up
+  // to three times in all; the last measurement is judged whatever it says.
+  CommandResult r;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    r = run_command(words(mpirun.substr(0, mpirun.find('\n')) + " " + GRADSYNC_RUN + " measure --size 32KiB -n 3 -o " +
+                          out.string()));
+    ASSERT_EQ(r.status, 0) << r.out;
+    if (r.out.find("(a busy machine") == std::string::npos) break;
+  }
   std::ifstream in(out);
   const auto measured = nlohmann::json::parse(in);
   fs::remove(out);
