@@ -3,6 +3,7 @@
 // inputs, sweep result files and PyTorch parameter listings. Contract: fuzz/entries.h.
 #include <unistd.h>
 
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -42,10 +43,41 @@ std::optional<double> c_number(const std::string& token) {
   return v;
 }
 
-// Does `line` hold a whitespace-separated token whose value is `v`?
+// Does `line` hold a whitespace-separated token whose value is `v` (a fork's "[STAT]:" before a
+// row's first token taken off)?
 bool line_has_value(const std::string& line, double v) {
-  for (const auto& token : models::importers::tokens(line)) {
+  for (auto token : models::importers::tokens(line)) {
+    if (token.rfind("[STAT]:", 0) == 0) token.erase(0, 7);
     if (const auto x = c_number(token); x && (*x == v || (std::isnan(*x) && std::isnan(v)))) return true;
+  }
+  return false;
+}
+
+// Is the value on one of the row's lines (a row cut by NCCL INFO lines spans several)?
+bool row_has_value(const models::importers::SourceText& src, const models::NcclTestsRow& row, double v) {
+  for (std::size_t k = row.line; k <= row.last_line && k < src.size(); ++k) {
+    if (line_has_value(src.lines[k], v)) return true;
+  }
+  return false;
+}
+
+// NCCL's NCCL_VERSION_CODE as a version (nccl.h: X * 1000 + Y * 100 + Z up to 2.8, X * 10000 +
+// Y * 100 + Z from 2.9 on): the oracle for the version a run reports from nccl-library=<code>.
+std::string version_of_code(unsigned long long code) {
+  const unsigned long long major = code >= 10000 ? code / 10000 : code / 1000;
+  const unsigned long long minor = code >= 10000 ? code / 100 % 100 : code / 100 % 10;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+}
+
+// Does the text state this NCCL version: an "NCCL version X.Y.Z" line, or an nccl-library code?
+bool text_states_version(const models::importers::SourceText& src, const std::string& version) {
+  for (const auto& line : src.lines) {
+    if (line.find("NCCL version " + version) != std::string::npos) return true;
+    for (std::size_t at = line.find("nccl-library="); at != std::string::npos; at = line.find("nccl-library=", at + 1)) {
+      std::size_t end = at + 13;
+      while (end < line.size() && end - at < 13 + 9 && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+      if (end > at + 13 && version_of_code(std::stoull(line.substr(at + 13, end - at - 13))) == version) return true;
+    }
   }
   return false;
 }
@@ -66,16 +98,27 @@ void check_runs(const char* target, const std::vector<models::NcclTestsRun>& run
     if (run.ranks() < 1) violated(target, run.where + ": a run of " + std::to_string(run.ranks()) + " ranks");
     (void)run.describe();
     (void)run.ranks_basis();
+    if (!run.nccl_version.empty()) {
+      std::size_t dots = 0;
+      for (char ch : run.nccl_version) dots += ch == '.' ? 1 : 0;
+      if (dots != 2 || run.nccl_version.find_first_not_of("0123456789.") != std::string::npos) {
+        violated(target, run.where + ": NCCL version \"" + run.nccl_version + "\" is not MAJOR.MINOR.PATCH");
+      }
+      if (!text_states_version(src, run.nccl_version)) violated(target, run.where + ": NCCL version " + run.nccl_version + " is nowhere in the text");
+    }
     std::size_t timings = 0;
     for (const auto& row : run.rows) {
       if (row.line >= src.size() || row.line <= run.line) violated(target, run.where + ": a row at line " + std::to_string(row.line + 1));
+      if (row.last_line < row.line || row.last_line >= src.size()) {
+        violated(target, src.where(row.line) + ": a row that ends at line " + std::to_string(row.last_line + 1));
+      }
       const std::string& line = src.lines[row.line];
       if (!line_has_value(line, row.bytes)) violated(target, src.where(row.line) + ": size " + exact_number(row.bytes) + " is not on the line");
       for (const auto* t : {&row.out_of_place, &row.in_place}) {
         if (!*t) continue;
         ++timings;
         for (double v : {(*t)->time_us, (*t)->algbw_GBps, (*t)->busbw_GBps}) {
-          if (!line_has_value(line, v)) violated(target, src.where(row.line) + ": " + exact_number(v) + " is not on the line \"" + line + "\"");
+          if (!row_has_value(src, row, v)) violated(target, src.where(row.line) + ": " + exact_number(v) + " is not on the row's lines \"" + line + "\" ...");
         }
       }
     }
@@ -102,6 +145,7 @@ struct GeneratedRun {
   std::string collective;
   int ranks = 0;
   bool has_root = false;
+  std::string nccl_version;  // the library's version the log states ("" when none)
   std::vector<GeneratedRow> rows;
   std::string avg_busbw;
 };
@@ -120,7 +164,10 @@ std::string printed(const char* format, double v) {
 // One run as nccl-tests prints it: the command (or "# Collective test starting"), the nThread
 // line, device lines (or none, as multi-node logs are cut), the two header lines, the rows and
 // the summary. Times are printed with fewer decimals as they grow, as nccl-tests prints them;
-// algbw and busbw are those of the printed time, rounded to two decimals.
+// algbw and busbw are those of the printed time, rounded to two decimals. As logs also come:
+// NCCL_DEBUG=INFO lines, some cutting rows in pieces (glued to the piece before, the row going
+// on after them); NCCL's version line; a fork's "[STAT]:" rows and "[SETTING]"/"[INIT]" lines;
+// old tables with the redop cell left blank; a terminal's escape codes.
 std::string render_run(Choices& c, GeneratedRun& g) {
   g.collective = c.pick(collectives());
   const bool devices = !c.one_in(3);
@@ -130,8 +177,22 @@ std::string render_run(Choices& c, GeneratedRun& g) {
   g.ranks = threads * gpus_per_thread * processes;
   g.has_root = g.collective == "broadcast" || g.collective == "reduce" || c.one_in(2);
   const bool old_error_column = c.one_in(4);
+  const bool blank_redop = old_error_column && c.one_in(2);
+  const bool stat_rows = c.one_in(6);
+  // NCCL_DEBUG=INFO: its host names may begin with digits, which a row's "-1" or "0" then touches.
+  static const std::vector<std::string> hosts = {"38dcf168f605", "node7", "gpu-a100-01"};
+  const std::string host = c.pick(hosts);
+  const bool info = c.one_in(4);
+  auto info_line = [&](const std::string& what) { return host + ":1343:1343 [0] NCCL INFO " + what + "\n"; };
+  const bool escapes = c.one_in(6);
   std::string text;
-  if (c.one_in(3)) text += "# nccl-tests version 2.13." + std::to_string(c.below(10)) + " nccl-headers=21903 nccl-library=21903\n";
+  if (c.one_in(3)) {
+    static const std::vector<std::pair<std::string, std::string>> codes = {
+        {"21903", "2.19.3"}, {"22703", "2.27.3"}, {"22907", "2.29.7"}, {"2804", "2.8.4"}};
+    const auto& code = c.pick(codes);
+    text += "# nccl-tests version 2.13." + std::to_string(c.below(10)) + " nccl-headers=21903 nccl-library=" + code.first + "\n";
+    g.nccl_version = code.second;
+  }
   const std::string program = "./build/" + g.collective + "_perf";
   if (!devices) {
     // The launcher says how many processes: mpirun -np, srun -n, or mpirun -H with each host's slots.
@@ -159,18 +220,24 @@ std::string render_run(Choices& c, GeneratedRun& g) {
   }
   text += "# nThread " + std::to_string(threads) + " nGpus " + std::to_string(gpus_per_thread) +
           " minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n";
+  if (info) text += info_line("cudaDriverVersion 12090");
   if (devices) {
     text += "# Using devices\n";
     for (int r = 0; r < g.ranks; ++r) {
       text += "#  Rank " + printed("%2.0f", r) + " Group  0 Pid  31706 on box device " + printed("%2.0f", r) + " [0000:" +
               printed("%02.0f", 10 + r) + ":00] NVIDIA H100 80GB HBM3\n";
     }
+    if (stat_rows) text += "[SETTING]: gpus[0]=0\n[INIT]: comms[0] is at 0x5622aea25510\n";
     text += "#\n";
+  }
+  if (g.nccl_version.empty() && c.one_in(3)) {
+    g.nccl_version = "2." + std::to_string(c.below(30)) + "." + std::to_string(c.below(10));
+    text += c.one_in(2) ? "NCCL version " + g.nccl_version + "+cuda12.2\n" : info_line("NCCL version " + g.nccl_version + "+cuda12.2");
   }
   const std::string wrong_name = old_error_column ? "error" : "#wrong";
   text += "#                                                              out-of-place                       in-place\n";
-  text += "#       size         count      type   redop" + std::string(g.has_root ? "    root" : "") + "     time   algbw   busbw " +
-          wrong_name + "     time   algbw   busbw " + wrong_name + "\n";
+  text += std::string(escapes ? "\x1b[4m" : "") + "#       size         count      type   redop" + std::string(g.has_root ? "    root" : "") +
+          "     time   algbw   busbw " + wrong_name + "     time   algbw   busbw " + wrong_name + (escapes ? "\x1b[0m" : "") + "\n";
   text += "#        (B)    (elements)                      " + std::string(g.has_root ? "        " : "") +
           "(us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
   const double factor = nccl_tests_factor(g.collective, g.ranks);
@@ -183,10 +250,18 @@ std::string render_run(Choices& c, GeneratedRun& g) {
     const bool per_rank = g.collective == "all_gather" || g.collective == "reduce_scatter" || g.collective == "alltoall";
     row.count = c.between(1, 1u << 24);
     row.bytes = row.count * 4 * static_cast<std::uint64_t>(per_rank ? g.ranks : 1);
-    std::string line = printed("%12.0f", static_cast<double>(row.bytes)) + printed("%14.0f", static_cast<double>(row.count)) +
-                       "     float     " + (g.collective == "all_gather" || g.collective == "broadcast" || g.collective == "alltoall" ? "none" : " sum");
+    std::string line = (stat_rows ? "[STAT]:" + printed("%5.0f", static_cast<double>(row.bytes)) : printed("%12.0f", static_cast<double>(row.bytes))) +
+                       printed("%14.0f", static_cast<double>(row.count)) + "     float     " +
+                       (blank_redop ? "    " : g.collective == "all_gather" || g.collective == "broadcast" || g.collective == "alltoall" ? "none" : " sum");
     if (g.has_root) line += printed("%8.0f", g.collective == "broadcast" || g.collective == "reduce" ? 0 : -1);
+    if (info && c.one_in(3)) text += info_line("Channel 00/0 : 0[0] -> 1[1] via P2P/IPC");
     for (int p = 0; p < 2; ++p) {
+      // NCCL's lines printed while nccl-tests measures: glued to the row's text so far, the row
+      // going on after them.
+      if (info && c.one_in(2)) {
+        line += info_line("AllReduce: " + std::to_string(row.bytes) + " Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..23}");
+        for (std::size_t k = c.below(3); k > 0; --k) line += info_line("Connected all rings");
+      }
       const double time_us = static_cast<double>(c.between(1, 100000000)) / 100;  // 0.01 us .. 1 s
       row.time[p] = printed(time_us < 1000 ? "%9.2f" : time_us < 10000 ? "%9.1f" : "%9.0f", time_us);
       // nccl-tests prints the time with fewer decimals as it grows: the printed time is what counts.
@@ -275,6 +350,7 @@ Outcome fuzz_nccl_tests_generated(const std::uint8_t* data, std::size_t size) {
     const auto& g = generated[k];
     const std::string where = run.where + " (" + g.collective + ", " + std::to_string(g.ranks) + " ranks)";
     if (run.collective != g.collective) violated(t, where + ": read as " + run.collective + "\n" + text);
+    if (run.nccl_version != g.nccl_version) violated(t, where + ": NCCL version read as \"" + run.nccl_version + "\", printed \"" + g.nccl_version + "\"\n" + text);
     if (g.ranks > 1 && run.ranks() != g.ranks) violated(t, where + ": read as " + std::to_string(run.ranks()) + " ranks (" + run.ranks_basis() + ")\n" + text);
     if (run.rows.size() != g.rows.size()) violated(t, where + ": " + std::to_string(run.rows.size()) + " rows read of " + std::to_string(g.rows.size()));
     if (!run.avg_busbw_GBps || !same_number(*run.avg_busbw_GBps, g.avg_busbw)) violated(t, where + ": average busbw not read as " + g.avg_busbw);

@@ -347,6 +347,70 @@ TEST(ImportSmiTopo, EightGpuTopoWithNicAndP2pStatusPlusNvbandwidth) {
   EXPECT_DOUBLE_EQ(GBps(f.bandwidth_Bps, 1, 0), 11.76);
 }
 
+// nvidia-smi underlines its header with terminal escape codes (ESC[4m ... ESC[0m), which a
+// capture of the terminal keeps (8 x H100 HGX, published; here its first four GPUs and two NICs).
+// Every reader ignores such sequences wherever they are in a line.
+TEST(ImportSmiTopo, TerminalEscapeCodesAroundTheHeaderAreIgnored) {
+  const std::string topo =
+      "### nvidia-smi topo -m\n"                                                                                       // 1
+      "\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"                  // 2
+      "GPU0\t X \tNV18\tNV18\tNV18\tPXB\tNODE\t0-31,64-95\t0\t\tN/A\n"                                                  // 3
+      "GPU1\tNV18\t X \tNV18\tNV18\tPXB\tNODE\t0-31,64-95\t0\t\tN/A\n"                                                  // 4
+      "GPU2\tNV18\tNV18\t X \tNV18\tNODE\tPXB\t0-31,64-95\t0\t\tN/A\n"                                                  // 5
+      "GPU3\tNV18\tNV18\tNV18\t X \tNODE\tPXB\t0-31,64-95\t0\t\tN/A\n"                                                  // 6
+      "NIC0\tPXB\tPXB\tNODE\tNODE\t X \tNODE\t\t\t\t\n"                                                                  // 7
+      "NIC1\tNODE\tNODE\tPXB\tPXB\tNODE\t X \t\t\t\t\n"                                                                  // 8
+      "\n"
+      "Legend:\n"
+      "\n"
+      "  X    = Self\n"
+      "\n"
+      "NIC Legend:\n"
+      "\n"
+      "  NIC0: ibp33s0\n"
+      "  NIC1: ibp71s0\n";
+  const auto r = import_tool_output(topo, "h100.txt");
+  EXPECT_EQ(r.tools_found, (std::vector<std::string>{"nvidia-smi topo -m"}));
+  ASSERT_TRUE(r.form.topo_classes);
+  ASSERT_EQ(r.form.size(), 4u);
+  EXPECT_EQ((*r.form.topo_classes)[0][1], "NV18");
+  EXPECT_EQ((*r.form.topo_classes)[3][3], "X");
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0].name, "ibp33s0");
+  EXPECT_EQ(r.devices[1].name, "ibp71s0");
+  EXPECT_EQ(r.devices[0].classes, (std::vector<std::string>{"PXB", "PXB", "NODE", "NODE"}));
+  EXPECT_EQ(r.devices[1].peer_classes, (std::vector<std::string>{"NODE", "X"}));
+
+  // The same without the codes gives the same form.
+  std::string plain = topo;
+  for (const std::string code : {"\x1b[4m", "\x1b[0m"}) plain.erase(plain.find(code), code.size());
+  EXPECT_EQ(matrix_form_to_json(import_tool_output(plain, "h100.txt").form), matrix_form_to_json(r.form));
+
+  // Codes anywhere in a line, in the other tools' outputs too: colours, bold, "tput sgr0".
+  const auto p2p = import_tool_output(p2p_text("     0 538.62   \x1b[1;31m5.72\x1b[0m ", "     1   5.72 532.54 \x1b(B\x1b[m",
+                                               "   D\\D  \x1b[4m   0      1 \x1b[24m"),
+                                      "p2p.txt");
+  EXPECT_DOUBLE_EQ(GBps(p2p.form.bandwidth_Bps, 0, 1), 5.72);
+  EXPECT_DOUBLE_EQ(GBps(p2p.form.bandwidth_Bps, 1, 0), 5.72);
+  const std::string nvb =
+      "\x1b[1mRunning device_to_device_memcpy_write_ce.\x1b[0m\n"
+      "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n"
+      "\x1b[4m           0         1\x1b[0m\n"
+      " 0       N/A     12.61\n"
+      " 1     12.58       N/A\n";
+  EXPECT_DOUBLE_EQ(GBps(import_tool_output(nvb, "nvb.txt").form.bandwidth_Bps, 0, 1), 12.61);  // write CE: row = sender
+
+  // What is not a whole escape sequence stays, and the table is still rejected where it is bad.
+  std::string bad = topo;
+  bad.replace(bad.find("\x1b[4m"), 4, "\x1b[4");  // cut: "ESC[4GPU0" reads as ESC[4G (a cursor move) + "PU0"
+  EXPECT_EQ(error_of([&] { import_tool_output(bad, "h100.txt"); }),
+            "h100.txt:4: row label \"GPU1\" is out of order of the table \"nvidia-smi topo -m\"; expected the row GPU0");
+  std::string stray = topo;
+  stray.replace(stray.find("NV18"), 4, "NV18\x1b");
+  const auto e = error_of([&] { import_tool_output(stray, "h100.txt"); });
+  EXPECT_EQ(e.rfind("h100.txt:3: \"NV18\x1b\" is not an nvidia-smi topo -m class (GPU0 / GPU1)", 0), 0u) << e;
+}
+
 TEST(ImportMerged, AllThreeToolsOfOneMachine) {
   const auto r = import_tool_files({kTopo4, kP2p4, kNvb4});
   const auto& f = r.form;

@@ -1,5 +1,6 @@
 #include "models/topology/importers/nccl_tests.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <regex>
 #include <set>
 #include <utility>
+#include <variant>
 
 #include "models/support/error.h"
 #include "models/support/format.h"
@@ -18,12 +20,26 @@ namespace {
 using namespace importers;
 
 const std::regex kNcclThreads(R"(^nThread\s+(\d+)\s+nGpus\s+(\d+)\b.*)");
-const std::regex kNcclDevice(R"(^Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
+// "Group N" since nccl-tests 2.10 or so; older versions print "Rank  0 Pid 112424 on host device ...".
+const std::regex kNcclDevice(R"(^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
 const std::regex kNcclStarting(R"(^Collective test starting:\s*(\S+?)(?:_perf(?:_mpi)?)?\s*$)");
 const std::regex kNcclProgram(R"(^(?:.*/)?([a-z0-9_]+)_perf(?:_mpi)?$)");
 const std::regex kNcclVersion(R"(^nccl-tests version\s+(.+)$)");
 const std::regex kNcclOutOfBounds(R"(^Out of bounds values\s*:\s*(\d+)\b.*)");
 const std::regex kNcclAvgBusbw(R"(^Avg bus bandwidth\s*:\s*(\S+).*)");
+const std::regex kNcclLibraryCode(R"((?:^|\s)nccl-library=(\d{1,9})\b)");
+// NCCL's own log lines: "host:pid:tid [dev] NCCL INFO ..." (WARN, TRACE; older WARN lines put
+// "file.cc:123 " before NCCL). The tail from the pid on, to find one glued after a row's text.
+// (Bounded repeats: the regex engine recurses once per character a repeat takes.)
+const std::regex kNcclLogTail(R"(:\d{1,10}:\d{1,10} \[\d{1,6}\] (?:\S{1,128}:\d{1,6} )?NCCL (?:INFO|WARN|TRACE|ABORT)\b)");
+const std::regex kNcclLogLine(
+    R"(^([^\s:]{1,255}):\d{1,10}:\d{1,10} \[\d{1,6}\] (?:\S{1,128}:\d{1,6} )?NCCL (?:INFO|WARN|TRACE|ABORT)\b)");
+// "NCCL version 2.16.5+cuda11.8": printed by NCCL itself, alone on its line or as an INFO line.
+const std::regex kNcclLibraryLine(R"(^NCCL version (\d{1,4})\.(\d{1,4})\.(\d{1,4})\b)");
+const std::regex kNcclLibraryInfo(R"(NCCL INFO NCCL version (\d{1,4})\.(\d{1,4})\.(\d{1,4})\b)");
+// The prefix a fork of nccl-tests puts before every row ("[STAT]:1572864  393216 ..."), and
+// the lines of its own it adds around the device lines.
+constexpr std::string_view kStatPrefix = "[STAT]:";
 
 // More ranks than any machine has: a log that says so is not one nccl-tests printed.
 constexpr std::int64_t kMostRanks = 1 << 20;
@@ -98,6 +114,7 @@ bool is_command(const std::vector<std::string>& toks) {
 // What a launcher's command line says: processes, processes per host, hosts, NCCL_* settings.
 struct CommandFacts {
   std::optional<int> processes, per_host, hosts;
+  std::optional<int> threads, gpus;  // the program's own -t and -g (what its "# nThread" line would say)
   std::map<std::string, std::string> environment;
 };
 
@@ -121,7 +138,16 @@ CommandFacts command_facts(const std::vector<std::string>& toks) {
       continue;
     }
     std::smatch m;
-    if (std::regex_match(t, m, kNcclProgram)) break;  // the program's own flags follow
+    if (std::regex_match(t, m, kNcclProgram)) {  // the program's own flags follow: -g 8 (or -g8), -t 2
+      for (std::size_t q = k + 1; q < toks.size(); ++q) {
+        const std::string& flag = toks[q];
+        const bool gpus = flag.rfind("-g", 0) == 0 || flag == "--ngpus", threads = flag.rfind("-t", 0) == 0 || flag == "--nthreads";
+        if (!gpus && !threads) continue;
+        const std::string value = flag.size() > 2 && flag[1] != '-' ? flag.substr(2) : q + 1 < toks.size() ? toks[q + 1] : "";
+        if (auto v = whole(value); v && *v >= 1) (gpus ? f.gpus : f.threads) = v;
+      }
+      break;
+    }
     // "--flag=value" or "--flag value".
     std::string flag = t, value;
     if (const auto eq = t.find('='); t.rfind("--", 0) == 0 && eq != std::string::npos) {
@@ -222,32 +248,98 @@ class Scanner {
   explicit Scanner(const SourceText& src) : src_(src) {}
 
   std::vector<NcclTestsRun> scan() {
+    // The hosts of NCCL's log lines, to find where one starts when it is glued after a row's
+    // text ("  sum  -1host:1343:1343 [0] NCCL INFO ...", host names may begin with digits).
+    for (const auto& text : src_.lines) {
+      std::smatch m;
+      if (text.find(" NCCL ") != std::string::npos && std::regex_search(text, m, kNcclLogLine)) log_hosts_.insert(m[1].str());
+    }
     for (std::size_t i = 0; i < src_.size(); ++i) line(i);
+    if (partial_) finish_row("the file ends at line " + std::to_string(src_.size()));
+    for (std::size_t k : table_only_) {
+      const NcclTestsRun& run = runs_[k];
+      if (run.command.empty() && run.ranks_basis() == "one process") {
+        src_.fail(run.line, "an nccl-tests table without its \"# nThread ... nGpus ...\" line, and neither a launcher's "
+                            "command (mpirun -np ...) nor the table's busbw / algbw says how many ranks ran; expected the "
+                            "whole output of the *_perf program");
+      }
+    }
     return std::move(runs_);
   }
 
  private:
+  // A row printed in pieces: nccl-tests prints a row's cells as it measures them, and NCCL's
+  // INFO lines, printed meanwhile, cut it (the row goes on after them).
+  struct Partial {
+    std::size_t first = 0, last = 0;
+    std::vector<std::string> cells;
+    bool continues = false;  // its last piece was cut by an NCCL line
+  };
+
   const SourceText& src_;
   std::vector<NcclTestsRun> runs_;
   bool open_ = false;  // the last run still takes device lines, a table, a summary
-  std::string pending_collective_, pending_command_, pending_version_;
+  std::string pending_collective_, pending_command_, pending_version_, pending_library_;
   CommandFacts pending_facts_;
   std::string continued_;  // a command line ending in '\\', waiting for its next line
   std::optional<Layout> layout_;  // while reading a table's rows
+  std::optional<Partial> partial_;
+  std::set<std::string> log_hosts_;
+  std::vector<std::size_t> table_only_;  // runs read from a table alone (no "# nThread" line)
+
+  // A line's text before an NCCL log line glued to it, and that log line ("" when none).
+  std::pair<std::string, std::string> split_log(const std::string& text) const {
+    std::smatch m;
+    if (text.find(" NCCL ") == std::string::npos || !std::regex_search(text, m, kNcclLogTail)) return {text, {}};
+    const auto colon = static_cast<std::size_t>(m.position(0));
+    std::size_t token = colon;
+    while (token > 0 && text[token - 1] != ' ' && text[token - 1] != '\t') --token;
+    // The longest known host that ends at the colon; else the whole token is the host.
+    std::size_t host = token;
+    for (std::size_t k = std::max(token, colon > 255 ? colon - 255 : 0); k < colon; ++k) {
+      if (log_hosts_.count(text.substr(k, colon - k))) {
+        host = k;
+        break;
+      }
+    }
+    return {text.substr(0, host), text.substr(host)};
+  }
+
+  // The NCCL library's version, printed inside a run (before its table) or just before it.
+  void library_version(const std::smatch& m) {
+    const std::string v = m[1].str() + "." + m[2].str() + "." + m[3].str();
+    if (open_ && runs_.back().rows.empty() && !partial_) {
+      if (runs_.back().nccl_version.empty()) runs_.back().nccl_version = v;
+    } else {
+      pending_library_ = v;
+    }
+  }
 
   void line(std::size_t i) {
-    const std::string& text = src_.lines[i];
-    const std::string body = comment_body(text);
+    const auto [text, log] = split_log(src_.lines[i]);
     std::smatch m;
+    if (!log.empty() && std::regex_search(log, m, kNcclLibraryInfo)) library_version(m);
+    // NCCL's own lines are skipped wherever they are, inside a table too.
+    if (!log.empty() && is_blank(text)) return;
+    const std::string_view t = trim(text);
+    // A fork's own lines ("[SETTING]: gpus[0]=0", "[INIT]: comms[0] is at 0x...").
+    if (t.rfind("[SETTING]", 0) == 0 || t.rfind("[INIT]", 0) == 0) return;
+    const std::string body = comment_body(text);
     if (layout_) {
-      const std::string_view t = trim(text);
       if (!t.empty() && t.front() == '#') {
-        if (body.rfind("(B)", 0) == 0) return;  // the units line under the header
-        layout_.reset();
-      } else if (!t.empty() && row(i)) {
+        if (body.rfind("(B)", 0) == 0 && !partial_) return;  // the units line under the header
+        end_table(i);
+      } else if (!t.empty() && row_piece(i, t, !log.empty())) {
         return;
       } else {
-        layout_.reset();
+        end_table(i);
+      }
+    }
+    if (t.rfind("NCCL version ", 0) == 0) {
+      const std::string bare_line(t);
+      if (std::regex_search(bare_line, m, kNcclLibraryLine)) {
+        library_version(m);
+        return;
       }
     }
     if (std::regex_match(body, m, kNcclVersion)) {
@@ -259,18 +351,6 @@ class Scanner {
       return;
     }
     if (std::regex_match(body, m, kNcclThreads)) {
-      NcclTestsRun run;
-      run.source = src_.name;
-      run.line = i;
-      run.where = src_.where(i);
-      run.collective = std::exchange(pending_collective_, {});
-      run.command = std::exchange(pending_command_, {});
-      run.version = std::exchange(pending_version_, {});
-      const CommandFacts facts = std::exchange(pending_facts_, {});
-      run.processes = facts.processes;
-      run.processes_per_host = facts.per_host;
-      run.hosts_named = facts.hosts;
-      run.environment = facts.environment;
       // nccl-tests runs at least one thread of at least one GPU; the ranks fit an int.
       auto count = [&](const std::string& digits, const char* what) {
         if (digits.size() > 7 || std::stoi(digits) < 1) {
@@ -278,14 +358,8 @@ class Scanner {
         }
         return std::stoi(digits);
       };
-      run.threads = count(m[1].str(), "nThread");
-      run.gpus_per_thread = count(m[2].str(), "nGpus");
-      const std::int64_t ranks = static_cast<std::int64_t>(run.processes.value_or(1)) * run.threads * run.gpus_per_thread;
-      if (ranks > kMostRanks) {
-        src_.fail(i, std::to_string(ranks) + " ranks (processes x nThread x nGpus); expected at most " + std::to_string(kMostRanks));
-      }
-      runs_.push_back(std::move(run));
-      open_ = true;
+      const int threads = count(m[1].str(), "nThread");
+      start_run(i, threads, count(m[2].str(), "nGpus"));
       return;
     }
     if (open_ && std::regex_match(body, m, kNcclDevice)) {
@@ -303,13 +377,20 @@ class Scanner {
     }
     if (!body.empty()) {
       if (auto l = header_layout(tokens(body))) {
-        if (!open_) {
-          src_.fail(i, "an nccl-tests table without its \"# nThread ... nGpus ...\" line; expected the whole output "
-                       "of the *_perf program, which says how many ranks ran");
-        }
-        if (!runs_.back().rows.empty()) {
-          src_.fail(i, "a second nccl-tests table in the run that starts at line " + std::to_string(runs_.back().line + 1) +
-                           "; expected one table per run");
+        if (!open_ || !runs_.back().rows.empty()) {
+          // Published logs cut down to their table: a run of its own where a heading or a command
+          // named its *_perf program, its ranks then from the command or busbw / algbw (checked
+          // when the scan ends).
+          if (pending_collective_.empty() && !open_) {
+            src_.fail(i, "an nccl-tests table without its \"# nThread ... nGpus ...\" line; expected the whole output "
+                         "of the *_perf program, which says how many ranks ran");
+          }
+          if (pending_collective_.empty()) {
+            src_.fail(i, "a second nccl-tests table in the run that starts at line " + std::to_string(runs_.back().line + 1) +
+                             "; expected one table per run");
+          }
+          start_run(i, pending_facts_.threads.value_or(1), pending_facts_.gpus.value_or(1));
+          table_only_.push_back(runs_.size() - 1);
         }
         layout_ = *l;
         return;
@@ -325,7 +406,7 @@ class Scanner {
       open_ = false;  // the summary's last figure ends the run
       return;
     }
-    std::string command = body.empty() ? std::string(trim(text)) : body;
+    std::string command = body.empty() ? std::string(t) : body;
     // A command continued over lines ("mpirun --np 16 \\" then its flags, then the program).
     if (body.empty() && !command.empty() && command.back() == '\\') {
       command.pop_back();
@@ -342,47 +423,118 @@ class Scanner {
         pending_command_ = command;
         pending_facts_ = command_facts(toks);
       }
+    } else if (body.rfind('#', 0) == 0) {
+      // A section heading ("## ...", "### ...") that names no program starts another part of
+      // the text: a program named before it (in prose above, say) is not its run's.
+      pending_collective_.clear();
     }
   }
 
-  // A data row of the current table; false when the line is not one (the table ended).
-  bool row(std::size_t i) {
-    const auto toks = tokens(src_.lines[i]);
-    const Layout& l = *layout_;
-    if (toks.empty() || !parse_number(toks[0])) return false;
-    // Trace-replay rows leave the out-of-place group blank.
-    const bool no_out = l.groups.size() == 2 && toks.size() == l.columns - l.groups[0].width;
-    if (!no_out && (toks.size() < l.columns || (!l.timestamp && toks.size() > l.columns))) {
-      src_.fail(i, "an nccl-tests row of " + std::to_string(toks.size()) + " fields; the table's header has " +
-                       std::to_string(l.columns) + " columns");
+  // A run starts at line `i` (its "# nThread" line, or its table's header where that is all
+  // there is), with what was seen before it: the program, the command, the versions.
+  void start_run(std::size_t i, int threads, int gpus_per_thread) {
+    NcclTestsRun run;
+    run.source = src_.name;
+    run.line = i;
+    run.where = src_.where(i);
+    run.collective = std::exchange(pending_collective_, {});
+    run.command = std::exchange(pending_command_, {});
+    run.version = std::exchange(pending_version_, {});
+    // The library's version: the run's own "nccl-library=" code, else NCCL's line just before.
+    std::smatch code;
+    if (std::regex_search(run.version, code, kNcclLibraryCode)) {
+      run.nccl_version = nccl_version_of_code(std::stoull(code[1].str())).value_or("");
     }
-    auto at = [&](std::size_t column) -> const std::string& {
-      if (no_out && column >= l.groups[0].time) return toks[column - l.groups[0].width];
-      return toks[column];
-    };
+    if (run.nccl_version.empty()) run.nccl_version = pending_library_;
+    pending_library_.clear();
+    const CommandFacts facts = std::exchange(pending_facts_, {});
+    run.processes = facts.processes;
+    run.processes_per_host = facts.per_host;
+    run.hosts_named = facts.hosts;
+    run.environment = facts.environment;
+    run.threads = threads;
+    run.gpus_per_thread = gpus_per_thread;
+    const std::int64_t ranks = static_cast<std::int64_t>(run.processes.value_or(1)) * run.threads * run.gpus_per_thread;
+    if (ranks > kMostRanks) {
+      src_.fail(i, std::to_string(ranks) + " ranks (processes x nThread x nGpus); expected at most " + std::to_string(kMostRanks));
+    }
+    runs_.push_back(std::move(run));
+    open_ = true;
+  }
+
+  // The table ends at line `i` (not a row): a row still waiting for its cells is an error.
+  void end_table(std::size_t i) {
+    if (partial_) finish_row("line " + std::to_string(i + 1) + " ends the table");
+    layout_.reset();
+  }
+
+  // A piece of a row at line `i` (`text` without a glued NCCL line; `cut`: one followed it).
+  // False when the line holds no row (the table ended).
+  bool row_piece(std::size_t i, std::string_view text, bool cut) {
+    if (!partial_ && text.rfind(kStatPrefix, 0) == 0) text.remove_prefix(kStatPrefix.size());
+    auto cells = tokens(text);
+    if (cells.empty() || !parse_number(cells[0])) return false;
+    if (!partial_) partial_ = Partial{i, i, {}, false};
+    partial_->last = i;
+    partial_->cells.insert(partial_->cells.end(), std::make_move_iterator(cells.begin()), std::make_move_iterator(cells.end()));
+    partial_->continues = cut && partial_->cells.size() < layout_->columns;
+    if (!partial_->continues) finish_row({});
+    return true;
+  }
+
+  // Reads the row gathered so far; `ended`: what ended it while it waited for its other pieces.
+  void finish_row(const std::string& ended) {
+    Partial p = std::move(*partial_);
+    partial_.reset();
+    if (p.continues) {
+      src_.fail(p.first, "an nccl-tests row of " + std::to_string(p.cells.size()) + " fields cut by NCCL's log lines does not "
+                         "go on: " + ended + "; expected the rest of its " + std::to_string(layout_->columns) +
+                         " columns after the NCCL lines");
+    }
+    row(p.first, p.last, p.cells);
+  }
+
+  // Where each header column's cell is in a row's fields (nullopt: not printed).
+  using Placement = std::vector<std::optional<std::size_t>>;
+
+  // The row's cells read with `place`; the problem ("\"5.x\" is not ...; expected ...") when
+  // one does not read. `names`: the text cells must be names, not numbers (when the row is
+  // placed by what it leaves out, that is what says the placement is right).
+  std::variant<NcclTestsRow, std::string> cells_of(const std::vector<std::string>& toks, const Placement& place,
+                                                   bool names) const {
+    const Layout& l = *layout_;
+    NcclTestsRow r;
+    std::optional<std::string> problem;
+    auto at = [&](std::size_t column) -> const std::string& { return toks[*place[column]]; };
     auto number = [&](std::size_t column, const char* what) {
       const auto v = parse_number(at(column));
-      if (!v || *v < 0) src_.fail(i, quote_token(at(column)) + " is not " + what + "; expected a number >= 0");
-      return *v;
+      if ((!v || *v < 0) && !problem) problem = quote_token(at(column)) + " is not " + what + "; expected a number >= 0";
+      return v.value_or(0);
     };
-    NcclTestsRow r;
-    r.line = i;
     // Whole numbers in the ranges nccl-tests prints (sizes up to 1 PiB, as everywhere in gradsync).
     auto whole = [&](std::size_t column, const char* what, double lo, double hi, const char* range) {
       const auto v = parse_number(at(column));
-      if (!v || *v != std::floor(*v) || *v < lo || *v > hi) {
-        src_.fail(i, quote_token(at(column)) + " is not " + what + "; expected a whole number " + range);
+      if ((!v || *v != std::floor(*v) || *v < lo || *v > hi) && !problem) {
+        problem = quote_token(at(column)) + " is not " + what + "; expected a whole number " + range;
       }
-      return *v;
+      return problem ? 0.0 : *v;
+    };
+    auto name = [&](std::size_t column, const char* what, const char* example) {
+      if (names && parse_number(at(column)) && !problem) {
+        problem = quote_token(at(column)) + " is not " + what + "; expected a name such as " + example;
+      }
+      return at(column);
     };
     r.bytes = whole(l.size, "a size in bytes", 0, kMostBytes, "of bytes up to 1 PiB");
     r.count = static_cast<std::uint64_t>(whole(l.count, "an element count", 0, kMostBytes, "up to 2^50"));
-    if (l.type) r.type = at(*l.type);
-    if (l.redop) r.redop = at(*l.redop);
-    if (l.root) r.root = static_cast<int>(whole(*l.root, "a root rank", -1, static_cast<double>(kMostRanks), "from -1 to 1048576"));
+    if (l.type) r.type = name(*l.type, "a data type", "float");
+    if (l.redop && place[*l.redop]) r.redop = name(*l.redop, "a reduction", "sum");
+    if (l.root && place[*l.root]) {
+      r.root = static_cast<int>(whole(*l.root, "a root rank", -1, static_cast<double>(kMostRanks), "from -1 to 1048576"));
+    }
     for (std::size_t g = 0; g < l.groups.size(); ++g) {
-      if (g == 0 && no_out) continue;
       const auto& group = l.groups[g];
+      if (!place[group.time]) continue;  // trace replay: the out-of-place group left blank
       NcclTestsTiming t;
       t.time_us = number(group.time, "a time in microseconds");
       t.algbw_GBps = number(group.algbw, "a bandwidth in GB/s");
@@ -390,8 +542,61 @@ class Scanner {
       if (group.wrong && at(*group.wrong) != "N/A") t.wrong = number(*group.wrong, "a count of wrong elements");
       (g == 0 ? r.out_of_place : r.in_place) = t;
     }
+    if (problem) return *problem;
+    return r;
+  }
+
+  // A data row of the current table: its fields from line `first` to `last`.
+  void row(std::size_t first, std::size_t last, const std::vector<std::string>& toks) {
+    const Layout& l = *layout_;
+    const std::string fields = "an nccl-tests row of " + std::to_string(toks.size()) + " fields; the table's header has " +
+                               std::to_string(l.columns) + " columns";
+    auto placed = [&](const std::vector<std::size_t>& blank) {  // header columns not printed in the row
+      Placement place(l.columns);
+      std::size_t next = 0;
+      for (std::size_t c = 0; c < l.columns; ++c) {
+        if (std::find(blank.begin(), blank.end(), c) == blank.end()) place[c] = next++;
+      }
+      return place;
+    };
+    std::variant<NcclTestsRow, std::string> read;
+    if (l.groups.size() == 2 && toks.size() == l.columns - l.groups[0].width) {
+      // Trace-replay rows leave the out-of-place group blank.
+      std::vector<std::size_t> blank;
+      for (std::size_t c = l.groups[0].time; c < l.groups[0].time + l.groups[0].width; ++c) blank.push_back(c);
+      read = cells_of(toks, placed(blank), false);
+    } else if (toks.size() >= l.columns) {
+      if (!l.timestamp && toks.size() > l.columns) src_.fail(first, fields);
+      read = cells_of(toks, placed({}), false);
+    } else {
+      // Old tables leave the redop cell (or root) blank where the collective has none
+      // ("0  0  float  1.63 ..." under "size count type redop time ..."): read so where the
+      // fields line up without those cells, and only there.
+      std::vector<std::size_t> text;
+      if (l.redop) text.push_back(*l.redop);
+      if (l.root) text.push_back(*l.root);
+      const std::size_t missing = l.columns - toks.size();
+      if (missing > text.size()) src_.fail(first, fields);
+      std::vector<std::vector<std::size_t>> choices;
+      if (missing == text.size()) choices.push_back(text);
+      else for (std::size_t c : text) choices.push_back({c});  // one of two left blank
+      std::optional<std::string> first_problem;
+      for (const auto& blank : choices) {
+        read = cells_of(toks, placed(blank), true);
+        if (std::holds_alternative<NcclTestsRow>(read)) break;
+        if (!first_problem) {
+          std::string cells;
+          for (std::size_t c : blank) cells += std::string(cells.empty() ? "" : " and ") + (l.redop == c ? "redop" : "root");
+          first_problem = fields + ", and without its " + cells + " cell" + (blank.size() > 1 ? "s " : " ") + std::get<std::string>(read);
+        }
+      }
+      if (!std::holds_alternative<NcclTestsRow>(read)) src_.fail(first, *first_problem);
+    }
+    if (auto* problem = std::get_if<std::string>(&read)) src_.fail(first, *problem);
+    NcclTestsRow r = std::get<NcclTestsRow>(std::move(read));
+    r.line = first;
+    r.last_line = last;
     runs_.back().rows.push_back(std::move(r));
-    return true;
   }
 };
 
@@ -477,6 +682,20 @@ std::vector<NcclTestsRun> read_nccl_tests_files(const std::vector<std::string>& 
     runs.insert(runs.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
   }
   return runs;
+}
+
+std::optional<std::string> nccl_version_of_code(std::uint64_t code) {
+  std::uint64_t major = 0, minor = 0, patch = code % 100;
+  if (code >= 1000 && code < 2900) {  // NCCL_VERSION(X, Y, Z) = X * 1000 + Y * 100 + Z up to 2.8
+    major = code / 1000;
+    minor = code / 100 % 10;
+  } else if (code >= 20900 && code < 1000000) {  // X * 10000 + Y * 100 + Z from 2.9 on
+    major = code / 10000;
+    minor = code / 100 % 100;
+  } else {
+    return std::nullopt;
+  }
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
 std::optional<double> nccl_tests_busbw_factor(const std::string& collective, int n) {

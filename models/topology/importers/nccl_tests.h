@@ -13,14 +13,29 @@
 //   # Out of bounds values : 0 OK
 //   # Avg bus bandwidth    : 4.85265
 // The table is read by its header's column names, so versions without a root column, with
-// the old "error" column, with per-iteration (i_min, ...) or timestamp columns all read.
-// A malformed row is an InputError naming the file, the line and the token.
+// the old "error" column, with per-iteration (i_min, ...) or timestamp columns all read. Old
+// tables whose rows leave the redop (or root) cell blank read where the figures line up
+// without it. A malformed row is an InputError naming the file, the line and the token.
+//
+// Also read as printed:
+//   host:1343:1343 [0] NCCL INFO ...                      NCCL_DEBUG=INFO lines, anywhere: skipped,
+//                                                         also where one cuts a row in pieces
+//                                                         ("... sum  -1host:1343:1343 [0] NCCL INFO ...",
+//                                                         the row going on after the INFO lines)
+//   NCCL version 2.16.5+cuda11.8                          (or in an INFO line): the library's version
+//   [STAT]:1572864  393216  float  sum  -1  57.68 ...     a fork's row prefix; its [SETTING] and
+//                                                         [INIT] lines are skipped
+//   #   Rank  0 Pid 112424 on host device  0 [0x00] ...  old device lines without "Group"
+// Terminal escape sequences (colours, underline) are removed first (importers::split_lines).
 //
 // Multi-node logs often lack the "#  Rank ..." lines (cut for length) and sometimes the
 // command: the ranks then come from the launcher's command line (mpirun -np 32, srun -n 32),
 // else from the table itself (busbw / algbw is the collective's bus factor, which fixes the
-// rank count), and the collective from a heading that names the *_perf program. The command's
-// NCCL_* settings (mpirun -x NCCL_ALGO=Ring, NCCL_ALGO=Ring before it) are kept.
+// rank count), and the collective from a heading that names the *_perf program (a heading
+// that names none starts another section: a program named above it is not its run's). The
+// command's NCCL_* settings (mpirun -x NCCL_ALGO=Ring, NCCL_ALGO=Ring before it) are kept.
+// Logs published as their table alone (no "# nThread" line) read as a run where a heading or
+// a command names the program, as long as the command or busbw / algbw gives the ranks.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +65,7 @@ struct NcclTestsTiming {
 
 struct NcclTestsRow {
   std::size_t line = 0;  // 0-based line index in its text
+  std::size_t last_line = 0;  // where it ends: a row cut by NCCL INFO lines goes on below them
   double bytes = 0;      // the size column
   std::uint64_t count = 0;
   std::string type;      // float, half, ...
@@ -72,6 +88,10 @@ struct NcclTestsRun {
   std::optional<std::uint64_t> out_of_bounds;  // "# Out of bounds values : N"
   std::optional<double> avg_busbw_GBps;
   std::string version;  // "# nccl-tests version ..." when printed
+  // The NCCL library's version, "2.27.3": from the run's "# nccl-tests version ... nccl-library=22703"
+  // line, else from an "NCCL version 2.27.3+cuda12.9" line (NCCL's own, or an NCCL INFO line)
+  // inside the run or just before it; "" when the log does not say.
+  std::string nccl_version;
   // From the launcher's command line, when shown: processes (mpirun -np, srun -n), processes
   // per host (mpirun -N / --npernode / --map-by ppr:K:node, srun --ntasks-per-node), hosts
   // (mpirun -H a:8,b:8, srun -N).
@@ -93,6 +113,11 @@ struct NcclTestsRun {
 std::vector<NcclTestsRun> read_nccl_tests(const std::string& text, const std::string& source_name);
 // The same over files (a missing file: "<path>: no such file").
 std::vector<NcclTestsRun> read_nccl_tests_files(const std::vector<std::string>& paths);
+
+// NCCL's version code (NCCL_VERSION_CODE, as nccl-tests prints it in nccl-library=...) as
+// "MAJOR.MINOR.PATCH": 22703 -> "2.27.3" (MAJOR*10000 + MINOR*100 + PATCH from 2.9 on), 2804 ->
+// "2.8.4" (MAJOR*1000 + MINOR*100 + PATCH before); nullopt for a number that is neither.
+std::optional<std::string> nccl_version_of_code(std::uint64_t code);
 
 // nccl-tests' bus-bandwidth factor of a collective on n ranks (busbw = algbw x factor), as
 // its *GetBw functions define it; nullopt for a collective it does not know.

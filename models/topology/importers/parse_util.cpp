@@ -29,6 +29,32 @@ std::string SourceText::where(std::size_t index) const { return name + ":" + std
 
 void SourceText::fail(std::size_t index, const std::string& what) const { throw InputError(where(index) + ": " + what); }
 
+std::string strip_escape_sequences(std::string_view line) {
+  constexpr char kEsc = '\x1b';
+  if (line.find(kEsc) == std::string_view::npos) return std::string(line);
+  std::string out;
+  out.reserve(line.size());
+  for (std::size_t k = 0; k < line.size();) {
+    if (line[k] == kEsc && k + 1 < line.size()) {
+      const char kind = line[k + 1];
+      if (kind == '[') {
+        std::size_t e = k + 2;
+        while (e < line.size() && line[e] >= 0x30 && line[e] <= 0x3F) ++e;  // parameters: "4", "1;31", "?25"
+        while (e < line.size() && line[e] >= 0x20 && line[e] <= 0x2F) ++e;  // intermediates
+        if (e < line.size() && line[e] >= 0x40 && line[e] <= 0x7E) {       // the final byte: "m", "K", "H"
+          k = e + 1;
+          continue;
+        }
+      } else if ((kind == '(' || kind == ')') && k + 2 < line.size() && line[k + 2] >= 0x30 && line[k + 2] <= 0x7E) {
+        k += 3;
+        continue;
+      }
+    }
+    out += line[k++];
+  }
+  return out;
+}
+
 SourceText split_lines(const std::string& text, const std::string& name) {
   SourceText src;
   src.name = name;
@@ -36,7 +62,7 @@ SourceText split_lines(const std::string& text, const std::string& name) {
   while (start < text.size()) {
     std::size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
+    std::string line = strip_escape_sequences(std::string_view(text).substr(start, end - start));
     if (!line.empty() && line.back() == '\r') line.pop_back();
     src.lines.push_back(std::move(line));
     start = end + 1;

@@ -20,7 +20,8 @@ namespace gradsync::models::importers {
 // Text and tokens
 
 // A text split into lines ("\r\n" and "\n" both end a line; a trailing "\r" is dropped).
-// Indices are 0-based; messages use 1-based line numbers.
+// Terminal escape sequences are removed from every line (strip_escape_sequences), so every
+// reader sees the text a terminal showed. Indices are 0-based; messages use 1-based line numbers.
 struct SourceText {
   std::string name;  // file name as given, for messages
   std::vector<std::string> lines;
@@ -33,6 +34,12 @@ struct SourceText {
 };
 
 SourceText split_lines(const std::string& text, const std::string& name);
+// A line without the escape sequences a terminal capture keeps (nvidia-smi underlines its
+// header: ESC[4m ... ESC[0m): every ECMA-48 control sequence ESC '[' <parameter bytes 0x30-0x3F>
+// <intermediate bytes 0x20-0x2F> <final byte 0x40-0x7E> (colours, underline, cursor moves) and
+// every character-set designation ESC ( B (what `tput sgr0` prints). An ESC that starts no
+// complete sequence is kept, for the reader to reject as the bad byte it is.
+std::string strip_escape_sequences(std::string_view line);
 // Printed tool output is ASCII / UTF-8 text; anything else (a binary file, a stray byte in a
 // name) is an InputError naming the line and column ("...; expected <expected>"), before it
 // reaches the JSON gradsync writes.
