@@ -7,13 +7,24 @@
 namespace gradsync::models::hardware {
 
 namespace {
-constexpr std::array<GpuModel, 23> kGpuModels = {{
-    {"TITAN X", 3, 16, 61},     {"TITAN Xp", 3, 16, 61},     {"TITAN V", 3, 16, 70},  {"TITAN RTX", 3, 16, 75},
-    {"RTX 2080 Ti", 3, 16, 75}, {"RTX 3090", 4, 16, 86},     {"RTX 4090", 4, 16, 89}, {"RTX 5090", 5, 16, 120},
-    {"RTX A6000", 4, 16, 86},   {"RTX 6000 Ada", 4, 16, 89}, {"A100", 4, 16, 80},     {"A800", 4, 16, 80},
-    {"A40", 4, 16, 86},         {"A10", 4, 16, 86},          {"L40S", 4, 16, 89},     {"L40", 4, 16, 89},
-    {"L4", 4, 16, 89},          {"H100", 5, 16, 90},         {"H800", 5, 16, 90},     {"H200", 5, 16, 90},
-    {"B200", 6, 16, 100},       {"V100", 3, 16, 70},         {"T4", 3, 16, 75},
+// Vendors' specification sheets: PCIe generation and width, compute capability, NVLinks of the
+// module (SXM: V100 6, A100 12, A800 8, H100 / H200 / B200 18, H800 8; PCIe cards 0; -1 where the
+// name alone leaves the form factor open).
+constexpr std::array<GpuModel, 40> kGpuModels = {{
+    {"TITAN X", 3, 16, 61, 0},        {"TITAN Xp", 3, 16, 61, 0},       {"TITAN V", 3, 16, 70, 0},
+    {"TITAN RTX", 3, 16, 75, 0},      {"RTX 2080 Ti", 3, 16, 75, 0},    {"RTX 3090", 4, 16, 86, 0},
+    {"RTX 4090", 4, 16, 89, 0},       {"RTX 5090", 5, 16, 120, 0},      {"RTX A6000", 4, 16, 86, 0},
+    {"RTX 6000 Ada", 4, 16, 89, 0},   {"RTX 5880 Ada", 4, 16, 89, 0},   {"RTX PRO 6000", 5, 16, 120, 0},
+    {"A100", 4, 16, 80, -1},          {"A100-SXM4", 4, 16, 80, 12},     {"A100-PCIE", 4, 16, 80, 0},
+    {"A100 80GB PCIe", 4, 16, 80, 0}, {"A800", 4, 16, 80, -1},          {"A800-SXM4", 4, 16, 80, 8},
+    {"A40", 4, 16, 86, 0},            {"A10", 4, 16, 86, 0},            {"L40S", 4, 16, 89, 0},
+    {"L40", 4, 16, 89, 0},            {"L4", 4, 16, 89, 0},             {"H100", 5, 16, 90, -1},
+    {"H100 80GB HBM3", 5, 16, 90, 18}, {"H100 SXM", 5, 16, 90, 18},     {"H100 PCIe", 5, 16, 90, 0},
+    {"H100 NVL", 5, 16, 90, 0},       {"H800", 5, 16, 90, 8},           {"H800 PCIe", 5, 16, 90, 0},
+    {"H200", 5, 16, 90, 18},          {"H200 NVL", 5, 16, 90, 0},       {"GH200", 5, 16, 90, 18},
+    {"B200", 6, 16, 100, 18},         {"V100", 3, 16, 70, -1},          {"V100-SXM2", 3, 16, 70, 6},
+    {"V100-PCIE", 3, 16, 70, 0},      {"V100S-PCIE", 3, 16, 70, 0},     {"V100-SXM3", 3, 16, 70, 6},
+    {"T4", 3, 16, 75, 0},
 }};
 }  // namespace
 
@@ -50,6 +61,11 @@ int nvlinks_per_gpu(int cc) {
 double pcie_GBps(int gen, int lanes) {
   static constexpr std::array<double, 7> kSpeed = {0, 15, 30, 60, 120, 240, 480};
   return lanes * kSpeed[static_cast<std::size_t>(std::clamp(gen, 1, 6))] / 80.0;
+}
+
+double pcie_raw_GBps(int gen, int lanes) {
+  static constexpr std::array<double, 7> kPerLane = {0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+  return lanes * kPerLane[static_cast<std::size_t>(std::clamp(gen, 1, 6))];
 }
 
 double nvlink_GBps_per_link(int cc) {

@@ -14,9 +14,14 @@ struct GpuModel {
   int pcie_gen;
   int lanes;
   int compute_capability;  // x10 (8.9 -> 89)
+  // The NVLinks of the module, by its form factor as the device name tells it: an SXM module's
+  // links (A100-SXM4: 12, H100 80GB HBM3: 18), 0 for a PCIe card (whose NVLink, if any, is a
+  // bridge to one peer), -1 where the name does not say ("A100", "NVIDIA H100").
+  int nvlinks = 0;
 };
 
-// The model named in `description` (the longest name found), or nullptr.
+// The model named in `description` (the longest name found), or nullptr. Device names carry
+// the form factor where nvidia-smi prints it ("A100-SXM4-40GB", "A100-PCIE-40GB", "H100 PCIe").
 const GpuModel* gpu_model_of(const std::string& description);
 // The model of exactly this name ("H100"), or nullptr; every name, for messages and choices.
 const GpuModel* find_gpu_model(const std::string& name);
@@ -31,6 +36,10 @@ int nvlinks_per_gpu(int compute_capability);
 // topo.cc: GB/s of a PCIe link, width x (GT/s per lane in 100 Mb/s units) / 80
 // (Gen3 x16 = 12, Gen4 x16 = 24, Gen5 x16 = 48). gen is clamped to 1..6.
 double pcie_GBps(int gen, int lanes);
+// The most a PCIe link carries one way, by the PCI-SIG specification: its lanes at the
+// generation's transfer rate after line encoding (8b/10b to Gen2, 128b/130b Gen3-5, Gen6's FLITs:
+// Gen3 x16 15.75 GB/s, Gen4 31.5, Gen5 63, Gen6 121). No measured copy over PCIe exceeds it.
+double pcie_raw_GBps(int gen, int lanes);
 
 // topo.h: GB/s of one NVLink by compute capability (x10): 18 (6.x), 20 (7.x, 8.0),
 // 12 (8.6), 20.6 (9.x), 40.1 (10.x and later).

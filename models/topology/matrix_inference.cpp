@@ -35,7 +35,50 @@ ClassLevel class_level(const std::string& c) {
   return kLevelSys;  // SYS, and SOC (its old name)
 }
 
-std::string fmt(const char* format, double a, double b = 0, double c = 0) {
+std::string fmt(const char* format, double a, double b = 0, double c = 0);
+
+// NVLinks between each pair: topo -m's NV# where the classes were given. Without them, a pair
+// whose measured rate is more than any PCIe link of its GPUs carries (their model's generation,
+// x16, by the PCI-SIG's rates; Gen5 x16 where the model is not known) is joined by NVLink: as many
+// links as that rate needs at the model's per-link rate, at least one, at most the module has.
+std::vector<std::vector<int>> pair_nvlinks(const MatrixForm& form, std::vector<std::string>& notes) {
+  const std::size_t n = form.size();
+  std::vector<std::vector<int>> nv(n, std::vector<int>(n, 0));
+  if (form.topo_classes) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) nv[i][j] = i == j ? 0 : nvlink_count((*form.topo_classes)[i][j]);
+    }
+    return nv;
+  }
+  if (form.nominal) return nv;
+  const hardware::GpuModel* gpu = hardware::gpu_model_of(form.description);
+  const double pcie = hardware::pcie_raw_GBps(gpu ? gpu->pcie_gen : 5, 16) * 1e9;
+  const int cc = gpu ? gpu->compute_capability : 90;
+  const double per_link = hardware::nvlink_physical_GBps_per_link(cc) * 1e9;
+  const int most = gpu && gpu->nvlinks > 0 ? gpu->nvlinks : hardware::nvlinks_per_gpu(cc);
+  double lo = 0, hi = 0;
+  int found = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const std::optional<double> rate = form.bandwidth_Bps.symmetric(i, j);
+      if (!rate || *rate <= pcie) continue;
+      nv[i][j] = std::clamp(static_cast<int>(std::lround(*rate / per_link)), 1, most);
+      lo = found == 0 ? *rate : std::min(lo, *rate);
+      hi = std::max(hi, *rate);
+      ++found;
+    }
+  }
+  if (found > 0) {
+    notes.push_back(fmt("%.0f GPU pairs measure %.1f-%.1f GB/s, ", found / 2.0, Bps_to_GBps(lo), Bps_to_GBps(hi)) +
+                    "more than a PCIe link of " + (gpu ? std::string(gpu->name) + "'s Gen" + std::to_string(gpu->pcie_gen) : std::string("Gen5")) +
+                    fmt(" x16 carries (%.1f GB/s): joined by NVLink, ", Bps_to_GBps(pcie)) +
+                    fmt("%.0f GB/s a link", Bps_to_GBps(per_link)) + (gpu ? " (" + std::string(gpu->name) + ")" : std::string(" (GPU model not known)")));
+  }
+  return nv;
+}
+
+std::string fmt(const char* format, double a, double b, double c) {
   char buf[256];
   std::snprintf(buf, sizeof buf, format, a, b, c);
   return buf;
@@ -147,13 +190,14 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
   // NVLinks to its peers than any GPU has (18: Hopper's and Blackwell's) reaches them through an
   // NVSwitch (an HGX board's NV18 to each of 7 peers): one link each to the switch instead.
   std::vector<std::vector<bool>> direct(n, std::vector<bool>(n, false));
-  bool switched = false;
-  if (form.topo_classes) {
-    for (std::size_t i = 0; i < n && !switched; ++i) {
-      int links = 0;
-      for (std::size_t j = 0; j < n; ++j) links += i == j ? 0 : nvlink_count((*form.topo_classes)[i][j]);
-      switched = links > hardware::nvlinks_per_gpu(100);
-    }
+  const std::vector<std::vector<int>> nvlinks = pair_nvlinks(form, notes);
+  const bool measured_nvlinks = !form.topo_classes;  // found from the rates, not given by topo -m
+  bool switched = false, any_nvlink = false;
+  for (std::size_t i = 0; i < n && !switched; ++i) {
+    int links = 0;
+    for (std::size_t j = 0; j < n; ++j) links += nvlinks[i][j];
+    switched = links > hardware::nvlinks_per_gpu(100);
+    any_nvlink = any_nvlink || links > 0;
   }
   if (switched) {
     const std::size_t nvswitch = nodes.size();
@@ -163,7 +207,7 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       double fastest = 0, latency_sum = 0;
       std::size_t latencies = 0;
       for (std::size_t j = 0; j < n; ++j) {
-        const int nv = i == j ? 0 : nvlink_count((*form.topo_classes)[i][j]);
+        const int nv = nvlinks[i][j];
         if (nv == 0) continue;
         direct[i][j] = true;
         most = std::max(most, nv);
@@ -174,6 +218,9 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         }
       }
       if (most == 0) continue;
+      // Rates say how fast, not how many links: a module's own count where its name gives it.
+      const hardware::GpuModel* gpu = hardware::gpu_model_of(form.description);
+      if (measured_nvlinks && gpu && gpu->nvlinks > 0) most = gpu->nvlinks;
       Link l;
       l.a = i;
       l.b = nvswitch;
@@ -182,12 +229,13 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       l.label = "nvswitch x" + std::to_string(most);
       links.push_back(l);
     }
-    notes.push_back("NVLink classes give a GPU more than 18 NVLinks (the most a GPU has): the GPUs reach each other "
-                    "through an NVSwitch, each by its NV# links");
-  } else if (form.topo_classes) {
+    notes.push_back(std::string(measured_nvlinks ? "NVLink pairs" : "NVLink classes") +
+                    " give a GPU more than 18 NVLinks (the most a GPU has): the GPUs reach each other through an NVSwitch, each by "
+                    "its NV# links");
+  } else if (any_nvlink) {
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = i + 1; j < n; ++j) {
-        const int nv = nvlink_count((*form.topo_classes)[i][j]);
+        const int nv = std::max(nvlinks[i][j], nvlinks[j][i]);
         if (nv == 0) continue;
         direct[i][j] = direct[j][i] = true;
         Link l;
@@ -531,13 +579,16 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         if (i != j) slowest = std::min(slowest, *form.bandwidth_Bps.at(i, j));
       }
     }
+    // A GPU model that is known gives its PCIe link's nominal rate instead.
+    const hardware::GpuModel* gpu = hardware::gpu_model_of(form.description);
+    const double pcie = gpu ? hardware::pcie_GBps(gpu->pcie_gen, gpu->lanes) * 1e9 : 0.0;
     const std::size_t root_index = nodes.size();
     nodes.push_back({"root" + std::to_string(roots++), NodeKind::root_complex});
     for (const auto& cl : clusters) {
       Link l;
       l.a = cl.root;
       l.b = root_index;
-      l.bandwidth_Bps = nominal ? nominal->pcie_Bps : slowest;
+      l.bandwidth_Bps = nominal ? nominal->pcie_Bps : pcie > 0 ? pcie : slowest;
       l.latency_s = options.default_link_latency_s;
       l.label = "pcie (assumed)";
       links.push_back(l);
@@ -547,7 +598,8 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
                       " by PCIe links at the nominal PCIe rate (" + format_GBps(nominal->pcie_Bps) + ")");
     } else {
       notes.push_back("no measured non-NVLink pair joins some GPU groups; they were joined under " + nodes[root_index].id +
-                      " by links assumed as fast as the slowest measured pair (" + format_GBps(slowest) + ")");
+                      (pcie > 0 ? " by PCIe links at " + std::string(gpu->name) + "'s nominal rate (" + format_GBps(pcie) + ")"
+                                : " by links assumed as fast as the slowest measured pair (" + format_GBps(slowest) + ")"));
     }
     clusters = {Cluster{{}, root_index, 0}};
   }
