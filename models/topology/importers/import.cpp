@@ -192,6 +192,66 @@ void make_nominal_form(MatrixForm& form, const hardware::GpuModel* gpu, const st
   form.nominal = std::move(rates);
 }
 
+// A machine nccl-tests names but no tool measured: its GPUs from the "Using devices" lines (the run
+// with the most devices on one host), and the classes between them that the GPU model's form
+// factor documents. SXM modules are joined by NVLink: an 8-GPU (or larger) HGX board of A100 or
+// later through NVSwitches (every GPU's links to the switches), a 4-GPU board directly (each pair
+// a third of a GPU's links), V100's 8-GPU DGX-1 board as its hybrid cube mesh; PCIe cards by PCIe,
+// their placement not known (taken as NODE: root ports of one CPU). Empty where no run names its GPUs.
+struct NamedMachine {
+  std::vector<std::vector<std::string>> classes;
+  std::string gpu_name;
+  std::vector<std::string> notes;
+};
+
+std::optional<NamedMachine> machine_from_device_lines(const std::vector<ParsedText>& texts) {
+  const NcclTestsRun* widest = nullptr;
+  for (const auto& t : texts) {
+    for (const auto& run : t.nccl_tests) {
+      if (run.devices.empty() || run.devices.front().name.empty()) continue;
+      bool one_host = true;
+      for (const auto& d : run.devices) one_host = one_host && d.host == run.devices.front().host;
+      if (one_host && (!widest || run.devices.size() > widest->devices.size())) widest = &run;
+    }
+  }
+  if (!widest) return std::nullopt;
+  std::size_t n = 0;
+  for (const auto& d : widest->devices) n = std::max<std::size_t>(n, static_cast<std::size_t>(std::max(0, d.device)) + 1);
+  if (n < 1 || n > 64) return std::nullopt;
+  NamedMachine m;
+  m.gpu_name = widest->devices.front().name;
+  const hardware::GpuModel* gpu = hardware::gpu_model_of(m.gpu_name);
+  m.classes.assign(n, std::vector<std::string>(n, "X"));
+  const int links = gpu ? gpu->nvlinks : 0;
+  const bool sxm = gpu && links != 0 && gpu->compute_capability >= 70;
+  const int per_gpu = links > 0 ? links : gpu ? hardware::nvlinks_per_gpu(gpu->compute_capability) : 0;
+  static const int kDgx1[8][8] = {{0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0},
+                                  {2, 1, 2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 1, 1, 2}, {0, 2, 0, 0, 1, 0, 2, 1},
+                                  {0, 0, 1, 0, 1, 2, 0, 2}, {0, 0, 0, 1, 2, 1, 2, 0}};
+  std::string layout;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      std::string c = "NODE";
+      if (sxm && gpu->compute_capability < 80 && n == 8) {
+        c = kDgx1[i][j] > 0 ? "NV" + std::to_string(kDgx1[i][j]) : "SYS";
+        layout = "DGX-1's hybrid cube mesh of NVLink (NV1 and NV2 pairs; the others across the CPUs)";
+      } else if (sxm && n > 4) {
+        c = "NV" + std::to_string(per_gpu);
+        layout = "an HGX board: every GPU's " + std::to_string(per_gpu) + " NVLinks to the NVSwitches";
+      } else if (sxm && n > 1) {
+        c = "NV" + std::to_string(std::max(1, per_gpu / static_cast<int>(std::max<std::size_t>(n - 1, 1))));
+        layout = "a " + std::to_string(n) + "-GPU board of direct NVLinks, " + c + " between each pair (no NVSwitch)";
+      }
+      m.classes[i][j] = c;
+    }
+  }
+  if (layout.empty()) layout = "PCIe cards, each on its own root port of one CPU (NODE): their placement is not known";
+  m.notes.push_back("no tool measured this machine: " + std::to_string(n) + " GPUs named " + m.gpu_name + " by nccl-tests' device lines (" +
+                    widest->where + "), taken as " + layout + (links < 0 ? " (the name does not say SXM or PCIe: SXM assumed)" : ""));
+  return m;
+}
+
 ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& options) {
   check_import_options(options);
   ImportResult result;
@@ -202,10 +262,15 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
       if (!seen) result.tools_found.push_back(tool);
     }
   }
+  std::optional<NamedMachine> named;
   if (result.tools_found.empty()) {
-    throw InputError(names_of(texts) +
-                     ": no supported tool output found; expected the text output of p2pBandwidthLatencyTest (CUDA "
-                     "samples), nvbandwidth, or nvidia-smi topo -m");
+    named = machine_from_device_lines(texts);
+    if (!named) {
+      throw InputError(names_of(texts) +
+                       ": no supported tool output found; expected the text output of p2pBandwidthLatencyTest (CUDA "
+                       "samples), nvbandwidth, or nvidia-smi topo -m (or nccl-tests output whose device lines name the GPUs)");
+    }
+    result.tools_found.push_back("nccl-tests device lines");
   }
 
   const ParsedText* p2p = single_holder(texts, kP2pTool, [](const ParsedText& t) { return t.p2p ? &*t.p2p : nullptr; });
@@ -262,7 +327,7 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
                        "; expected the bandwidth matrices of p2pBandwidthLatencyTest or nvbandwidth's "
                        "device_to_device_memcpy_* test cases");
     }
-    if (!topo) {
+    if (!topo && !named) {
       std::vector<std::string> holders;
       for (const auto& t : texts) {
         if (!t.topo_p2p.empty()) holders.push_back(t.src.name);
@@ -277,7 +342,7 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
   std::size_t n = 0;
   if (nominal) {
     // The bandwidth matrix comes once the GPU model is known (below, with the names).
-    n = topo->topo->gpu_count;
+    n = topo ? topo->topo->gpu_count : named->classes.size();
     for (std::size_t i = 0; i < n; ++i) form.gpus.push_back(gpu_id(i));
   } else {
     ToolMeasurements& main = p2p_has ? p2pm : nvbm;
@@ -348,6 +413,10 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
     }
   }
 
+  if (named) {
+    form.topo_classes = named->classes;
+    notes.insert(notes.end(), named->notes.begin(), named->notes.end());
+  }
   if (topo) {
     form.topo_classes = topo->topo->classes;
     notes.push_back("topo_classes from nvidia-smi topo -m");
@@ -438,7 +507,8 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
     // Every place a topology is named says it: the name (predict's and compare's headers,
     // the records), the description and the source.
     if (options.name.empty()) form.name += "-nominal";
-    form.description += " (nominal: nvidia-smi topo -m classes at NCCL's documented link rates)";
+    form.description += named ? " (nominal: classes the GPU model documents, at NCCL's documented link rates)"
+                              : " (nominal: nvidia-smi topo -m classes at NCCL's documented link rates)";
     form.source += " (nominal figures: " + form.nominal->basis + ")";
     if (!form.p2p_supported) {
       notes.push_back("peer access unknown (no P2P Connectivity Matrix of p2pBandwidthLatencyTest, no nvidia-smi topo "
