@@ -67,18 +67,46 @@ std::optional<ErrorSummary> summarize_errors(std::vector<double> abs_errors) {
   ErrorSummary s;
   s.sizes = static_cast<int>(abs_errors.size());
   s.max_abs = *std::max_element(abs_errors.begin(), abs_errors.end());
+  s.p90_abs = models::percentile(abs_errors, 0.9);
   s.median_abs = models::median(std::move(abs_errors));
   return s;
 }
 
+std::optional<ErrorSummary> summarize_errors(std::vector<double> abs_errors, const std::vector<bool>& held, std::vector<double> widths) {
+  auto s = summarize_errors(std::move(abs_errors));
+  if (!s || widths.empty()) return s;
+  s->ranges = static_cast<int>(widths.size());
+  s->held = static_cast<int>(std::count(held.begin(), held.end(), true));
+  s->median_width = models::median(std::move(widths));
+  return s;
+}
+
+bool range_holds(const models::ResultRecord& predicted, const models::ResultRecord& measured) {
+  const auto range = predicted.busbw_range_GBps();
+  const auto bus = measured.busbw_GBps();
+  if (!range || !bus) return false;
+  return *bus >= range->first * (1 - 0.005) && *bus <= range->second * (1 + 0.005);
+}
+
+double range_width(const models::ResultRecord& predicted) {
+  const auto range = predicted.busbw_range_GBps();
+  return range && range->first > 0 ? range->second / range->first - 1 : 0.0;
+}
+
 std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& executor, double lo, double hi) {
-  std::vector<double> errors;
+  std::vector<double> errors, widths;
+  std::vector<bool> held;
   for (const auto& p : run.points) {
     const auto it = p.predicted.find(executor);
     if (p.bytes < lo || p.bytes >= hi || it == p.predicted.end()) continue;
     errors.push_back(std::abs(busbw_error(it->second, p.measured)));
+    if (!it->second.open_facts.empty()) {
+      held.push_back(range_holds(it->second, p.measured));
+      widths.push_back(range_width(it->second));
+    }
   }
-  return summarize_errors(std::move(errors));
+  if (widths.size() != errors.size()) widths.clear();
+  return summarize_errors(std::move(errors), held, std::move(widths));
 }
 
 std::size_t comparison_count(const models::Topology& topology, const std::vector<models::NcclTestsRun>& runs,

@@ -44,10 +44,21 @@ double busbw_error(const models::ResultRecord& predicted, const models::ResultRe
 struct ErrorSummary {
   int sizes = 0;
   double median_abs = 0;
+  double p90_abs = 0;  // 90th percentile
   double max_abs = 0;
+  // The predictions' stated ranges (ResultRecord::busbw_range_GBps): how many held the measured
+  // busbw, and their median width (hi / lo - 1); set where every point had one.
+  int ranges = 0, held = 0;
+  double median_width = 0;
 };
-// Median and max of |errors| (nullopt when there are none).
+// Median, 90th percentile and max of |errors| (nullopt when there are none).
 std::optional<ErrorSummary> summarize_errors(std::vector<double> abs_errors);
+// The same with the ranges: for each point whether its range held the measurement, and its width.
+std::optional<ErrorSummary> summarize_errors(std::vector<double> abs_errors, const std::vector<bool>& held,
+                                             std::vector<double> widths);
+// Whether a prediction's range holds a measurement (its busbw as printed, to 0.5 %), and the range's width.
+bool range_holds(const models::ResultRecord& predicted, const models::ResultRecord& measured);
+double range_width(const models::ResultRecord& predicted);
 // Over the points with lo <= bytes < hi.
 std::optional<ErrorSummary> summarize(const CompareRun& run, const std::string& executor, double lo, double hi);
 

@@ -29,13 +29,16 @@ std::string summary_line(const CompareRun& c, const std::string& executor) {
   std::string s = executor + ":";
   const auto large = summarize(c, executor, kLargeFrom, 1e300);
   const auto small = summarize(c, executor, kSmallFrom, kLargeFrom);
+  auto ranges = [](const ErrorSummary& e) {
+    return e.ranges > 0 ? fmt::format(", range held {} of {} (median width {:.0f} %)", e.held, e.ranges, 100 * e.median_width) : std::string();
+  };
   if (large) {
-    s += fmt::format(" sizes >= 1 MiB: median |error| {:.0f} %, max {:.0f} % ({} sizes);", 100 * large->median_abs,
-                     100 * large->max_abs, large->sizes);
+    s += fmt::format(" sizes >= 1 MiB: median |error| {:.0f} %, p90 {:.0f} %, max {:.0f} % ({} sizes{});", 100 * large->median_abs,
+                     100 * large->p90_abs, 100 * large->max_abs, large->sizes, ranges(*large));
   }
   if (small) {
-    s += fmt::format(" 64 KiB - 1 MiB: median |error| {:.0f} %, max {:.0f} % ({} sizes)", 100 * small->median_abs,
-                     100 * small->max_abs, small->sizes);
+    s += fmt::format(" 64 KiB - 1 MiB: median |error| {:.0f} %, max {:.0f} % ({} sizes{})", 100 * small->median_abs,
+                     100 * small->max_abs, small->sizes, ranges(*small));
   }
   if (!large && !small) s += " no size of 64 KiB or more in the log";
   return s;
@@ -73,9 +76,13 @@ int run_compare(const CompareFlags& f) {
     const bool algorithms = protocols && c.points.front().predicted.begin()->second.params.count("algorithm");
     std::vector<std::string> headers = {">size", ">measured busbw"};
     if (protocols) headers.push_back(algorithms ? "algorithm/protocol" : "protocol");
+    // The first executor's range over the open facts, where its records have one.
+    bool ranged = false;
+    for (const auto& p : c.points) ranged = ranged || !p.predicted.at(options.executors.front()).open_facts.empty();
     for (const auto& e : options.executors) {
       headers.push_back(">" + e + " busbw");
       headers.push_back(">error");
+      if (ranged && e == options.executors.front()) headers.push_back(">range");
     }
     Table table(headers);
     for (const auto& p : c.points) {
@@ -88,6 +95,11 @@ int run_compare(const CompareFlags& f) {
         const auto& pred = p.predicted.at(e);
         row.push_back(format_fixed(*pred.busbw_GBps(), 2));
         row.push_back(percent(busbw_error(pred, p.measured)));
+        if (ranged && e == options.executors.front()) {
+          const auto range = pred.busbw_range_GBps();
+          row.push_back(range ? format_fixed(range->first, 2) + "-" + format_fixed(range->second, 2) + (range_holds(pred, p.measured) ? "" : " !")
+                              : "-");
+        }
       }
       table.add_row(std::move(row));
       records.push_back(p.measured);

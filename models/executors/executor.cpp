@@ -62,6 +62,7 @@ ResultRecord record_header(const PredictRequest& q, const BuiltSchedule& built, 
   r.period_steps = schedule.period_steps;
   r.asynchronous = schedule.asynchronous;
   r.notes = schedule.notes;
+  r.open_facts = schedule.open_facts;
   for (const Participant& p : schedule.participants) {
     if (p.role == Role::server) r.server = t.node(p.node).id;
   }

@@ -20,6 +20,28 @@ std::optional<double> ResultRecord::busbw_GBps() const {
   return *alg * busbw_factor;
 }
 
+double ResultRecord::busbw_at(const OpenFact&, double relative_time) const {
+  const auto bus = busbw_GBps();
+  return bus && relative_time > 0 ? *bus / relative_time : 0.0;
+}
+
+std::optional<std::pair<double, double>> ResultRecord::busbw_range_GBps() const {
+  const auto bus = busbw_GBps();
+  if (!bus) return std::nullopt;
+  double slower = 1, faster = 1;  // the product of each fact's most and least relative time
+  for (const OpenFact& f : open_facts) {
+    double most = 1, least = 1;
+    for (const auto& [value, relative] : f.relative_time) {
+      if (!(relative > 0)) continue;
+      most = std::max(most, relative);
+      least = std::min(least, relative);
+    }
+    slower *= most;
+    faster *= least;
+  }
+  return std::make_pair(*bus / slower, *bus / faster);
+}
+
 double ResultRecord::communication_share() const {
   if (!time_per_iteration_s || !(*time_per_iteration_s > 0)) return time_per_sync_s > 0 ? 1.0 : 0.0;
   if (compute_s_per_minibatch) return std::max(0.0, 1.0 - *compute_s_per_minibatch / *time_per_iteration_s);
@@ -55,6 +77,17 @@ ordered_json to_json(const ResultRecord& r) {
               {"speedup_vs_1gpu", optional_number(r.speedup_vs_1gpu)},
               {"algbw_GBps", optional_number(r.algbw_GBps())},
               {"busbw_GBps", optional_number(r.busbw_GBps())}};
+  if (const auto range = r.busbw_range_GBps()) out["busbw_range_GBps"] = {range->first, range->second};
+  if (!r.open_facts.empty()) {
+    ordered_json facts = ordered_json::array();
+    for (const OpenFact& f : r.open_facts) {
+      ordered_json values = ordered_json::object();
+      values[f.assumed] = r.busbw_GBps() ? *r.busbw_GBps() : 0.0;
+      for (const auto& [value, relative] : f.relative_time) values[value] = r.busbw_at(f, relative);
+      facts.push_back({{"name", f.name}, {"assumed", f.assumed}, {"busbw_GBps", values}});
+    }
+    out["open_facts"] = facts;
+  }
   if (!r.server.empty()) out["server"] = r.server;
   out["period_steps"] = r.period_steps;
   out["asynchronous"] = r.asynchronous;
@@ -125,6 +158,18 @@ ResultRecord record_from_json(const ordered_json& d) {
   }
   if (d.contains("notes")) {
     for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
+  }
+  if (d.contains("open_facts")) {
+    const double busbw = d.contains("busbw_GBps") && d.at("busbw_GBps").is_number() ? d.at("busbw_GBps").get<double>() : 0.0;
+    for (const auto& f : d.at("open_facts")) {
+      OpenFact fact;
+      fact.name = f.at("name").get<std::string>();
+      fact.assumed = f.at("assumed").get<std::string>();
+      for (const auto& [value, b] : f.at("busbw_GBps").items()) {
+        if (value != fact.assumed && b.get<double>() > 0) fact.relative_time.emplace_back(value, busbw / b.get<double>());
+      }
+      r.open_facts.push_back(std::move(fact));
+    }
   }
   if (d.contains("overlap")) {
     const auto& v = d.at("overlap");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/schedule/schedule.h"
 #include "models/strategies/formulas.h"
 #include "models/workload/memory.h"
 #include "models/support/json_input.h"
@@ -48,6 +49,9 @@ struct ResultRecord {
   int period_steps = 1;  // synchronises once every this many steps
   bool asynchronous = false;
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
+  // The facts the inputs left open (Schedule::open_facts), each other value's time relative to
+  // this record's.
+  std::vector<OpenFact> open_facts;
   // Analytic only: the links that bounded the synchronisation and for how long (most first,
   // at most 3), e.g. {"swB -> root (4.46 GB/s)", 0.012}.
   std::vector<std::pair<std::string, double>> bounding_links;
@@ -67,6 +71,11 @@ struct ResultRecord {
 
   std::optional<double> algbw_GBps() const;
   std::optional<double> busbw_GBps() const;
+  // The bus bandwidth a value of an open fact gives: this record's, scaled by that value's time.
+  double busbw_at(const OpenFact& fact, double relative_time) const;
+  // The range of bus bandwidth over the open facts' values, each fact's extremes taken together
+  // (independent facts can all go one way); the record's own figure where nothing is open.
+  std::optional<std::pair<double, double>> busbw_range_GBps() const;
   // Share of an iteration not spent computing (1 - compute / iteration); 1 without a workload.
   double communication_share() const;
 };

@@ -167,6 +167,16 @@ struct Round {
   const std::string& local_phase() const { return compute_phase.empty() ? phase : compute_phase; }
 };
 
+// A fact the inputs left open that the strategy had to assume (NCCL's version, the CPU's maker,
+// whether the driver allows peer access): the value taken, and each other plausible value with
+// the time it would give relative to the assumed value's (its closed form under each). Records
+// turn them into bus bandwidths and a range (ResultRecord::busbw_range_GBps).
+struct OpenFact {
+  std::string name;     // "NCCL version"
+  std::string assumed;  // "2.30: P2P stops at PXB"
+  std::vector<std::pair<std::string, double>> relative_time;  // {"2.22: P2P across SYS", 0.62}
+};
+
 enum class Role : std::uint8_t { worker, server };
 
 struct Participant {
@@ -222,6 +232,7 @@ struct Schedule {
   bool averages_models = false;
   std::vector<ExpectedRegion> expected;  // empty: the whole gradient, all workers
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
+  std::vector<OpenFact> open_facts;  // what it assumed where the inputs say nothing, and how much it matters
   // The strategy charges every latency itself, as local work in its rounds (NCCL's per-step
   // protocol latencies): executors that model time give transfers none of the links'.
   bool latency_in_ops = false;

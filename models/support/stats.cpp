@@ -15,6 +15,15 @@ double median(std::vector<double> v) {
   return (lower + upper) / 2;
 }
 
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(at));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
 double relative_spread(const std::vector<double>& v) {
   const double m = median(v);
   if (v.size() < 2 || !(m > 0)) return 0;

@@ -8,6 +8,9 @@ namespace gradsync::models {
 
 // 0 for no values.
 double median(std::vector<double> values);
+// The q-th quantile (0 <= q <= 1) by linear interpolation between the order statistics
+// (numpy's default, R's type 7): the 90th percentile is percentile(v, 0.9); 0 for no values.
+double percentile(std::vector<double> values, double q);
 // 1.4826 x the median absolute deviation / the median: a relative standard deviation that one
 // outlier does not move; 0 for fewer than two values or a median that is not positive.
 double relative_spread(const std::vector<double>& values);

@@ -1,13 +1,12 @@
-// The nccl strategy: NCCL 2.30.7's all-reduce (NVIDIA/nccl 5067397c) as NCCL runs it, and its
-// ring all-gather, reduce-scatter, broadcast and reduce (collective=...). Across
-// hosts, and on hosts with an NVSwitch, NCCL's own planner decides (plan.h: its view of each
-// host, its channel search, its cost model; planned.h: the plan as a schedule); on one host of
-// PCIe or point-to-point NVLink the per-hop model (per_hop.h), whose three constants were
-// fitted across the published machines. This file holds the strategy's parameters (NCCL's
-// environment variables among them), the choice between the two, and the range over the facts
-// the inputs leave open.
+// The nccl strategy: NCCL 2.30.7's collectives (NVIDIA/nccl 5067397c) as NCCL runs them: its
+// all-reduce, all-gather, reduce-scatter, broadcast and reduce, and its point-to-point alltoall and
+// sendrecv (collective=...). NCCL's own planner decides on every machine (plan.h: its view of each
+// host, its channel search, its cost model; planned.h: the plan as a schedule; transports.h: what
+// P2P and SHM move within a host). This file holds the strategy's parameters (NCCL's environment
+// variables among them) and the range over the facts the inputs leave open.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <future>
 #include <map>
@@ -17,7 +16,6 @@
 
 #include "models/executors/result.h"
 #include "models/strategies/common.h"
-#include "models/strategies/nccl/per_hop.h"
 #include "models/strategies/nccl/plan.h"
 #include "models/strategies/nccl/planned.h"
 #include "models/support/error.h"
@@ -28,50 +26,42 @@ namespace gradsync::models::strategies {
 
 namespace nccl_strategy {
 
-// Across hosts, and on NVSwitch hosts, NCCL's own planner decides (plan.h: its search, its
-// tuning, ring, double binary tree, NVLS and NVLS tree); on one host of PCIe or point-to-point
-// NVLink the per-hop model (per_hop.h), whose three constants were fitted on such machines.
-bool planner_decides(const Topology& topology, const std::vector<std::size_t>& ranks) {
-  if (nccl::hosts_of(topology, ranks).size() > 1) return true;
-  for (std::size_t node : ranks) {
-    if (nccl::nvswitch_of(topology, node)) return true;
-  }
-  return false;
+// NCCL's releases by major.minor, for the nccl_version parameter: 2.4 .. 2.30.
+std::vector<std::string> nccl_versions() {
+  std::vector<std::string> v;
+  for (int minor = 4; minor <= 30; ++minor) v.push_back("2." + std::to_string(minor));
+  return v;
 }
 
-bool use_planner(const StrategyContext& ctx) { return planner_decides(ctx.topology, ctx.placement.ranks); }
+// Launching the kernels: the cost per GPU a host thread drives (launch_us), times the GPUs it
+// drives (gpus_per_thread).
+double launch_seconds(const StrategyContext& ctx) {
+  return ctx.params.number("launch_us") * 1e-6 * static_cast<double>(ctx.params.integer("gpus_per_thread"));
+}
 
 // The algorithms besides the ring (NCCL_ALGO's names).
 std::vector<std::string> not_ring_algorithms() { return {"Tree", "NVLS", "NVLSTree", "CollnetChain", "CollnetDirect"}; }
 
-// nccl-tests' collectives: alltoall where the per-hop model decides (one host of PCIe or
-// point-to-point NVLink), the others everywhere.
+// nccl-tests' collectives, everywhere.
 ParamSpec collective_param() {
-  ParamDomain d = word_domain({"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce"}, false);
-  const auto more = [](const ParamContext& c) {
-    return planner_decides(c.topology, c.placement.ranks) ? std::vector<std::string>{} : std::vector<std::string>{"alltoall"};
-  };
-  d.values = more;
-  d.values_text = [more](const ParamContext& c) {
-    return more(c).empty() ? std::string("alltoall on one host of PCIe or point-to-point NVLink (not across hosts or on NVSwitch "
-                                         "hosts so far)")
-                           : std::string("alltoall");
-  };
   ParamSpec p{"collective", "all_reduce",
-              "all_reduce, all_gather, reduce_scatter, broadcast, reduce or alltoall (nccl-tests' *_perf; the size is the "
-              "whole buffer, as they print it; broadcast and reduce with root 0, their default). all_gather and "
+              "all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall or sendrecv (nccl-tests' *_perf; the "
+              "size is the whole buffer, as they print it; broadcast and reduce with root 0, their default). all_gather and "
               "reduce_scatter are half of NCCL's ring; broadcast and reduce its ring cut into a chain at the root, each "
-              "channel's part pipelined along it in chunks of one step (across hosts and on NVSwitch hosts by NCCL's "
-              "planner, its cost model choosing the protocol); alltoall, on one host of PCIe or point-to-point NVLink, a "
-              "message of S/N from every rank to every other at once, each over its pair's transport",
-              std::move(d)};
+              "channel's part pipelined along it in chunks of one step; alltoall a message of S/N from every rank to every "
+              "other at once, sendrecv S from each rank to the next, each over its pair's transport (NCCL's point-to-point "
+              "work)",
+              word_domain({"all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"}, false)};
   for (const char* other : {"all_gather", "reduce_scatter", "broadcast", "reduce"}) {
     p.excludes.push_back({other, "algorithm", not_ring_algorithms(),
                           "gradsync builds NCCL's all-gather, reduce-scatter, broadcast and reduce on its ring only"});
   }
-  p.excludes.push_back({"alltoall", "algorithm", not_ring_algorithms(),
-                        "NCCL's alltoall is point-to-point work (sends and receives), run by none of its collective algorithms"});
-  p.excludes.push_back({"alltoall", "protocol", {"LL128"}, "NCCL's point-to-point work (its alltoall) runs LL or Simple"});
+  for (const char* p2p : {"alltoall", "sendrecv"}) {
+    p.excludes.push_back({p2p, "algorithm", not_ring_algorithms(),
+                          "NCCL's alltoall and sendrecv are point-to-point work (sends and receives), run by none of its collective "
+                          "algorithms"});
+    p.excludes.push_back({p2p, "protocol", {"LL128"}, "NCCL's point-to-point work runs LL or Simple"});
+  }
   return p;
 }
 
@@ -93,6 +83,9 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (gdr != "auto") o.gdr_level = nccl::path_type_from_name(gdr);
   const std::string& cpu = ctx.params.text("cpu");
   if (cpu != "auto") o.cpu_vendor = cpu;
+  const std::string& version = ctx.params.text("nccl_version");
+  o.nccl_version = version == "auto" ? nccl::kNcclVersion : nccl::nccl_version_code(version + ".0");
+  o.nccl_version_stated = version != "auto";
   o.nvls = on_off(ctx, "nvls");
   o.gpudirect = on_off(ctx, "gpudirect");
   o.collnet = ctx.params.text("collnet") == "on";
@@ -142,35 +135,103 @@ std::vector<std::future<nccl::Plan>> plan_open_facts(const StrategyContext& ctx,
   return plans;
 }
 
-// The open facts said in order, from their plans (plan_open_facts).
-std::string open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<std::future<nccl::Plan>>& plans) {
-  if (plans.empty()) return "";
+// Where the inputs leave SHM's rate open: the share of the PCIe rate GPU threads reach through
+// host memory, fitted to each published machine alone, spans this (docs/fidelity.md, `gradsync
+// calibrate`); the default is the fit across them all.
+constexpr double kShmEfficiencyLow = 0.11, kShmEfficiencyHigh = 0.70;
+
+// How far the model itself misses where every fact is known: the 90th percentile of |error| of
+// the held-out predictions over every published table (each machine predicted with the constants
+// fitted on the others; docs/fidelity.md gives the command), at sizes >= 1 MiB and below; one host
+// and across hosts apart.
+constexpr double kModelErrorLarge = 0.15, kModelErrorSmall = 0.30;
+constexpr double kClusterErrorLarge = 0.25, kClusterErrorSmall = 0.40;
+
+// Whether some ranks of one host talk over SHM in this plan.
+bool uses_shm(const nccl::Plan& plan) {
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    const nccl::HostLinks& l = plan.host_links(h);
+    for (int a = 0; a < l.ranks; ++a) {
+      for (int b = 0; b < l.ranks; ++b) {
+        if (!l.p2p_between(a, b)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The open facts, from their plans (plan_open_facts): each other value's time relative to the
+// assumed one's by the plan's closed form, into the schedule (records turn them into bus
+// bandwidths and a range), and said in a note.
+void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<std::future<nccl::Plan>>& plans, Schedule& s) {
+  if (plans.size() != plan.assumed.size() || ctx.N() < 2 || ctx.elements == 0) return;
   const double launch = launch_seconds(ctx);
   const double factor = collective_busbw_factor(ctx.N(), ctx.params.values());
-  auto busbw = [&](const nccl::Plan& p) {
-    const double seconds = nccl::planned_seconds(ctx, p, launch);
-    return seconds > 0 ? ctx.bytes() / seconds * factor / 1e9 : 0.0;
+  auto seconds_under = [&](const nccl::Plan& p, const std::map<std::string, std::string>& params) {
+    if (params.empty()) return nccl::planned_seconds(ctx, p, launch);
+    StrategyParams changed = ctx.params;
+    for (const auto& [k, v] : params) changed.set(k, v);
+    const StrategyContext other{ctx.topology, ctx.placement, changed, ctx.elements, ctx.element_bytes, ctx.workload, false};
+    return nccl::planned_seconds(other, p, launch);
   };
-  const double as_assumed = busbw(plan);
-  double lo = as_assumed, hi = as_assumed;
-  std::string facts;
-  for (std::size_t i = 0; i < plan.assumed.size(); ++i) {
-    const nccl::Assumption& a = plan.assumed[i];
-    const nccl::Plan other = plans[i].get();
+  const double assumed_s = seconds_under(plan, {});
+  if (!(assumed_s > 0)) return;
+  auto busbw = [&](double seconds) { return seconds > 0 ? ctx.bytes() / seconds * factor / 1e9 : 0.0; };
+  std::vector<nccl::Assumption> facts = plan.assumed;
+  std::vector<nccl::Plan> other_plans;
+  for (auto& f : plans) other_plans.push_back(f.get());
+  const ParamSpec* shm = find_param(ctx.params.strategy(), "shm_efficiency");
+  if (uses_shm(plan) && shm && ctx.params.text("shm_efficiency") == shm->default_value) {
+    for (const double e : {kShmEfficiencyLow, kShmEfficiencyHigh}) {
+      nccl::Assumption a{"SHM's share of the PCIe rate", shm->default_value + " (fitted across the published machines)",
+                         format_fixed(e, 2) + (e < 0.5 ? " (the slowest machine's)" : " (the fastest machine's)"), {}};
+      a.params = {{"shm_efficiency", format_fixed(e, 2)}};
+      facts.push_back(a);
+      other_plans.push_back(plan);
+    }
+  }
+  std::string said;
+  for (std::size_t i = 0; i < facts.size(); ++i) {
+    const nccl::Assumption& a = facts[i];
+    const nccl::Plan& other = other_plans[i];
     std::string result;
+    OpenFact* fact = nullptr;
+    for (OpenFact& f : s.open_facts) {
+      if (f.name == a.fact) fact = &f;
+    }
+    if (!fact) {
+      s.open_facts.push_back(OpenFact{a.fact, a.value.substr(0, a.value.find(" (")), {}});
+      fact = &s.open_facts.back();
+    }
     if (other.choice.time_us < 0) {
       result = "the chosen algorithm would not run";
     } else {
-      const double b = busbw(other);
-      lo = std::min(lo, b);
-      hi = std::max(hi, b);
-      result = std::string(nccl::algorithm_name(other.algorithm())) + "/" + nccl::protocol_name(other.protocol()) + " " + format_fixed(b, 1) +
-               " GB/s";
+      const double t = seconds_under(other, a.params);
+      fact->relative_time.emplace_back(a.other.substr(0, a.other.find(" (")), t / assumed_s);
+      result = std::string(nccl::algorithm_name(other.algorithm())) + "/" + nccl::protocol_name(other.protocol()) + " " +
+               format_fixed(busbw(t), 1) + " GB/s";
     }
-    facts += (facts.empty() ? "" : ", ") + a.fact + " " + a.value.substr(0, a.value.find(" (")) + " (" + a.other + ": " + result + ")";
+    said += (said.empty() ? "" : ", ") + a.fact + " " + a.value.substr(0, a.value.find(" (")) + " (" + a.other + ": " + result + ")";
   }
-  return "open facts: " + facts + "; busbw " + format_fixed(lo, 1) + "-" + format_fixed(hi, 1) + " GB/s over them, " +
-         format_fixed(as_assumed, 1) + " as assumed (NCCL's plan, closed form)";
+  // The model's own error, as its held-out figures have it.
+  const bool large = ctx.bytes() >= 1024.0 * 1024;
+  const double e = plan.hosts.size() > 1 ? (large ? kClusterErrorLarge : kClusterErrorSmall) : (large ? kModelErrorLarge : kModelErrorSmall);
+  s.open_facts.push_back(OpenFact{"the model's own error", "none",
+                                  {{"measured slower by the held-out 90th percentile", 1 + e},
+                                   {"measured faster by the held-out 90th percentile", 1 - e}}});
+  // A fact whose values all give the assumed time changes nothing here: said, but no range.
+  std::erase_if(s.open_facts, [](const OpenFact& f) {
+    return std::all_of(f.relative_time.begin(), f.relative_time.end(), [](const auto& v) { return std::abs(v.second - 1) < 0.005; });
+  });
+  if (said.empty()) return;
+  ResultRecord probe;
+  probe.bytes = ctx.bytes();
+  probe.time_per_sync_s = assumed_s;
+  probe.busbw_factor = factor;
+  probe.open_facts = s.open_facts;
+  const auto range = probe.busbw_range_GBps();
+  s.notes.push_back("open facts: " + said + "; busbw " + format_fixed(range->first, 1) + "-" + format_fixed(range->second, 1) +
+                    " GB/s over them, " + format_fixed(busbw(assumed_s), 1) + " as assumed (NCCL's plan, closed form)");
 }
 
 std::string collective_phase(const StrategyContext& ctx) {
@@ -253,16 +314,17 @@ Strategy definition() {
       ParamSpec{"protocol", "auto", "LL, LL128 or Simple (NCCL_PROTO); auto: the fastest by NCCL's cost model, LL128 only on "
                                     "rings that are NVLink end to end",
                 word_domain({"LL", "LL128", "Simple"}, true)},
-      ParamSpec{"channels", "auto", "rings run at once; auto: one per NVLink between neighbours (one on PCIe), doubled "
-                                    "as NCCL does",
+      ParamSpec{"channels", "auto", "rings run at once (NCCL_MIN_CTAS = NCCL_MAX_CTAS); auto: what NCCL's search finds, "
+                                    "doubled as NCCL does",
                 integer_domain(1, 64, 0, true)},
       ParamSpec{"p2p_level", "auto",
-                "NCCL_P2P_LEVEL: the farthest path class (PIX, PXB, PHB, NODE, SYS) P2P is used over; auto: SYS, or "
-                "PXB when cpu=intel|arm",
+                "NCCL_P2P_LEVEL: the farthest path class (PIX, PXB, PHB, NODE, SYS) P2P is used over; auto: NCCL's "
+                "default: since 2.23 PXB, or SYS between the two GPUs of an AMD host; before 2.23 SYS, or PXB with Intel "
+                "and ARM CPUs (the driver must allow peer access too)",
                 word_domain({"NVL", "PIX", "PXB", "PHB", "NODE", "SYS"}, true)},
-      ParamSpec{"min_ctas", "auto", "NCCL_MIN_CTAS: at least this many channels (across hosts and on NVSwitch hosts)",
+      ParamSpec{"min_ctas", "auto", "NCCL_MIN_CTAS: at least this many channels",
                 integer_domain(1, 64, 0, true)},
-      ParamSpec{"max_ctas", "auto", "NCCL_MAX_CTAS: at most this many channels (across hosts and on NVSwitch hosts)",
+      ParamSpec{"max_ctas", "auto", "NCCL_MAX_CTAS: at most this many channels",
                 integer_domain(1, 64, 0, true)},
       ParamSpec{"gdr_level", "auto",
                 "NCCL_NET_GDR_LEVEL: the farthest path class between a GPU and a NIC that GPUDirect RDMA is used over "
@@ -278,8 +340,13 @@ Strategy definition() {
                 "weighs CollnetChain, CollnetDirect and NVLS across hosts; needs NICs whose network reduces (the NICs' "
                 "fact; where not stated, assumed since asked for)",
                 word_domain({"on", "off"}, false)},
-      ParamSpec{"cpu", "auto", "the host's CPU (NCCL stops P2P at PXB on Intel and ARM); auto: not known",
+      ParamSpec{"cpu", "auto", "the host's CPU (NCCL's default P2P level and latencies depend on it); auto: the "
+                               "topology's, else not known",
                 word_domain({"amd", "intel", "arm"}, true)},
+      ParamSpec{"nccl_version", "auto",
+                "the NCCL release (major.minor) whose rules differ where NCCL changed them (the default P2P level in 2.23); "
+                "auto: a log's, else 2.30",
+                word_domain(nccl_versions(), true)},
       ParamSpec{"pcie", "auto", "the GPUs' PCIe generation (x16) for SHM; auto: measured host copies, else the GPU model",
                 word_domain({"gen3", "gen4", "gen5", "gen6"}, true)},
       ParamSpec{"gpus_per_thread", "1", "GPUs one host thread launches kernels for (nccl-tests -g N: N)",
@@ -289,13 +356,15 @@ Strategy definition() {
       ParamSpec{"ll_channel_GBps", "2.8", "LL's payload rate per channel over PCIe (fitted once across the published "
                                           "machines)",
                 rate_domain(false)},
+      ParamSpec{"p2p_channel_GBps", "11.5", "what one channel's threads copy over PCIe at most, GB/s (Simple; fitted once "
+                                            "across the published machines)",
+                rate_domain(false)},
       ParamSpec{"launch_us", "3", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
       ParamSpec{"net_channel_share", "0.39",
                 "share of its NIC's line rate one channel's connection between hosts carries at most (fitted once across "
                 "the published multi-node runs)",
                 real_domain(0, 1, false, true)},
-      ring_order_param(false),
   };
   for (ParamSpec& p : s.params) {
     if (p.name == "algorithm" || p.name == "protocol" || p.name == "channels") {
@@ -357,25 +426,19 @@ Strategy definition() {
                      {{"collective=broadcast"}}, {{"collective=reduce", "protocol=LL"}}, {{"collective=alltoall"}}};
   s.busbw_factor = collective_busbw_factor;
   s.closed_form = [](const StrategyContext& ctx) {
-    if (use_planner(ctx)) {
-      const nccl::Plan planned = planner_plan(ctx);
-      resolve_planned(ctx, planned);
-      return formulas::Breakdown{{{collective_phase(ctx), nccl::planned_seconds(ctx, planned, launch_seconds(ctx))}}};
-    }
-    return formulas::Breakdown{{{collective_phase(ctx), per_hop_seconds(ctx)}}};
+    const nccl::Plan planned = planner_plan(ctx);
+    resolve_planned(ctx, planned);
+    return formulas::Breakdown{{{collective_phase(ctx), nccl::planned_seconds(ctx, planned, launch_seconds(ctx))}}};
   };
   s.build = [](const StrategyContext& ctx) {
-    if (use_planner(ctx)) {
-      const nccl::Plan planned = planner_plan(ctx);
-      resolve_planned(ctx, planned);
-      std::vector<std::future<nccl::Plan>> facts;
-      if (ctx.explain) facts = plan_open_facts(ctx, planned);
-      Schedule s = nccl::planned_schedule(ctx, planned, launch_seconds(ctx));
-      for (std::string& line : nccl::describe_plan(ctx, planned)) s.notes.push_back(std::move(line));
-      if (std::string said = open_facts(ctx, planned, facts); !said.empty()) s.notes.push_back(std::move(said));
-      return s;
-    }
-    return per_hop_schedule(ctx);
+    const nccl::Plan planned = planner_plan(ctx);
+    resolve_planned(ctx, planned);
+    std::vector<std::future<nccl::Plan>> facts;
+    if (ctx.explain) facts = plan_open_facts(ctx, planned);
+    Schedule s = nccl::planned_schedule(ctx, planned, launch_seconds(ctx));
+    for (std::string& line : nccl::describe_plan(ctx, planned)) s.notes.push_back(std::move(line));
+    if (ctx.explain) open_facts(ctx, planned, facts, s);
+    return s;
   };
   return s;
 }

@@ -10,7 +10,9 @@
 
 #include "models/strategies/nccl/system.h"
 #include "models/topology/hardware.h"
+#include "models/topology/matrix_inference.h"
 #include "models/topology/topology.h"
+#include "models/support/error.h"
 
 namespace gradsync::models::nccl {
 
@@ -170,6 +172,60 @@ std::vector<std::string> collnet_algorithms(const Topology& t, const std::vector
 
 namespace {
 
+// NCCL sees a host as sysfs shows it (what nvidia-smi topo -m prints), with its own nominal
+// rates, not as measured rates explain it: where a topology was inferred from measurements that
+// came with topo -m classes, NCCL's view is the topology those classes give at NCCL's rates (the
+// one topo -m alone imports to), whose GPUs have the same ids. Kept for the last few topologies.
+std::shared_ptr<const Topology> classes_view(const Topology& t) {
+  const auto& m = t.measured();
+  if (!m || !m->topo_classes || m->nominal) return nullptr;
+  static std::mutex mutex;
+  static std::deque<std::pair<std::string, std::shared_ptr<const Topology>>> kept;
+  std::ostringstream key;
+  key << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [k, view] : kept) {
+      if (k == key.str()) return view;
+    }
+  }
+  MatrixForm form;
+  form.name = m->name;
+  form.description = m->description;
+  form.source = m->source;
+  form.gpus = m->gpus;
+  form.topo_classes = m->topo_classes;
+  form.p2p_supported = m->p2p_supported;
+  const hardware::GpuModel* model = hardware::gpu_model_of(m->description);
+  std::string cpu;
+  for (const Node& n : t.nodes()) {
+    if (cpu.empty() && !n.facts.cpu_vendor.empty()) cpu = n.facts.cpu_vendor;
+  }
+  NominalRates rates;
+  rates.pcie_Bps = hardware::pcie_GBps(model ? model->pcie_gen : 4, model ? model->lanes : 16) * 1e9;
+  rates.inter_socket_Bps = hardware::inter_socket_GBps(cpu) * 1e9;
+  rates.nvlink_Bps_per_link = hardware::nvlink_GBps_per_link(model ? model->compute_capability : 80) * 1e9;
+  rates.basis = "NCCL's view of the topo -m classes";
+  const std::size_t n = form.size();
+  form.bandwidth_Bps = PairMatrix(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) form.bandwidth_Bps.at(i, j) = nominal_pair_Bps(rates, (*form.topo_classes)[i][j]);
+    }
+  }
+  form.nominal = rates;
+  std::shared_ptr<const Topology> view;
+  try {
+    view = std::make_shared<const Topology>(infer_topology(form).topology);
+  } catch (const InputError&) {
+    return nullptr;  // classes that build no topology: NCCL's view stays the measured one
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  kept.emplace_back(key.str(), view);
+  if (kept.size() > 8) kept.pop_front();
+  return view;
+}
+
 // Everything of the plan but the size's choice: the searches, the communicator, the costs.
 Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const PlanOptions& o) {
   Plan plan;
@@ -192,6 +248,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     if ((n.kind == NodeKind::cpu_socket || n.kind == NodeKind::root_complex) && !n.facts.cpu_vendor.empty()) cpu_stated = true;
   }
 
+  const std::shared_ptr<const Topology> view = classes_view(t);
   SystemOptions so;
   so.cpu_vendor = o.cpu_vendor;
   so.gdr_level = o.gdr_level;
@@ -211,22 +268,54 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   bool nvswitch_everywhere = true;
   int cc_min = 0, cc_max = 0;
   std::string vendor;
+  bool version_matters = false, peer_matters = false;
   for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
     std::vector<std::size_t> host_gpus;
     for (int r : plan.hosts[h]) host_gpus.push_back(gpus[static_cast<std::size_t>(r)]);
-    SystemOptions options = so;
-    // NCCL_P2P_LEVEL, else PXB, or SYS between two GPUs on an AMD host (paths.cc ncclTopoCheckP2p).
-    options.p2p_level = o.p2p_level;
-    System system(t, host_gpus, options, false);
-    if (o.p2p_level < 0 && system.cpu_vendor() == "amd" && system.gpu_count() <= 2) {
-      options.p2p_level = kPathSys;
-      system = System(t, host_gpus, options, false);
+    const Topology* seen = &t;
+    if (view) {
+      std::vector<std::size_t> mapped;
+      for (std::size_t g : host_gpus) {
+        if (const auto found = view->find(t.node(g).id)) mapped.push_back(*found);
+      }
+      if (mapped.size() == host_gpus.size()) {
+        seen = view.get();
+        host_gpus = std::move(mapped);
+      }
     }
-    const std::string key = signature(system) + ':' + std::to_string(system.p2p_level()) + ':' + std::to_string(system.gdr_level()) +
+    SystemOptions options = so;
+    // NCCL_P2P_LEVEL, else NCCL's default for the CPU, the GPU count and the version (System).
+    options.p2p_level = o.p2p_level;
+    options.nccl_version = o.nccl_version;
+    options.peer_access = o.peer_access;
+    System system(*seen, host_gpus, options, false);
+    const std::string key = signature(system) + ':' + system.pair_facts() + ':' + std::to_string(system.p2p_level()) + ':' + std::to_string(system.gdr_level()) +
                             ':' + std::to_string(system.pxn());
     auto [it, added] = shape_of.emplace(key, static_cast<int>(systems.size()));
     if (added) {
       system.complete();
+      // Facts of the host NCCL would decide otherwise under another value: NCCL's version (its
+      // default P2P level changed in 2.23), the driver's peer access where no matrix says.
+      const int g = system.gpu_count();
+      auto p2p_differs = [&](const SystemOptions& other) {
+        System alt(*seen, host_gpus, other, true);
+        for (int a = 0; a < g; ++a) {
+          for (int b = 0; b < g; ++b) {
+            if (a != b && alt.p2p(a, b) != system.p2p(a, b)) return true;
+          }
+        }
+        return false;
+      };
+      if (!o.nccl_version_stated && o.p2p_level < 0 && !version_matters) {
+        SystemOptions other = options;
+        other.nccl_version = o.nccl_version >= 22300 ? 22200 : kNcclVersion;
+        version_matters = p2p_differs(other);
+      }
+      if (!system.peer_access_stated() && o.peer_access < 0 && !peer_matters) {
+        SystemOptions other = options;
+        other.peer_access = 0;
+        peer_matters = p2p_differs(other);
+      }
       systems.push_back(std::move(system));
       shapes.push_back(key);
     }
@@ -300,14 +389,44 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     off.gpudirect = false;
     plan.assumed.push_back({"GPUDirect RDMA", "on (nvidia-peermem loaded: NCCL's default where GPU and NIC are close)", "off", off});
   }
+  if (version_matters) {
+    PlanOptions other = o;
+    other.nccl_version_stated = true;
+    const bool newer = o.nccl_version >= 22300;
+    other.nccl_version = newer ? 22200 : kNcclVersion;
+    const std::string since = "P2P up to PXB, or SYS between the two GPUs of an AMD host";
+    const std::string before = "P2P up to SYS, PXB with Intel or ARM CPUs";
+    plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
+                                                " (" + (newer ? since : before) + ")",
+                            newer ? "2.22 (" + before + ")" : "2.30 (" + since + ")", other});
+  }
+  if (peer_matters) {
+    PlanOptions other = o;
+    other.peer_access = 0;
+    plan.assumed.push_back({"peer access off NVLink", "allowed (no P2P connectivity matrix says otherwise)",
+                            "refused by the driver (SHM through host memory)", other});
+  }
   if (!cpu_stated) {
     PlanOptions amd = o;
     amd.cpu_vendor = "amd";
     plan.assumed.push_back({"CPU vendor", "not AMD (NCCL's x86 default latencies)", "AMD", amd});
   }
 
-  // The searches, one per host shape.
-  for (std::size_t k = 0; k < systems.size(); ++k) plan.shapes.push_back(search_host(systems[k], shapes[k], inter, nvls, collnet));
+  // The searches, one per host shape; and how its ranks reach each other.
+  for (std::size_t k = 0; k < systems.size(); ++k) {
+    plan.shapes.push_back(search_host(systems[k], shapes[k], inter, nvls, collnet));
+    const System& s = systems[k];
+    HostLinks l;
+    l.ranks = s.gpu_count();
+    for (int a = 0; a < l.ranks; ++a) {
+      for (int b = 0; b < l.ranks; ++b) {
+        l.p2p.push_back(a == b || s.p2p(a, b) ? 1 : 0);
+        l.path.push_back(s.gpu_path_type(a, b));
+      }
+    }
+    plan.links.push_back(std::move(l));
+  }
+  plan.nccl_version = o.nccl_version;
 
   Comm& comm = plan.comm;
   comm.ranks = static_cast<int>(gpus.size());
@@ -357,7 +476,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
 std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, const PlanOptions& o) {
   std::ostringstream k;
   k << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size() << '|' << o.forced_algorithm << ','
-    << o.forced_protocol << ',' << o.p2p_level << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
+    << o.forced_protocol << ',' << o.p2p_level << ',' << o.nccl_version << ',' << o.nccl_version_stated << ',' << o.peer_access << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
     << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
     << o.max_ctas << ',' << static_cast<int>(o.collective) << '|';
   for (std::size_t g : gpus) k << g << ',';
@@ -398,6 +517,16 @@ Plan make_plan(const Topology& t, const std::vector<std::size_t>& gpus, double b
   }
   Plan plan = *searched;
   plan.bytes = bytes;
+  if (point_to_point(plan.collective)) {
+    // enqueue.cc: a message of at most NCCL_P2P_LL_THRESHOLD (16 KiB) goes with LL, a larger one
+    // with Simple (or as NCCL_PROTO says: LL or Simple); NCCL prices no point-to-point work, so the
+    // time is the launch's base latency (planned.h adds the hops and the bytes).
+    const double ranks = std::max<double>(1, static_cast<double>(gpus.size()));
+    const double message = plan.collective == Collective::alltoall ? bytes / ranks : bytes;
+    const int p = o.forced_protocol == kLL || o.forced_protocol == kSimple ? o.forced_protocol : message <= 16384 ? kLL : kSimple;
+    plan.choice = Choice{kRing, p, o.forced_protocol == kLL128 ? -1.0 : base_latency_us(kRing, p)};
+    return plan;
+  }
   plan.choice = choose(plan.comm, plan.costs, plan.collective, bytes);
   return plan;
 }

@@ -11,10 +11,12 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "models/strategies/nccl/system.h"
 #include "models/strategies/nccl/tuning.h"
 
 namespace gradsync::models {
@@ -28,6 +30,9 @@ struct PlanOptions {
   int forced_algorithm = -1;  // NCCL_ALGO
   int forced_protocol = -1;   // NCCL_PROTO
   int p2p_level = -1;         // NCCL_P2P_LEVEL as a path type; -1: NCCL's default
+  int nccl_version = kNcclVersion;  // the release whose rules differ where NCCL changed them (system.h)
+  bool nccl_version_stated = false;  // a log or the user said it (else it is an open fact where it matters)
+  int peer_access = -1;       // SystemOptions::peer_access: the driver's, off NVLink, where no matrix says
   int gdr_level = -1;         // NCCL_NET_GDR_LEVEL; -1: NCCL's default
   std::string cpu_vendor;     // where the topology does not say ("": not known)
   std::optional<bool> nvls;       // NVLink SHARP usable (NCCL_NVLS_ENABLE); unset: the topology's fact, else assumed
@@ -44,6 +49,8 @@ struct Assumption {
   std::string value;  // "on (H100 on an NVSwitch: NCCL enables NVLS where the switch offers it)"
   std::string other;  // "off"
   PlanOptions with_other;
+  // Parameters of the strategy the other value sets too (a constant's spread over machines).
+  std::map<std::string, std::string> params{};
 };
 
 // The first host as NCCL's view of it holds it, for saying what a prediction rests on.
@@ -56,6 +63,15 @@ struct HostFacts {
   int p2p_level = -1, gdr_level = -1;  // path types
 };
 
+// How the ranks of a host reach each other as NCCL connects them (positions on the host).
+struct HostLinks {
+  int ranks = 0;
+  std::vector<char> p2p;   // [a * ranks + b]: P2P, else SHM through host memory
+  std::vector<int> path;   // [a * ranks + b]: the path's type over the links (before SHM's detour)
+  bool p2p_between(int a, int b) const { return p2p[static_cast<std::size_t>(a * ranks + b)] != 0; }
+  int path_between(int a, int b) const { return path[static_cast<std::size_t>(a * ranks + b)]; }
+};
+
 struct Plan {
   // The ranks (positions in the placement) on each host, in rank order; hosts in the order of
   // their first rank (NCCL's node index).
@@ -63,6 +79,7 @@ struct Plan {
   // Per host: its graphs (Comm::graph order by algorithm), the search's result for that host.
   std::vector<int> host_shape;         // host -> index into shapes
   std::vector<Comm> shapes;            // one per distinct host: its own graphs (intra orders)
+  std::vector<HostLinks> links;        // per shape: P2P or SHM between its ranks
   Comm comm;                           // what the communicator agreed on (minima over the hosts)
   Costs costs;
   Choice choice;
@@ -74,6 +91,7 @@ struct Plan {
   Collective collective = Collective::all_reduce;
   // All-gather, reduce-scatter: NCCL's cost model's own pick where gradsync runs its ring instead (-1: none).
   int picked_instead = -1;
+  int nccl_version = kNcclVersion;     // the release planned for (a log's, or 2.30.7)
 
   int algorithm() const { return choice.algorithm; }
   int protocol() const { return choice.protocol; }
@@ -84,6 +102,7 @@ struct Plan {
   double algorithm_GBps() const;
   // The graph of host h for the chosen algorithm.
   const Graph& host_graph(std::size_t host, int algorithm) const { return shapes[static_cast<std::size_t>(host_shape[host])].graph(algorithm); }
+  const HostLinks& host_links(std::size_t host) const { return links[static_cast<std::size_t>(host_shape[host])]; }
 };
 
 // The hosts of the ranks placed on `gpus` (topology nodes, in rank order).

@@ -4,11 +4,13 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
 #include "models/strategies/common.h"
 #include "models/strategies/nccl/pipeline.h"
+#include "models/strategies/nccl/transports.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/topology/importers/nccl_tests.h"
@@ -155,6 +157,7 @@ struct Layout {
   double local_speedup = 1;  // how much faster a tree's edges within a host move
   double chunk_times = 1;    // the trees' rounds in full-chunk times (the pipeline's fill included)
   double bw_GBps = 0;        // the algorithm bandwidth the schedule runs at: NCCL's, at most what its channels carry between hosts
+  std::string capped_by;     // what holds bw_GBps below NCCL's model, in words ("" where nothing does)
 };
 
 std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const std::vector<int>& servers, std::uint64_t elements,
@@ -189,12 +192,67 @@ double hop_load(const Plan& plan, double n) { return chained(plan) ? 1.0 : ring_
 // One channel's connection between two hosts carries at most `net_channel_share` of its NIC's
 // line rate, which bounds the algorithm bandwidth: a ring channel moves 2(N-1)/N of its part
 // through each of its hops (hop_load), a tree's part crosses each edge between hosts once each way.
-double capped_GBps(const StrategyContext& ctx, const Plan& plan, const Layout& lay) {
-  const double cap = ctx.params.number("net_channel_share") * plan.nic_GBps;
-  if (plan.hosts.size() < 2 || !(cap > 0) || lay.time.bw_GBps <= 0) return lay.time.bw_GBps;
+// Within a host, what its transports move (transports.h) bounds it likewise: a GPU's SHM sends
+// share its PCIe link, and LL moves a channel's part at LL's rate over PCIe.
+double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
+  double bw = lay.time.bw_GBps;
+  if (bw <= 0) return bw;
   const double n = ctx.N();
-  const double limit = lay.algorithm == kRing ? cap * lay.parts / hop_load(plan, n) : cap * lay.parts;
-  return std::min(lay.time.bw_GBps, limit);
+  const double cap = ctx.params.number("net_channel_share") * plan.nic_GBps;
+  if (plan.hosts.size() > 1 && cap > 0) {
+    const double limit = lay.algorithm == kRing ? cap * lay.parts / hop_load(plan, n) : cap * lay.parts;
+    if (limit < bw) {
+      bw = limit;
+      lay.capped_by = "each of " + std::to_string(lay.parts) + " channels carries " + format_fixed(ctx.params.number("net_channel_share"), 2) +
+                      " of its NIC's " + format_fixed(plan.nic_GBps, 1) + " GB/s between hosts (net_channel_share)";
+    }
+  }
+  if (lay.algorithm != kRing && lay.algorithm != kTree) return bw;
+  const double load = lay.algorithm == kTree ? 2.0 : hop_load(plan, n);
+  // On one host of PCIe, NCCL's model prices its nominal PCIe rates (and 16 GB/s between AMD
+  // sockets, 10 between Intel's), which decide its choices, not how fast its kernels copy: a
+  // channel's threads move `p2p_channel_GBps` over PCIe at most (LL: `ll_channel_GBps`), and the
+  // links decide the rest.
+  if (plan.hosts.size() == 1 && plan.comm.graph(lay.algorithm).type_intra > kPathNvb) {
+    const bool ll = lay.protocol == kLL;
+    const double channel = ctx.params.number(ll ? "ll_channel_GBps" : "p2p_channel_GBps") * (lay.protocol == kLL128 ? 0.92 : 1.0);
+    bw = channel * lay.parts / load;
+    lay.capped_by = std::string(ll ? "LL" : protocol_name(lay.protocol)) + " moves " + format_fixed(channel, 1) + " GB/s a channel over PCIe (" +
+                    (ll ? "ll_channel_GBps" : "p2p_channel_GBps") + "), NCCL's model aside";
+  }
+  // The hops of the first channel's ring (or chain) within each host; on a chain the first rank
+  // only sends and the last only receives.
+  HostTransports transports(ctx, plan);
+  if (chained(plan)) {
+    std::vector<int> sends(pos(ctx.N()), 1), receives(pos(ctx.N()), 1);
+    const std::vector<int> chain = chains_of(plan, 1).front();
+    sends[pos(chain.back())] = 0;
+    receives[pos(chain.front())] = 0;
+    transports.set_shm_traffic(sends, receives);
+  }
+  const double share = kPayloadShare[pos(lay.protocol)];
+  const bool closed = lay.algorithm == kRing && !chained(plan) && plan.hosts.size() == 1;  // one host's ring closes on itself
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    const std::vector<int> order = chained(plan) && plan.hosts.size() == 1 ? chains_of(plan, 1).front() : host_order(plan, h, lay.algorithm, 0);
+    const std::size_t hops = closed ? order.size() : order.size() - 1;
+    for (std::size_t i = 0; i < hops; ++i) {
+      const int from = order[i], to = order[(i + 1) % order.size()];
+      if (from == to) continue;
+      // SHM's limit is the pair's over all its channels (the GPUs' sides, one transfer each way
+      // per channel); LL's a channel's.
+      const HostTransports::Limit limit = transports.limit(from, to, lay.protocol, share);
+      if (limit.shm_Bps > 0 && limit.shm_Bps * share / load / 1e9 < bw) {
+        bw = limit.shm_Bps * share / load / 1e9;
+        lay.capped_by = "SHM moves " + format_fixed(limit.shm_Bps * share / 1e9, 1) + " GB/s of payload from " +
+                        ctx.topology.node(ctx.placement.ranks[pos(from)]).id + " to " + ctx.topology.node(ctx.placement.ranks[pos(to)]).id;
+      }
+      if (limit.channel_Bps > 0 && limit.channel_Bps * share * lay.parts / load / 1e9 < bw) {
+        bw = limit.channel_Bps * share * lay.parts / load / 1e9;
+        lay.capped_by = "LL moves " + format_fixed(ctx.params.number("ll_channel_GBps"), 1) + " GB/s a channel over PCIe (ll_channel_GBps)";
+      }
+    }
+  }
+  return bw;
 }
 
 Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
@@ -420,16 +478,205 @@ double fill_of(const Layout& lay) {
   return is_tree(lay.algorithm) || lay.span > 0 ? lay.chunk_times / lay.chunks : 1.0;
 }
 
+// The transfers of rounds [first, end) between two ranks of one host, each at most what its
+// transport moves (transports.h): SHM's share of the PCIe links, LL's rate per channel over PCIe.
+// Each rank's SHM transfers at once are counted in the busiest of those rounds.
+void limit_by_transports(Schedule& s, std::size_t first, HostTransports& transports, const Plan& plan, int protocol, int workers) {
+  if (first >= s.rounds.size()) return;
+  const double share = kPayloadShare[pos(protocol)];
+  if (transports.any_shm()) {
+    // Each rank's SHM transfers at once, in the first round and a middle one (a pipeline's
+    // steady state).
+    std::vector<int> sends(pos(workers), 0), receives(pos(workers), 0);
+    std::vector<Op> ops;
+    for (const std::size_t r : {first, first + (s.rounds.size() - first) / 2}) {
+      for (int p = 0; p < workers; ++p) {
+        ops.clear();
+        s.rounds[r].ops(p, ops);
+        int out = 0, in = 0;
+        for (const Op& op : ops) {
+          if (op.kind == OpKind::send && transports.shm(p, op.peer)) ++out;
+          if ((op.kind == OpKind::recv || op.kind == OpKind::recv_reduce) && transports.shm(op.peer, p)) ++in;
+        }
+        sends[pos(p)] = std::max(sends[pos(p)], out);
+        receives[pos(p)] = std::max(receives[pos(p)], in);
+      }
+    }
+    transports.set_shm_traffic(sends, receives);
+  }
+  // limits[sender]: (receiver on its host, link bytes per second at most).
+  auto limits = std::make_shared<std::vector<std::vector<std::pair<int, double>>>>(pos(workers));
+  bool any = false;
+  for (const std::vector<int>& host : plan.hosts) {
+    for (int a : host) {
+      for (int b : host) {
+        const double limit = a == b ? 0.0 : transports.limit_Bps(a, b, protocol, share);
+        if (limit > 0) {
+          (*limits)[pos(a)].emplace_back(b, limit);
+          any = true;
+        }
+      }
+    }
+  }
+  if (!any) return;
+  for (std::size_t r = first; r < s.rounds.size(); ++r) {
+    Round& round = s.rounds[r];
+    round.ops = [inner = std::move(round.ops), limits, workers](int q, std::vector<Op>& out) {
+      const std::size_t start = out.size();
+      inner(q, out);
+      for (std::size_t i = start; i < out.size(); ++i) {
+        Op& op = out[i];
+        if (!op.is_transfer()) continue;
+        const int sender = op.kind == OpKind::send ? q : op.peer;
+        const int receiver = op.kind == OpKind::send ? op.peer : q;
+        if (sender < 0 || sender >= workers) continue;
+        for (const auto& [to, limit] : (*limits)[pos(sender)]) {
+          if (to == receiver) op.max_Bps = op.max_Bps > 0 ? std::min(op.max_Bps, limit) : limit;
+        }
+      }
+    };
+  }
+}
+
+// The hardware kind of the path between two ranks, for NCCL's per-hop latency: NVLink, PCIe or
+// the network.
+int hop_hw(const Plan& plan, const std::vector<std::size_t>& host_of, const std::vector<int>& local_of, int a, int b) {
+  if (host_of[pos(a)] != host_of[pos(b)]) return kNetHw;
+  return plan.host_links(host_of[pos(a)]).path_between(local_of[pos(a)], local_of[pos(b)]) <= kPathNvb ? kNvlinkHw : kPciHw;
+}
+
+// Point-to-point work as nccl-tests runs it (alltoall_perf, sendrecv_perf): in one group, each
+// rank's messages to every other rank (alltoall: S/N each) or S to the next rank (sendrecv),
+// all at once, each over its pair's transport. NCCL has no cost model for it: the launch, the
+// protocol's base latency and one step over the slowest kind of path.
+struct PointToPoint {
+  std::vector<std::pair<int, int>> pairs;  // (from, to)
+  double latency_s = 0;
+  double share = 1;
+  double message_bytes = 0;
+};
+
+PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan) {
+  PointToPoint p;
+  const int n = ctx.N();
+  std::vector<std::size_t> host_of(pos(n), 0);
+  std::vector<int> local_of(pos(n), 0);
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    for (std::size_t k = 0; k < plan.hosts[h].size(); ++k) {
+      host_of[pos(plan.hosts[h][k])] = h;
+      local_of[pos(plan.hosts[h][k])] = static_cast<int>(k);
+    }
+  }
+  if (plan.collective == Collective::alltoall) {
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) {
+        if (a != b) p.pairs.emplace_back(a, b);
+      }
+    }
+  } else {
+    for (int a = 0; a < n && n > 1; ++a) p.pairs.emplace_back(a, (a + 1) % n);
+  }
+  double hop_us = 0;
+  for (const auto& [a, b] : p.pairs) hop_us = std::max(hop_us, hop_latency_us(hop_hw(plan, host_of, local_of, a, b), kRing, plan.protocol()));
+  p.latency_s = (base_latency_us(kRing, plan.protocol()) + hop_us) * 1e-6;
+  p.share = kPayloadShare[pos(plan.protocol())];
+  p.message_bytes = p2p_message_bytes(plan, ctx.bytes(), n);
+  return p;
+}
+
+// The closed form: the latency, then every message at once, each at its pair's rate (the
+// transport's limit, or its share of the route's bottleneck, which a GPU's N - 1 alltoall
+// messages share).
+double point_to_point_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s) {
+  const PointToPoint p = point_to_point_of(ctx, plan);
+  if (p.pairs.empty()) return 0.0;
+  HostTransports transports(ctx, plan);
+  const int n = ctx.N();
+  const int messages = plan.collective == Collective::alltoall ? n - 1 : 1;
+  transports.set_shm_traffic(std::vector<int>(pos(n), messages), std::vector<int>(pos(n), messages));
+  double slowest = std::numeric_limits<double>::infinity();
+  for (const auto& [a, b] : p.pairs) {
+    const double links = ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(a)], ctx.placement.ranks[pos(b)]) / messages;
+    const double limit = transports.limit_Bps(a, b, plan.protocol(), p.share);
+    slowest = std::min(slowest, p.share * (limit > 0 ? std::min(limit, links) : links));
+  }
+  return launch_s + p.latency_s + (std::isfinite(slowest) && slowest > 0 ? p.message_bytes / slowest : 0.0);
+}
+
+// The schedule: each rank sends its block q to rank q (alltoall) or its buffer to the next rank
+// (sendrecv), and receives into the receive buffer (scratch, after the gradient), then takes the
+// receive buffer as its result (nccl-tests' out-of-place runs); an alltoall's sizes that are not
+// a whole number of blocks leave the rest as it was.
+Schedule point_to_point_schedule(const StrategyContext& ctx, const Plan& plan, double launch_s) {
+  Schedule s = start_schedule("nccl", ctx);
+  for (Participant& part : s.participants) part.costs = LocalCosts{};
+  s.latency_in_ops = true;
+  const PointToPoint p = point_to_point_of(ctx, plan);
+  const int n = ctx.N();
+  const bool alltoall = plan.collective == Collective::alltoall;
+  const auto eb = static_cast<std::uint64_t>(ctx.element_bytes);
+  const std::uint64_t per = alltoall && n > 0 ? ctx.elements / static_cast<std::uint64_t>(n) : ctx.elements;
+  const std::uint64_t block = per * eb;
+  const std::uint64_t whole = alltoall ? per * static_cast<std::uint64_t>(n) * eb : block;
+  const std::uint64_t received = ctx.elements * eb;  // the receive buffer: scratch, after the gradient
+  s.scratch_bytes = whole;
+  if (n > 1) add_compute(s, all_workers(s), launch_s + p.latency_s, "launch + latency");
+  const std::size_t first = s.rounds.size();
+  if (whole > 0 && n > 1) {
+    const double share = p.share;
+    const std::string phase = alltoall ? "alltoall" : "sendrecv";
+    s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
+                               if (q >= n) return;
+                               auto engined = [share](Op op) {
+                                 op.payload_share = share;
+                                 return op;
+                               };
+                               if (!alltoall) {
+                                 out.push_back(engined(Op::send((q + 1) % n, Slice{0, block})));
+                                 out.push_back(engined(Op::recv((q + n - 1) % n, Slice{received, block})));
+                                 return;
+                               }
+                               for (int k = 0; k < n; ++k) {
+                                 const Slice mine{static_cast<std::uint64_t>(k) * block, block};
+                                 const Slice theirs{received + static_cast<std::uint64_t>(k) * block, block};
+                                 if (k == q) {
+                                   out.push_back(Op::copy(mine, theirs));
+                                   continue;
+                                 }
+                                 out.push_back(engined(Op::send(k, mine)));
+                                 out.push_back(engined(Op::recv(k, theirs)));
+                               }
+                             }});
+    s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
+                               if (q < n) out.push_back(Op::copy(Slice{received, whole}, Slice{0, whole}));
+                             }});
+    if (alltoall) {
+      ExpectedRegion e{Slice{0, whole}, false, false, {}};
+      e.transposed_blocks = n;
+      s.expected.push_back(e);
+    } else {
+      for (int q = 0; q < n; ++q) s.expected.push_back(ExpectedRegion{Slice{0, whole}, false, false, {(q + n - 1) % n}, 1, false, {q}});
+    }
+  }
+  if (whole < ctx.elements * eb) s.expected.push_back(ExpectedRegion{Slice{whole, ctx.elements * eb - whole}, false, true, {}});
+  if (s.expected.empty()) s.expected.push_back(ExpectedRegion{Slice{0, 0}, false, true, {}});
+  HostTransports transports(ctx, plan);
+  limit_by_transports(s, first, transports, plan, plan.protocol(), n);
+  return s;
+}
+
 }  // namespace
 
 double planned_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s) {
   if (ctx.N() < 2) return 0.0;
+  if (point_to_point(plan.collective)) return point_to_point_seconds(ctx, plan, launch_s);
   const Layout lay = layout_of(ctx, plan);
   if (lay.bw_GBps <= 0) return launch_s + lay.time.latency_us * 1e-6;
   return launch_s + lay.time.latency_us * 1e-6 + ctx.bytes() / (lay.bw_GBps * 1e9) * fill_of(lay);
 }
 
 Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double launch_s) {
+  if (point_to_point(plan.collective)) return point_to_point_schedule(ctx, plan, launch_s);
   Schedule s = start_schedule("nccl", ctx);
   const int n = ctx.N();
   if (n < 2 || ctx.elements == 0) return s;
@@ -456,6 +703,7 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   s.latency_in_ops = true;
   const double base_us = base_latency_us(a, p);
   add_compute(s, all_workers(s), launch_s + base_us * 1e-6, "launch + base latency");
+  const std::size_t first_transfer = s.rounds.size();
   const double spread_s = std::max(0.0, lay.time.latency_us - base_us) * 1e-6;
   const double algbw_Bps = lay.bw_GBps * 1e9;
   const double share = kPayloadShare[pos(p)];
@@ -525,11 +773,46 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
     add_pipelined_trees(s, trees, lay.chunks, engine,
                         a == kTree ? "tree" : a == kNvls ? "nvls" : a == kNvlsTree ? "nvls tree" : a == kCollnetChain ? "collnet chain" : "collnet direct");
   }
+  HostTransports transports(ctx, plan);
+  limit_by_transports(s, first_transfer, transports, plan, p, n);
   return s;
+}
+
+// The first channel's hops within each host, with their transport and path type:
+// "gpu0->gpu1 P2P (PXB)".
+std::string transports_of(const StrategyContext& ctx, const Plan& plan, int algorithm) {
+  const HostTransports transports(ctx, plan);
+  std::string out;
+  const bool closed = (algorithm == kRing || point_to_point(plan.collective)) && plan.hosts.size() == 1;
+  for (std::size_t h = 0; h < plan.hosts.size() && h < 2; ++h) {
+    const std::vector<int> order = point_to_point(plan.collective) ? plan.hosts[h] : host_order(plan, h, algorithm, 0);
+    const HostLinks& l = plan.host_links(h);
+    const std::size_t hops = closed ? order.size() : order.size() - 1;
+    for (std::size_t i = 0; i < hops && order.size() > 1; ++i) {
+      const int a = order[i], b = order[(i + 1) % order.size()];
+      const auto local = [&](int r) { return static_cast<int>(std::find(plan.hosts[h].begin(), plan.hosts[h].end(), r) - plan.hosts[h].begin()); };
+      out += " " + ctx.topology.node(ctx.placement.ranks[pos(a)]).id + "->" + ctx.topology.node(ctx.placement.ranks[pos(b)]).id + " " +
+             (transports.shm(a, b) ? "SHM" : "P2P") + " (" + path_name(l.path_between(local(a), local(b))) + ")";
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& plan) {
   std::vector<std::string> out;
+  if (point_to_point(plan.collective)) {
+    const PointToPoint p = point_to_point_of(ctx, plan);
+    out.push_back(std::string("protocol ") + protocol_name(plan.protocol()) + ", " + collective_name(plan.collective) +
+                  (plan.collective == Collective::alltoall ? ": a message of S/N to every other rank at once"
+                                                           : ": S from every rank to the next at once") +
+                  " (ncclSend / ncclRecv in a group, NCCL's point-to-point work), copies only; latency " +
+                  format_fixed(p.latency_s * 1e6, 1) + " us");
+    const std::string hops = transports_of(ctx, plan, kRing);
+    if (!hops.empty()) out.push_back((plan.collective == Collective::alltoall ? "pairs (in rank order):" : "pairs:") + hops);
+    const HostTransports transports(ctx, plan);
+    if (transports.any_shm()) out.push_back(transports.note());
+    return out;
+  }
   const Layout lay = layout_of(ctx, plan);
   const int a = lay.algorithm;
   std::string line = std::string(algorithm_name(a)) + "/" + protocol_name(lay.protocol) + " by NCCL 2.30.7's planner";
@@ -567,15 +850,21 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   line += "; NCCL's model: " + format_fixed(lay.time.latency_us, 1) + " us + bytes at " + format_fixed(lay.time.bw_GBps, 1) +
           " GB/s (bus " + format_fixed(lay.time.bw_GBps * bus, 1) + " GB/s)";
   if (lay.bw_GBps < lay.time.bw_GBps) {
-    line += ", at most " + format_fixed(lay.bw_GBps, 1) + " GB/s (bus " + format_fixed(lay.bw_GBps * bus, 1) + " GB/s) where each of " +
-            std::to_string(lay.parts) + " channels carries " + format_fixed(ctx.params.number("net_channel_share"), 2) +
-            " of its NIC's " + format_fixed(plan.nic_GBps, 1) + " GB/s between hosts (net_channel_share)";
+    line += ", at most " + format_fixed(lay.bw_GBps, 1) + " GB/s (bus " + format_fixed(lay.bw_GBps * bus, 1) + " GB/s) where " + lay.capped_by;
+  } else if (lay.bw_GBps > lay.time.bw_GBps) {
+    line += ", run at " + format_fixed(lay.bw_GBps, 1) + " GB/s (bus " + format_fixed(lay.bw_GBps * bus, 1) + " GB/s) where " + lay.capped_by;
   }
   out.push_back(line);
   const Graph& g = plan.comm.graph(a);
   out.push_back("graph: " + std::to_string(g.n_channels) + " searched channels at " + format_fixed(g.bw_intra, 1) + " GB/s intra, " +
                 format_fixed(g.bw_inter, 1) + " GB/s inter per channel; paths " + path_name(g.type_intra) +
                 (plan.hosts.size() > 1 ? " within a host, " + path_name(g.type_inter) + " to the NICs" : std::string()));
+  if (a == kRing || a == kTree) {
+    const std::string hops = transports_of(ctx, plan, a);
+    if (!hops.empty()) out.push_back(std::string("hops (first channel") + (plan.hosts.size() > 1 ? ", first hosts" : "") + "):" + hops);
+    const HostTransports transports(ctx, plan);
+    if (transports.any_shm()) out.push_back(transports.note());
+  }
   // What the prediction rests on, as NCCL's view of the first host holds it.
   const HostFacts& f = plan.host;
   std::string facts = "facts: NCCL 2.30.7; a host: " + std::to_string(f.gpus) + " GPUs (sm" + std::to_string(plan.comm.cc_min) + ")" +

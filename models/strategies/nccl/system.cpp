@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <numeric>
@@ -44,6 +45,18 @@ int nvlink_count(const Link& l, int cc) {
 
 }  // namespace
 
+int nccl_version_code(const std::string& text) {
+  int major = 0, minor = 0, patch = 0;
+  char tail = 0;
+  const int got = std::sscanf(text.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &tail);
+  if (got < 2 || major != 2 || minor < 0 || minor > 99 || patch < 0 || patch > 99 || (got == 4 && tail != '+')) return 0;
+  return major * 10000 + minor * 100 + patch;
+}
+
+std::string nccl_version_text(int code) {
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+}
+
 std::string path_name(int type) {
   static const std::array<const char*, 12> names = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS"};
   return type >= 0 && type < 12 ? names[static_cast<std::size_t>(type)] : "?";
@@ -59,7 +72,7 @@ int path_type_from_name(const std::string& name) {
 }
 
 System::System(const Topology& t, const std::vector<std::size_t>& gpus, const SystemOptions& options, bool with_paths)
-    : by_type_(6), pxn_(options.pxn) {
+    : by_type_(6), cpu_vendor_(options.cpu_vendor), peer_override_(options.peer_access), pxn_(options.pxn) {
   // The host: what the ranks' GPUs reach through switches, CPUs, NVSwitches and NICs. Only the
   // host's own nodes are visited (a cluster has thousands of hosts).
   std::unordered_set<std::size_t> in_host(gpus.begin(), gpus.end());
@@ -173,8 +186,42 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
     n.coll = facts.sharp.value_or(options.nic_reduces);
     add_link(nic, net, LinkType::net, rate);
   }
-  // Levels: NCCL_P2P_LEVEL (its default by CPU comes from the caller), NCCL_NET_GDR_LEVEL.
-  p2p_level_ = options.p2p_level >= 0 ? options.p2p_level : kPathPxb;
+  // What the driver allows between the ranks' GPUs, and the classes topo -m gave them.
+  const std::size_t g = gpus.size();
+  peer_.assign(g * g, 1);
+  class_type_.assign(g * g, -1);
+  if (const auto& m = t.measured()) {
+    std::vector<int> row(g, -1);
+    for (std::size_t r = 0; r < g; ++r) {
+      const auto it = std::find(m->gpus.begin(), m->gpus.end(), t.node(gpus[r]).id);
+      if (it != m->gpus.end()) row[r] = static_cast<int>(it - m->gpus.begin());
+    }
+    for (std::size_t a = 0; a < g; ++a) {
+      for (std::size_t b = 0; b < g; ++b) {
+        if (a == b || row[a] < 0 || row[b] < 0) continue;
+        const auto ia = static_cast<std::size_t>(row[a]), ib = static_cast<std::size_t>(row[b]);
+        if (m->p2p_supported) {
+          peer_[a * g + b] = (*m->p2p_supported)[ia][ib] ? 1 : 0;
+          peer_stated_ = true;
+        }
+        if (m->topo_classes) {
+          const int type = path_type_from_name((*m->topo_classes)[ia][ib]);
+          if (type > kPathNvl) class_type_[a * g + b] = type;
+        }
+      }
+    }
+  }
+  // Levels: NCCL_P2P_LEVEL, else NCCL's default (paths.cc ncclTopoCheckP2p): since 2.23 PXB, or
+  // SYS between the GPUs of an AMD host of two; before, SYS, or PXB on Intel, ARM and Zhaoxin
+  // CPUs. NCCL_NET_GDR_LEVEL.
+  if (options.p2p_level >= 0) {
+    p2p_level_ = options.p2p_level;
+  } else if (options.nccl_version >= 22300) {
+    p2p_level_ = cpu_vendor() == "amd" && gpu_count() <= 2 ? kPathSys : kPathPxb;
+  } else {
+    const std::string v = cpu_vendor();
+    p2p_level_ = v == "intel" || v == "arm" || v == "zhaoxin" ? kPathPxb : kPathSys;
+  }
   gdr_level_ = options.gdr_level >= 0 ? options.gdr_level : kPathP2c;
   if (with_paths) compute_paths();
 }
@@ -199,7 +246,7 @@ int System::min_compute_capability() const {
 
 std::string System::cpu_vendor() const {
   const auto& cpus = of_type(NodeType::cpu);
-  return cpus.empty() ? std::string() : nodes_[static_cast<std::size_t>(cpus.front())].vendor;
+  return cpus.empty() ? cpu_vendor_ : nodes_[static_cast<std::size_t>(cpus.front())].vendor;
 }
 
 // Breadth-first from `base`: every node's path to it (paths.cc ncclTopoSetPaths).
@@ -266,7 +313,22 @@ void System::reroute(int a, int b, int via, bool via_gpu) {
   p.type = via_gpu ? kPathPxn : std::max(first.type, second.type);
 }
 
-bool System::p2p(int rank_a, int rank_b) const { return path(gpu(rank_a), gpu(rank_b)).type <= p2p_level_; }
+bool System::p2p(int rank_a, int rank_b) const { return path(gpu(rank_a), gpu(rank_b)).type <= p2p_level_ && peer_access(rank_a, rank_b); }
+
+int System::gpu_path_type(int rank_a, int rank_b) const {
+  return direct_type_[static_cast<std::size_t>(rank_a * gpu_count() + rank_b)];
+}
+
+std::string System::pair_facts() const {
+  std::string out(peer_.begin(), peer_.end());
+  for (int t : class_type_) out += static_cast<char>(t + 1);
+  return out;
+}
+
+bool System::peer_access(int rank_a, int rank_b) const {
+  const auto g = static_cast<std::size_t>(gpu_count());
+  return peer_[static_cast<std::size_t>(rank_a) * g + static_cast<std::size_t>(rank_b)] != 0;
+}
 
 bool System::gdr(int rank, int net_index) const {
   const int g = gpu(rank), n = net(net_index);
@@ -278,12 +340,35 @@ void System::compute_paths() {
   const std::size_t n = nodes_.size();
   paths_.assign(n * n, SysPath{});
   for (std::size_t base = 0; base < n; ++base) bfs_from(static_cast<int>(base));
+  // A pair topo -m classed takes that class where its path is not NVLink: a tree inferred from
+  // measured rates may join GPUs under a "switch" where sysfs would show NCCL a host bridge or
+  // the link between sockets.
+  const int g = gpu_count();
+  for (int a = 0; a < g; ++a) {
+    for (int b = 0; b < g; ++b) {
+      const int type = class_type_[static_cast<std::size_t>(a * g + b)];
+      SysPath& p = path_mut(gpu(a), gpu(b));
+      if (a != b && type > 0 && p.type > kPathNvb) p.type = type;
+    }
+  }
+  // The driver's peer access as the caller would have it, off NVLink.
+  if (peer_override_ >= 0) {
+    for (int a = 0; a < g; ++a) {
+      for (int b = 0; b < g; ++b) {
+        if (a != b && path(gpu(a), gpu(b)).type > kPathNvb) peer_[static_cast<std::size_t>(a * g + b)] = static_cast<char>(peer_override_);
+      }
+    }
+  }
+  direct_type_.assign(static_cast<std::size_t>(g * g), kPathLoc);
+  for (int a = 0; a < g; ++a) {
+    for (int b = 0; b < g; ++b) direct_type_[static_cast<std::size_t>(a * g + b)] = path(gpu(a), gpu(b)).type;
+  }
   // GPUs that may not talk P2P go through the CPU next to the receiver (SHM).
-  for (int a : of_type(NodeType::gpu)) {
-    for (int b : of_type(NodeType::gpu)) {
-      if (a == b || path(a, b).type <= p2p_level_) continue;
-      const int cpu = local_cpu(b);
-      if (cpu >= 0) reroute(a, b, cpu, false);
+  for (int a = 0; a < g; ++a) {
+    for (int b = 0; b < g; ++b) {
+      if (a == b || p2p(a, b)) continue;
+      const int cpu = local_cpu(gpu(b));
+      if (cpu >= 0) reroute(gpu(a), gpu(b), cpu, false);
     }
   }
   // Each NIC's local GPU (from the paths as they are before PXN and GPUDirect change them).

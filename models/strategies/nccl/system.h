@@ -76,10 +76,22 @@ struct SysPath {
   int count() const { return static_cast<int>(hops.size()); }
 };
 
+// NCCL's release as one number, MAJOR x 10000 + MINOR x 100 + PATCH (its NCCL_VERSION_CODE):
+// 2.30.7 is 23007. The rules gradsync models are those of 2.30.7 unless a rule says otherwise.
+constexpr int kNcclVersion = 23007;
+// "2.27.3" -> 22703; 0 for anything else.
+int nccl_version_code(const std::string& text);
+std::string nccl_version_text(int code);
+
 struct SystemOptions {
   int cc = 80;                  // the GPUs' compute capability x10 (where a GPU's own model is not known)
   std::string cpu_vendor;       // where the topology does not say: intel, amd, arm, "" (not known)
-  int p2p_level = -1;           // NCCL_P2P_LEVEL as a path type; -1: NCCL's default for the CPU
+  int p2p_level = -1;           // NCCL_P2P_LEVEL as a path type; -1: NCCL's default for the CPU and the version
+  int nccl_version = kNcclVersion;  // the release whose default P2P level applies (paths.cc changed it in 2.23)
+  // The driver's peer access between GPUs off NVLink where the topology does not say (a
+  // p2pBandwidthLatencyTest or topo -p2p matrix does): -1 allowed (NCCL's view without NVML
+  // saying otherwise), 0 refused, 1 allowed even where the topology says refused.
+  int peer_access = -1;
   int gdr_level = -1;           // NCCL_NET_GDR_LEVEL; -1: NCCL's default (P2C)
   int gdr = -1;                 // GPUDirect RDMA where the NICs do not say: 1, 0, -1 (assume possible)
   bool pxn = true;              // NCCL_PXN_DISABLE=0
@@ -107,8 +119,19 @@ class System {
 
   // The path NCCL takes from node `from` to node `to`.
   const SysPath& path(int from, int to) const { return paths_[static_cast<std::size_t>(from) * nodes_.size() + static_cast<std::size_t>(to)]; }
-  // Between two ranks' GPUs: P2P (type within the P2P level) or through the CPU (SHM).
+  // Between two ranks' GPUs: P2P (type within the P2P level, and the driver allows peer
+  // access: p2pBandwidthLatencyTest's or topo -p2p's matrix where the topology has one) or
+  // through the CPU (SHM).
   bool p2p(int rank_a, int rank_b) const;
+  // Whether the driver lets two ranks' GPUs access each other (what NCCL asks NVML).
+  bool peer_access(int rank_a, int rank_b) const;
+  // Whether the topology says which pairs the driver lets access each other (a measured matrix).
+  bool peer_access_stated() const { return peer_stated_; }
+  // Those pair facts as bytes (peer access, topo -m's path types), for telling hosts apart.
+  std::string pair_facts() const;
+  // The type of the path between two ranks' GPUs over their links, before SHM sends it through
+  // the CPU (PIX, PXB: they share a PCIe switch).
+  int gpu_path_type(int rank_a, int rank_b) const;
   // Between a rank's GPU and a NIC: GPUDirect RDMA.
   bool gdr(int rank, int net) const;
 
@@ -143,7 +166,15 @@ class System {
 
   std::vector<SysNode> nodes_;
   std::vector<std::vector<int>> by_type_;
+  // Per pair of ranks (a x gpu_count + b): the driver allows peer access; the path type
+  // nvidia-smi topo -m gave the pair (-1: none given), which NCCL would find from sysfs.
+  std::vector<char> peer_;
+  bool peer_stated_ = false;
+  std::vector<int> class_type_;
+  std::vector<int> direct_type_;  // per pair of ranks: the path's type before SHM's detour
   std::vector<SysPath> paths_;
+  std::string cpu_vendor_;  // where no CPU node says (the caller's)
+  int peer_override_ = -1;  // SystemOptions::peer_access
   int p2p_level_ = kPathPxb;
   int gdr_level_ = kPathP2c;
   bool pxn_ = true;

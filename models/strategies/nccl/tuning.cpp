@@ -12,7 +12,6 @@ namespace {
 // PAT) and protocol (LL, LL128, Simple).
 constexpr double kBaseLat[kAlgorithms][kProtocols] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
                                                       {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
-enum Hw { kNvlinkHw = 0, kPciHw = 1, kNetHw = 2 };
 constexpr double kHwLat[3][kAlgorithms][kProtocols] = {
     {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},      // NVLink
     {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},         // PCI
@@ -44,6 +43,8 @@ int cc_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc >= 80 ? 1 : 0; }
 
 bool all_gather_like(Collective c) { return c == Collective::all_gather || c == Collective::reduce_scatter; }
 
+bool point_to_point(Collective c) { return c == Collective::alltoall || c == Collective::sendrecv; }
+
 const char* collective_name(Collective c) {
   switch (c) {
     case Collective::all_reduce: return "all_reduce";
@@ -51,13 +52,15 @@ const char* collective_name(Collective c) {
     case Collective::reduce_scatter: return "reduce_scatter";
     case Collective::broadcast: return "broadcast";
     case Collective::reduce: return "reduce";
+    case Collective::alltoall: return "alltoall";
+    case Collective::sendrecv: return "sendrecv";
   }
   return "";
 }
 
 std::optional<Collective> collective_from_name(const std::string& name) {
   for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::broadcast,
-                       Collective::reduce}) {
+                       Collective::reduce, Collective::alltoall, Collective::sendrecv}) {
     if (name == collective_name(c)) return c;
   }
   return std::nullopt;
@@ -112,7 +115,7 @@ StepBandwidths step_bandwidths(const Comm& comm, Collective coll, int a) {
 Costs tune(const Comm& comm, Collective coll) {
   Costs c;
   const int n_nodes = comm.nodes, n_ranks = comm.ranks;
-  if (n_ranks <= 1) return c;
+  if (n_ranks <= 1 || point_to_point(coll)) return c;
   const int cci = cc_index(comm.cc_min);
   const int i2 = n_nodes <= 2 ? n_nodes - 1 : 2;
   const bool amd = comm.cpu_vendor == "amd";
@@ -255,6 +258,10 @@ double algorithm_time_us(const Comm& comm, const Costs& costs, Collective coll, 
 }
 
 double base_latency_us(int a, int p) { return a >= 0 && a < kAlgorithms && p >= 0 && p < kProtocols ? kBaseLat[a][p] : 0.0; }
+
+double hop_latency_us(int hw, int a, int p) {
+  return hw >= 0 && hw < 3 && a >= 0 && a < kAlgorithms && p >= 0 && p < kProtocols ? kHwLat[hw][a][p] : 0.0;
+}
 
 Choice choose(const Comm& comm, const Costs& costs, Collective coll, double bytes) {
   Choice best;

@@ -20,9 +20,12 @@ enum Algorithm : int { kTree = 0, kRing = 1, kCollnetDirect = 2, kCollnetChain =
 constexpr int kAlgorithms = 7;
 enum Protocol : int { kLL = 0, kLL128 = 1, kSimple = 2 };
 constexpr int kProtocols = 3;
-enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce };
+enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
 // All-gather and reduce-scatter: one half of an all-reduce's ring.
 bool all_gather_like(Collective c);
+// Alltoall and sendrecv: point-to-point work (ncclSend / ncclRecv), which NCCL runs outside its
+// collective algorithms and does not price with its cost model.
+bool point_to_point(Collective c);
 // nccl-tests' name of it ("all_gather"), and back (nullopt: not one of these).
 const char* collective_name(Collective c);
 std::optional<Collective> collective_from_name(const std::string& name);
@@ -77,6 +80,9 @@ AlgoTime algorithm_time(const Comm& comm, const Costs& costs, Collective collect
 double algorithm_time_us(const Comm& comm, const Costs& costs, Collective collective, int algorithm, int protocol, double bytes);
 // tuning.cc's baseLat: the fixed part of an algorithm's latency with a protocol (us).
 double base_latency_us(int algorithm, int protocol);
+// tuning.cc's hwLat: one step's latency over NVLink, PCIe or the network (us).
+enum Hw : int { kNvlinkHw = 0, kPciHw = 1, kNetHw = 2 };
+double hop_latency_us(int hw, int algorithm, int protocol);
 
 struct Choice {
   int algorithm = kRing;

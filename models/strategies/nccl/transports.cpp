@@ -1,0 +1,131 @@
+#include "models/strategies/nccl/transports.h"
+
+#include <algorithm>
+#include <string>
+
+#include "models/support/format.h"
+#include "models/topology/hardware.h"
+
+namespace gradsync::models::nccl {
+
+namespace {
+
+std::size_t ix(int v) { return static_cast<std::size_t>(v); }
+
+}  // namespace
+
+HostTransports::HostTransports(const StrategyContext& ctx, const Plan& plan)
+    : ctx_(ctx), plan_(plan), host_of_(ix(ctx.N()), -1), local_of_(ix(ctx.N()), -1) {
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    for (std::size_t k = 0; k < plan.hosts[h].size(); ++k) {
+      const int r = plan.hosts[h][k];
+      if (r < 0 || r >= ctx.N()) continue;
+      host_of_[ix(r)] = static_cast<int>(h);
+      local_of_[ix(r)] = static_cast<int>(k);
+    }
+  }
+  for (const std::vector<int>& host : plan.hosts) {
+    for (int a : host) {
+      for (int b : host) any_shm_ = any_shm_ || shm(a, b);
+    }
+  }
+  sends_.assign(ix(ctx.N()), 1);
+  receives_.assign(ix(ctx.N()), 1);
+}
+
+bool HostTransports::shm(int from, int to) const {
+  if (from < 0 || to < 0 || from >= ctx_.N() || to >= ctx_.N() || from == to) return false;
+  const int h = host_of_[ix(from)];
+  if (h < 0 || h != host_of_[ix(to)]) return false;
+  return !plan_.host_links(ix(h)).p2p_between(local_of_[ix(from)], local_of_[ix(to)]);
+}
+
+void HostTransports::set_shm_traffic(std::vector<int> sends, std::vector<int> receives) {
+  sends.resize(ix(ctx_.N()), 0);
+  receives.resize(ix(ctx_.N()), 0);
+  sends_ = std::move(sends);
+  receives_ = std::move(receives);
+}
+
+double HostTransports::pcie_Bps(int rank) const {
+  const Topology& t = ctx_.topology;
+  const std::size_t node = ctx_.placement.ranks[ix(rank)];
+  const auto& m = t.measured();
+  if (m && m->host_to_device_Bps && m->device_to_host_Bps) {
+    const auto i = std::find(m->gpus.begin(), m->gpus.end(), t.node(node).id);
+    if (i != m->gpus.end()) {
+      const auto k = static_cast<std::size_t>(i - m->gpus.begin());
+      pcie_note_ = "PCIe rate: measured host<->device copies";
+      return std::min((*m->host_to_device_Bps)[k], (*m->device_to_host_Bps)[k]);
+    }
+  }
+  const std::string& given = ctx_.params.text("pcie");
+  if (given != "auto") {
+    pcie_note_ = "PCIe rate: " + given + " x16 as given (nominal, NCCL's width x speed / 80)";
+    return hardware::pcie_GBps(given[3] - '0', 16) * 1e9;
+  }
+  if (m && m->nominal && m->nominal->pcie_Bps > 0) {
+    pcie_note_ = "PCIe rate: the nominal topology's (" + m->nominal->basis + ")";
+    return m->nominal->pcie_Bps;
+  }
+  const hardware::GpuModel* g = hardware::find_gpu_model(t.node(node).facts.gpu_model);
+  if (!g) g = hardware::gpu_model_of(t.description());
+  if (g) {
+    pcie_note_ = std::string("PCIe rate: ") + g->name + " is Gen" + std::to_string(g->pcie_gen) + " x" + std::to_string(g->lanes) +
+                 " (nominal, NCCL's width x speed / 80)";
+    return hardware::pcie_GBps(g->pcie_gen, g->lanes) * 1e9;
+  }
+  pcie_note_ = "PCIe rate: GPU model unknown, Gen4 x16 assumed (nominal; set pcie=gen3|gen4|gen5|gen6)";
+  return hardware::pcie_GBps(4, 16) * 1e9;
+}
+
+// The ranks of the host behind `rank`'s PCIe switch (PIX, PXB) that move SHM bytes the same way,
+// itself included: they share the switch's uplink to host memory.
+int HostTransports::uplink_sharers(int rank, bool sending) const {
+  const int h = host_of_[ix(rank)];
+  const HostLinks& l = plan_.host_links(ix(h));
+  int count = 1;
+  for (int other : plan_.hosts[ix(h)]) {
+    if (other == rank || (sending ? sends_[ix(other)] : receives_[ix(other)]) == 0) continue;
+    const int type = l.path_between(local_of_[ix(rank)], local_of_[ix(other)]);
+    if (type == kPathPix || type == kPathPxb) ++count;
+  }
+  return count;
+}
+
+double HostTransports::Limit::one(int parallel) const {
+  const double shm = shm_Bps > 0 ? shm_Bps / std::max(1, parallel) : 0.0;
+  if (shm > 0 && channel_Bps > 0) return std::min(shm, channel_Bps);
+  return shm > 0 ? shm : channel_Bps;
+}
+
+HostTransports::Limit HostTransports::limit(int from, int to, int protocol, double share) const {
+  Limit out;
+  const int h = from >= 0 && from < ctx_.N() ? host_of_[ix(from)] : -1;
+  if (h < 0 || to < 0 || to >= ctx_.N() || h != host_of_[ix(to)]) return out;  // between hosts: the network's
+  const HostLinks& l = plan_.host_links(ix(h));
+  if (shm(from, to)) {
+    // The GPU's SHM sends (receives) at once share its side; each transfer of the pair gets one of them.
+    const double efficiency = ctx_.params.number("shm_efficiency");
+    const double sender = pcie_Bps(from) / uplink_sharers(from, true) / std::max(1, sends_[ix(from)]);
+    const double receiver = pcie_Bps(to) / uplink_sharers(to, false) / std::max(1, receives_[ix(to)]);
+    out.shm_Bps = efficiency * std::min(sender, receiver);
+  }
+  if (protocol == kLL && l.path_between(local_of_[ix(from)], local_of_[ix(to)]) > kPathNvb) {
+    out.channel_Bps = ctx_.params.number("ll_channel_GBps") * 1e9 / share;
+  }
+  return out;
+}
+
+std::string HostTransports::note() const {
+  if (!any_shm_) return "";
+  if (pcie_note_.empty()) pcie_Bps(0);
+  return "SHM through host memory at " + format_fixed(ctx_.params.number("shm_efficiency"), 2) +
+         " of the PCIe rate shared by the GPUs behind one switch; " + pcie_note_;
+}
+
+double p2p_message_bytes(const Plan& plan, double bytes, int ranks) {
+  return plan.collective == Collective::alltoall && ranks > 0 ? bytes / ranks : bytes;
+}
+
+}  // namespace gradsync::models::nccl

@@ -1,0 +1,70 @@
+// What NCCL 2.30.7's transports move between two ranks of one host, beyond what the links carry
+// (src/transport/p2p.cc, shm.cc; paths.cc ncclTopoCheckP2p says which one a pair gets, System::p2p):
+// - P2P: the GPUs' threads write into the peer's memory: the topology's links decide.
+// - SHM: the sender's threads write into host memory and the receiver's threads read it from
+//   there (shm.cc), so both GPUs' PCIe links carry every byte, and a PCIe switch's uplink the
+//   bytes of every GPU below it that goes the same way at once. GPU threads reach a share of
+//   the PCIe rate that way, `shm_efficiency`: no NCCL or vendor figure states it, so it is fitted
+//   once across the published machines (docs/fidelity.md gives its leave-one-machine-out figure).
+// - LL over PCIe: a channel's 8-byte flagged stores carry `ll_channel_GBps` of payload at most
+//   (fitted likewise).
+// The PCIe rate: the topology's measured host<->device copies where it has them, else the
+// `pcie` parameter, a nominal topology's rate, or the GPU model's generation and width at NCCL's
+// width x speed / 80.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "models/strategies/nccl/plan.h"
+#include "models/strategies/strategy_context.h"
+
+namespace gradsync::models::nccl {
+
+class HostTransports {
+ public:
+  HostTransports(const StrategyContext& ctx, const Plan& plan);
+
+  // Whether ranks `from` and `to` (positions in the placement) share a host and talk over SHM.
+  bool shm(int from, int to) const;
+  // How many SHM transfers each rank sends and receives at once in this collective (its
+  // channels, an alltoall's N - 1 messages): they share its PCIe link, and the ranks below one
+  // PCIe switch that send (or receive) share its uplink. Before that is set, every rank is taken
+  // to send and receive one.
+  void set_shm_traffic(std::vector<int> sends, std::vector<int> receives);
+  // What the transfers from `from` to `to` move at most, in link bytes per second (0: no limit
+  // beyond the links): over SHM, all of them together, their share of both GPUs' PCIe rates
+  // (shared with the GPUs' other SHM transfers at once); with LL over PCIe, each channel's (the
+  // payload being `share` of the link bytes).
+  struct Limit {
+    double shm_Bps = 0;      // the pair's SHM transfers together
+    double channel_Bps = 0;  // each transfer (a channel's)
+    // One transfer's, where `parallel` of them share the pair's SHM limit.
+    double one(int parallel) const;
+  };
+  Limit limit(int from, int to, int protocol, double share) const;
+  // One transfer's, as the schedule's rounds have them (the ranks' SHM traffic as set).
+  double limit_Bps(int from, int to, int protocol, double share) const { return limit(from, to, protocol, share).one(1); }
+  // "SHM through host memory at 0.66 of the PCIe rate ...; PCIe rate: ..." where a pair uses SHM.
+  std::string note() const;
+  bool any_shm() const { return any_shm_; }
+
+ private:
+  double pcie_Bps(int rank) const;
+  int uplink_sharers(int rank, bool sending) const;
+
+  const StrategyContext& ctx_;
+  const Plan& plan_;
+  std::vector<int> host_of_;   // rank -> host index
+  std::vector<int> local_of_;  // rank -> its position on its host
+  std::vector<int> sends_, receives_;
+  bool any_shm_ = false;
+  mutable std::string pcie_note_;
+};
+
+// nccl-tests' bytes of one message of a point-to-point collective: alltoall sends S/N to each
+// rank, sendrecv S to the next.
+double p2p_message_bytes(const Plan& plan, double bytes, int ranks);
+
+}  // namespace gradsync::models::nccl
