@@ -670,6 +670,23 @@ TEST(NcclTests, TerminalEscapeSequencesAreIgnored) {
 // Published multi-node logs cut down to their table (the column header re-added, no "# nThread"
 // line): a run of its own where a heading or a command named the *_perf program, its ranks
 // from the command or from busbw / algbw. Without either, still the error it was.
+TEST(NcclTests, AHeadingNamesTheSettingsItsRunRanWith) {
+  // "### nccl-tests all_reduce_perf, NCCL_P2P_LEVEL=SYS": the heading's NCCL_* settings are the run's,
+  // as a command's would be; a heading without them sets none.
+  const std::string table =
+      "# nThread 1 nGpus 4 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "           8             2     float     sum      -1    38.82    0.00    0.00      0    38.16    0.00    0.00      0\n";
+  const auto runs = read_nccl_tests("### nccl-tests all_reduce_perf, NCCL_P2P_LEVEL=SYS, 8 of the host's 9 GPUs\n" + table +
+                                        "### nccl-tests all_reduce_perf, NCCL's default P2P level\n" + table,
+                                    "levels.txt");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].environment.at("NCCL_P2P_LEVEL"), "SYS");
+  EXPECT_EQ(runs[0].environment.size(), 1u);
+  EXPECT_TRUE(runs[1].environment.empty());
+}
+
 TEST(NcclTests, ATableAloneIsARunWhereItsProgramIsNamed) {
   const std::string v100 =
       "# Environment / command: FI_PROVIDER=efa FI_EFA_TX_MIN_CREDITS=64 NCCL_TREE_THRESHOLD=0 (forces ring for all\n"

@@ -422,6 +422,15 @@ class Scanner {
       if (is_command(toks)) {
         pending_command_ = command;
         pending_facts_ = command_facts(toks);
+      } else if (body.rfind('#', 0) == 0) {
+        // A heading that names the program and the NCCL_* settings it ran with
+        // ("### nccl-tests all_reduce_perf, NCCL_P2P_LEVEL=SYS"): the settings are the run's.
+        pending_facts_ = CommandFacts{};
+        for (const auto& tok : toks) {
+          const std::string t = bare(tok);
+          const auto eq = t.find('=');
+          if (is_assignment(t) && t.rfind("NCCL_", 0) == 0 && eq + 1 < t.size()) pending_facts_.environment[t.substr(0, eq)] = t.substr(eq + 1);
+        }
       }
     } else if (body.rfind('#', 0) == 0) {
       // A section heading ("## ...", "### ...") that names no program starts another part of
