@@ -54,7 +54,9 @@ std::uint64_t count_wrong(const models::Schedule& s, int worker, const std::vect
       continue;
     }
     std::vector<int> from;
-    if (region.own_only) {
+    if (region.from_previous > 0) {
+      from = {(worker - region.from_previous % s.workers + s.workers) % s.workers};
+    } else if (region.own_only) {
       from = {worker};
     } else if (region.all_workers) {
       for (int w = 0; w < s.workers; ++w) from.push_back(w);

@@ -199,7 +199,9 @@ struct Participant {
 //   broadcast       one region, contributors {the root}, every worker;
 //   reduce          one region, all_workers, holders {the root};
 //   all-to-all      one region of N equal blocks (transposed_blocks = N, the workers): worker
-//                   r's block s holds worker s's block r.
+//                   r's block s holds worker s's block r;
+//   send-receive    one region (from_previous = 1): worker r holds worker r - 1's bytes
+//                   (nccl-tests' sendrecv, each rank sending to the next).
 struct ExpectedRegion {
   Slice slice{};
   bool all_workers = true;
@@ -211,6 +213,9 @@ struct ExpectedRegion {
   // An all-to-all's region: this many equal blocks, one per worker, worker r's block s holding
   // worker s's block r (all_workers, own_only false; no contributors or holders). 0: none.
   int transposed_blocks = 0;
+  // A send-receive's region: worker r holds worker (r - from_previous) mod N's bytes at the same
+  // place (all_workers, own_only false; no contributors or holders). 0: none.
+  int from_previous = 0;
 };
 
 struct Schedule {

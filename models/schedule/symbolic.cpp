@@ -430,11 +430,12 @@ class Checker {
   struct Region {
     Slice slice;
     std::size_t index = 0;  // in schedule.expected
-    enum class Kind { all, own, set, transposed } kind = Kind::all;
+    enum class Kind { all, own, set, transposed, shifted } kind = Kind::all;
     ContentId set_id = kNothing;  // Kind::all / Kind::set
     std::string set_text;
     std::vector<bool> held_by;  // per worker; empty: every worker holds the region
     std::uint64_t block = 0;    // Kind::transposed: bytes per block
+    int from_previous = 0;      // Kind::shifted: worker r holds worker r - this one's bytes
   };
 
   std::string region_name(const Region& g) const {
@@ -468,6 +469,18 @@ class Checker {
         g.kind = Region::Kind::transposed;
         g.block = e.slice.bytes / blocks;
         g.set_text = "an all-to-all's blocks";
+      } else if (e.from_previous != 0) {
+        if (e.own_only || e.all_workers || !e.contributors.empty() || !e.holders.empty()) {
+          fail(region_name(g) + " is a send-receive's (from_previous) and also sets own_only, all_workers, contributors or "
+                                "holders");
+        }
+        if (e.from_previous < 0 || e.from_previous >= s_.workers) {
+          fail(region_name(g) + ": from_previous = " + std::to_string(e.from_previous) + "; expected 1 .. " +
+               std::to_string(s_.workers - 1) + " (fewer than the workers)");
+        }
+        g.kind = Region::Kind::shifted;
+        g.from_previous = e.from_previous;
+        g.set_text = "a send-receive's bytes";
       } else if (e.own_only) {
         if (!e.contributors.empty()) fail(region_name(g) + " sets own_only and also lists contributors");
         g.kind = Region::Kind::own;
@@ -712,6 +725,11 @@ class Checker {
           std::string expect = g.kind == Region::Kind::own ? "only its own contribution " + pool_.describe(want.id)
                                : g.kind == Region::Kind::all ? g.set_text
                                                              : "contributors " + g.set_text + " once each";
+          if (g.kind == Region::Kind::shifted) {
+            const int from = (w - g.from_previous + s_.workers) % s_.workers;
+            want = held(pool_.unit(from), 0, false);
+            expect = "worker " + std::to_string(from) + "'s bytes (a send-receive from " + std::to_string(g.from_previous) + " before)";
+          }
           if (g.kind == Region::Kind::transposed) {
             part = Slice{g.slice.offset + static_cast<std::uint64_t>(k) * g.block, g.block};
             const std::uint64_t from = g.slice.offset + static_cast<std::uint64_t>(w) * g.block;

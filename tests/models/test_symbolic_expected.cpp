@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -205,6 +207,41 @@ TEST(SymbolicExpected, AllToAllBlocksAreTransposed) {
   s.expected.front().transposed_blocks = N;
   s.expected.front().holders = {0};
   expect_fails_with(check_schedule(s), {"is an all-to-all's (transposed_blocks) and also sets"});
+}
+
+TEST(SymbolicExpected, SendReceiveHoldsThePreviousWorkersBytes) {
+  constexpr int N = 3;
+  constexpr std::uint64_t bytes = 16;
+  // Each worker sends its buffer to `to(p)` and takes what arrives (through scratch) as its result.
+  auto sendrecv = [](std::function<int(int)> to) {
+    Schedule s;
+    s.workers = N;
+    s.participants = workers_only(N);
+    s.gradient_bytes = bytes;
+    s.scratch_bytes = bytes;
+    s.rounds.push_back(Round{"sendrecv", "", [to](int p, std::vector<Op>& out) {
+      out.push_back(Op::send(to(p), Slice{0, bytes}));
+      for (int q = 0; q < N; ++q) {
+        if (to(q) == p) out.push_back(Op::recv(q, Slice{bytes, bytes}));
+      }
+    }});
+    s.rounds.push_back(Round{"unpack", "", [](int, std::vector<Op>& out) { out.push_back(Op::copy(Slice{bytes, bytes}, Slice{0, bytes})); }});
+    ExpectedRegion e{Slice{0, bytes}, false, false, {}};
+    e.from_previous = 1;
+    s.expected = {e};
+    return s;
+  };
+  const auto right = check_schedule(sendrecv([](int p) { return (p + 1) % N; }));
+  EXPECT_TRUE(right.ok) << right.message;
+  // Sent backwards: worker 0 holds worker 1's bytes, not worker 2's.
+  expect_fails_with(check_schedule(sendrecv([](int p) { return (p + N - 1) % N; })),
+                    {"worker 0 bytes [0, 16): expected worker 2's bytes (a send-receive from 1 before), found {1:1}"});
+  Schedule s = sendrecv([](int p) { return (p + 1) % N; });
+  s.expected.front().from_previous = N;
+  expect_fails_with(check_schedule(s), {"from_previous = 3; expected 1 .. 2"});
+  s.expected.front().from_previous = 1;
+  s.expected.front().contributors = {0};
+  expect_fails_with(check_schedule(s), {"is a send-receive's (from_previous) and also sets"});
 }
 
 }  // namespace
