@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -43,16 +44,24 @@ std::vector<std::string> split_on(const std::string& s, char sep) {
 
 std::string value_text(double v) { return models::number_text(v); }
 
-// The all-reduce tables of a machine, without the sizes no figure uses (< 64 KiB).
-std::vector<models::NcclTestsRun> allreduce_tables(const CalibrationMachine& m) {
+// The tables of a machine the strategy models (every collective, or only all-reduce), each at one
+// size per octave from 64 KiB (the size nearest the octave's power of two): a table printed in
+// fine steps counts as much as one printed at nccl-tests' default factor 2.
+std::vector<models::NcclTestsRun> tables_of(const CalibrationMachine& m, const CalibrateOptions& options) {
   std::vector<models::NcclTestsRun> out;
   for (const auto& run : m.runs) {
-    if (run.collective != "all_reduce" || run.ranks() < 2) continue;
+    if ((options.all_reduce_only && run.collective != "all_reduce") || run.collective.empty() || run.ranks() < 2) continue;
     models::NcclTestsRun trimmed = run;
     trimmed.rows.clear();
+    std::map<int, const models::NcclTestsRow*> nearest;  // octave -> row
     for (const auto& row : run.rows) {
-      if (row.bytes >= kSmallFrom) trimmed.rows.push_back(row);
+      if (row.bytes < kSmallFrom) continue;
+      const double octave = std::log2(row.bytes);
+      const int k = static_cast<int>(std::lround(octave));
+      const auto it = nearest.find(k);
+      if (it == nearest.end() || std::abs(std::log2(it->second->bytes) - k) > std::abs(octave - k)) nearest[k] = &row;
     }
+    for (const auto& [k, row] : nearest) trimmed.rows.push_back(*row);
     if (!trimmed.rows.empty()) out.push_back(std::move(trimmed));
   }
   return out;
@@ -65,7 +74,10 @@ MachineErrors errors_of(const std::vector<CompareRun>& compared, const std::stri
       const auto it = p.predicted.find(executor);
       if (it == p.predicted.end()) continue;
       const double err = std::abs(busbw_error(it->second, p.measured));
-      (p.bytes >= kLargeFrom ? e.large : e.small).push_back(err);
+      const bool large = p.bytes >= kLargeFrom;
+      (large ? e.large : e.small).push_back(err);
+      (large ? e.large_held : e.small_held).push_back(range_holds(it->second, p.measured));
+      (large ? e.large_width : e.small_width).push_back(range_width(it->second));
     }
   }
   return e;
@@ -115,16 +127,22 @@ GridAxis parse_grid_axis(const std::string& item, const models::Strategy& strate
 }
 
 double PooledFigures::objective() const {
-  return (large ? large->median_abs + large->max_abs : 0.0) + (small ? small->median_abs : 0.0);
+  return (large ? large->median_abs + large->p90_abs : 0.0) + (small ? small->median_abs : 0.0);
 }
 
 PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
-  std::vector<double> large, small;
+  std::vector<double> large, small, large_width, small_width;
+  std::vector<bool> large_held, small_held;
   for (const auto* e : errors) {
     large.insert(large.end(), e->large.begin(), e->large.end());
     small.insert(small.end(), e->small.begin(), e->small.end());
+    large_held.insert(large_held.end(), e->large_held.begin(), e->large_held.end());
+    small_held.insert(small_held.end(), e->small_held.begin(), e->small_held.end());
+    large_width.insert(large_width.end(), e->large_width.begin(), e->large_width.end());
+    small_width.insert(small_width.end(), e->small_width.begin(), e->small_width.end());
   }
-  return PooledFigures{summarize_errors(std::move(large)), summarize_errors(std::move(small))};
+  return PooledFigures{summarize_errors(std::move(large), large_held, std::move(large_width)),
+                       summarize_errors(std::move(small), small_held, std::move(small_width))};
 }
 
 std::vector<std::string> Calibration::items(const CalibrateOptions& options, std::size_t point) const {
@@ -148,7 +166,7 @@ std::size_t calibration_count(const std::vector<CalibrationMachine>& machines, c
   for (const auto& a : options.grid) points *= a.values.size();
   std::size_t sizes = 0;
   for (const auto& m : machines) {
-    for (const auto& run : allreduce_tables(m)) sizes += run.rows.size();
+    for (const auto& run : tables_of(m, options)) sizes += run.rows.size();
   }
   return (points + 1) * sizes;
 }
@@ -183,10 +201,11 @@ Calibration calibrate(const std::vector<CalibrationMachine>& machines, const Cal
   std::vector<std::vector<models::NcclTestsRun>> tables;
   for (const auto& m : machines) {
     c.machines.push_back(m.name);
-    tables.push_back(allreduce_tables(m));
+    tables.push_back(tables_of(m, options));
     if (tables.back().empty()) {
-      throw models::InputError(m.name + ": no all-reduce table of nccl-tests with sizes of 64 KiB or more; expected "
-                               "all_reduce_perf output beside the machine's tool outputs");
+      throw models::InputError(m.name + ": no " + (options.all_reduce_only ? "all-reduce " : "") +
+                               "table of nccl-tests with sizes of 64 KiB or more; expected *_perf output beside the "
+                               "machine's tool outputs");
     }
     c.tables += static_cast<int>(tables.back().size());
   }

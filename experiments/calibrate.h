@@ -1,9 +1,11 @@
 // gradsync calibrate: fit a strategy's constants once across several machines' nccl-tests
-// all-reduce tables, and check that the fit generalises by leaving each machine out.
+// tables, and check that the fit generalises by leaving each machine out.
 //
-// Every point of a grid over the named parameters predicts every machine's all-reduce
-// table (compare_runs, one executor); the errors are pooled over all tables, and the point
-// with the least objective — median + max |error| at sizes >= 1 MiB plus the median at
+// Every point of a grid over the named parameters predicts every table of every machine the
+// strategy models (compare_runs, one executor; every collective, or only all-reduce), each table
+// at one size per octave from 64 KiB (a table printed in finer steps weighs as much as one of
+// nccl-tests' default factor 2); the errors are pooled over all tables, and the point with the
+// least objective — median + 90th percentile of |error| at sizes >= 1 MiB plus the median at
 // 64 KiB - 1 MiB (the accuracy targets' three figures) — is the fit. Leave-one-machine-out:
 // each machine is then predicted with the point fitted on the others only, and the held-out
 // errors are pooled the same way. Nothing here knows which strategy it fits.
@@ -29,7 +31,7 @@ GridAxis parse_grid_axis(const std::string& item, const models::Strategy& strate
 struct CalibrationMachine {
   std::string name;
   const models::Topology* topology = nullptr;
-  std::vector<models::NcclTestsRun> runs;  // only the all-reduce tables count
+  std::vector<models::NcclTestsRun> runs;
 };
 
 struct CalibrateOptions {
@@ -38,18 +40,22 @@ struct CalibrateOptions {
   std::vector<GridAxis> grid;
   std::string executor = "analytic";
   bool in_place = false;
+  bool all_reduce_only = false;  // only the all-reduce tables count
   models::ExecutorSettings settings;
 };
 
-// |errors| of one machine at one grid point, by band.
+// |errors| of one machine at one grid point, by band, with whether each prediction's stated
+// range held the measurement and the range's width (hi / lo - 1).
 struct MachineErrors {
   std::vector<double> large;  // sizes >= 1 MiB
   std::vector<double> small;  // 64 KiB .. 1 MiB
+  std::vector<bool> large_held, small_held;
+  std::vector<double> large_width, small_width;
 };
 
 struct PooledFigures {
   std::optional<ErrorSummary> large, small;
-  double objective() const;  // median + max at >= 1 MiB + median at 64 KiB - 1 MiB
+  double objective() const;  // median + 90th percentile at >= 1 MiB + median at 64 KiB - 1 MiB
 };
 PooledFigures pool(const std::vector<const MachineErrors*>& errors);
 
@@ -60,7 +66,7 @@ struct Calibration {
   std::vector<MachineErrors> default_errors;         // [machine], the parameters' defaults
   std::size_t best = 0;                              // fitted on every machine
   std::vector<std::size_t> best_without;             // [machine]: fitted on the others
-  int tables = 0;                                    // all-reduce tables compared
+  int tables = 0;                                    // tables compared
 
   // The --param items of a point ("shm_efficiency=0.66", ...).
   std::vector<std::string> items(const CalibrateOptions& options, std::size_t point) const;

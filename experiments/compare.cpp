@@ -152,6 +152,13 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
     if (models::declares(strategy, "gpus_per_thread") && !run_params.get("gpus_per_thread")) {
       run_params.set("gpus_per_thread", std::to_string(std::max(1, run.gpus_per_thread)));
     }
+    // The NCCL release the log states (major.minor), whose rules apply, unless the user said.
+    if (models::declares(strategy, "nccl_version") && !run_params.get("nccl_version") && !run.nccl_version.empty()) {
+      const std::string release = run.nccl_version.substr(0, run.nccl_version.rfind('.'));
+      const models::ParamSpec* spec = models::find_param(strategy, "nccl_version");
+      const auto& words = spec->domain.words;
+      if (std::find(words.begin(), words.end(), release) != words.end()) run_params.set("nccl_version", release);
+    }
     // And what the log's command set (NCCL_ALGO=Ring, NCCL_MIN_CTAS=24, ...), unless the user said.
     if (strategy.params_from_environment) {
       for (const auto& [name, value] : strategy.params_from_environment(run.environment)) {

@@ -112,6 +112,13 @@ void print_plan_heading(std::ostream& out, const std::string& verb, const Plan& 
   out << ", executor " << models::join(names, ", ") << "\n\n";
 }
 
+// A record's busbw range over the facts the inputs left open ("" where nothing is open).
+std::string range_text(const models::ResultRecord& r) {
+  const auto range = r.busbw_range_GBps();
+  if (r.open_facts.empty() || !range) return "";
+  return format_fixed(range->first, 2) + "-" + format_fixed(range->second, 2);
+}
+
 int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& verb) {
   const models::Topology& topology = plan.topology.topology;
   const std::string format = choose_format(o.format, o.output);
@@ -127,7 +134,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_notes;
   bool any_async = false;
-  bool any_overlap = false, any_sharded = false;
+  bool any_overlap = false, any_sharded = false, any_range = false;
   std::optional<models::Trace> trace;
   for (const auto& size : plan.sizes) {
     for (const auto& choice : plan.strategies) {
@@ -167,9 +174,10 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
               r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-",
               r.time_per_iteration_s ? format_fixed(100 * r.communication_share(), 0) + "%" : "-",
               r.memory ? format_bytes(r.memory->total_bytes()) : "-",
-              opt(r.algbw_GBps(), 2), opt(r.busbw_GBps(), 2),
+              opt(r.algbw_GBps(), 2), opt(r.busbw_GBps(), 2), range_text(r),
               r.updates_per_s ? format_fixed(*r.updates_per_s, 1) : "",
               r.mean_staleness ? format_fixed(*r.mean_staleness, 2) + " / " + std::to_string(*r.max_staleness) : ""};
+          any_range = any_range || !r.open_facts.empty();
           any_async = any_async || r.updates_per_s.has_value();
           any_overlap = any_overlap || r.overlap.has_value();
           any_sharded = any_sharded || (r.memory && r.memory->sharding != models::Sharding::none);
@@ -204,13 +212,14 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   // Columns: drop the ones that say nothing here.
   std::vector<std::string> headers = {"strategy", ">GPUs", "executor", "params", ">size", ">sync/step", ">iteration",
                                       ">exposed", ">no overlap", ">epoch", ">speed-up", ">comm", ">memory/GPU",
-                                      ">algbw GB/s", ">busbw GB/s", ">updates/s", ">staleness mean/max"};
+                                      ">algbw GB/s", ">busbw GB/s", ">busbw range", ">updates/s", ">staleness mean/max"};
   std::vector<bool> keep(headers.size(), true);
   keep[2] = show_executor;
   keep[4] = !plan.workload || plan.sizes.size() > 1 || plan.sizes[0].has_value();
   keep[7] = keep[8] = any_overlap;
   keep[12] = any_sharded;  // replicas all keep the same
-  keep[15] = keep[16] = any_async;
+  keep[15] = any_range;
+  keep[16] = keep[17] = any_async;
   std::vector<std::string> kept_headers;
   for (std::size_t i = 0; i < headers.size(); ++i) {
     if (keep[i]) kept_headers.push_back(headers[i]);

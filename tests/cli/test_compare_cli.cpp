@@ -32,6 +32,15 @@ double median(std::vector<double> v) {
   return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
+// The q-th quantile, interpolated between the order statistics (numpy's default).
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(at);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
 }  // namespace
 
 TEST(CompareCli, EveryPublishedAllReduceTableWithItsSummary) {
@@ -65,12 +74,14 @@ TEST(CompareCli, EveryPublishedAllReduceTableWithItsSummary) {
     }
     for (const auto* executor : {"analytic", "sim"}) {
       ASSERT_FALSE(large[executor].empty()) << name;
-      const auto line = std::string("  ") + executor + ": sizes >= 1 MiB: median |error| " +
-                        std::to_string(static_cast<int>(std::lround(100 * median(large[executor])))) + " %, max " +
-                        std::to_string(static_cast<int>(std::lround(100 * *std::max_element(large[executor].begin(), large[executor].end())))) +
-                        " % (" + std::to_string(large[executor].size()) + " sizes); 64 KiB - 1 MiB: median |error| " +
-                        std::to_string(static_cast<int>(std::lround(100 * median(small[executor])))) + " %";
+      auto pct = [](double v) { return std::to_string(static_cast<int>(std::lround(100 * v))); };
+      const auto line = std::string("  ") + executor + ": sizes >= 1 MiB: median |error| " + pct(median(large[executor])) + " %, p90 " +
+                        pct(percentile(large[executor], 0.9)) + " %, max " +
+                        pct(*std::max_element(large[executor].begin(), large[executor].end())) + " % (" +
+                        std::to_string(large[executor].size()) + " sizes, range held ";
       EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+      const auto small_line = "64 KiB - 1 MiB: median |error| " + pct(median(small[executor])) + " %";
+      EXPECT_NE(r.out.find(small_line), std::string::npos) << small_line << "\n" << r.out;
     }
   }
 }
@@ -133,7 +144,7 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   const auto next = r.out.find("nccl-tests ", gather + 1);
   const std::string table = r.out.substr(gather, next - gather);
   EXPECT_NE(table.find("analytic: sizes >= 1 MiB: median |error|"), std::string::npos) << table;
-  EXPECT_NE(table.find("ring all-gather"), std::string::npos) << table;
+  EXPECT_NE(table.find("Ring/Simple by NCCL 2.30.7's planner on 1 host"), std::string::npos) << table;
   EXPECT_TRUE(std::regex_search(table, std::regex("\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.9[0-9] +[-+][0-9]+ %"))) << table;
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not compared: one rank: nothing to synchronise"), std::string::npos) << r.out;
@@ -150,7 +161,9 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
     ASSERT_NE(at, std::string::npos) << name << "\n" << r.out;
     const std::string t = r.out.substr(at, r.out.find("nccl-tests ", at + 1) - at);
     EXPECT_NE(t.find("analytic: sizes >= 1 MiB: median |error|"), std::string::npos) << t;
-    EXPECT_NE(t.find("(a chain from the ring, rank 0 the root)"), std::string::npos) << t;
+    EXPECT_TRUE(t.find("each a chain of its ring from rank 0") != std::string::npos ||
+                t.find("each a chain of its ring into rank 0") != std::string::npos)
+        << t;
   }
   // The plain ring takes the collective too: its all-gather is compared.
   const auto ring = run_cli({"compare", file, file, "-x", "analytic", "--strategy", "ring"}, false);
@@ -163,7 +176,8 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   EXPECT_NE(ps.out.find("not compared: all_gather needs a strategy that takes the collective (--strategy nccl)"), std::string::npos)
       << ps.out;
   // The all-reduce table: 2 GPUs, sizes 8 B to 1 GiB, 28 rows.
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +Ring/Simple +[0-9.]+ +[-+][0-9]+ %\n"))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\n +1\\.07 GB +4\\.00 +Ring/Simple +[0-9.]+ +[-+][0-9]+ % +[0-9.]+-[0-9.]+( !)?\n")))
+      << r.out;
 }
 
 TEST(CompareCli, BadInputGivesOneMessageAndStatus2) {
@@ -181,26 +195,28 @@ TEST(CompareCli, BadInputGivesOneMessageAndStatus2) {
   EXPECT_NE(r.out.find("--executor run: it measures this machine"), std::string::npos) << r.out;
 }
 
-// gradsync calibrate on the published machines: a grid around the nccl strategy's fitted
-// constants, every machine left out in turn, and the held-out figures within the targets.
-TEST(CalibrateCli, PublishedMachinesLeftOutInTurnMeetTheTargets) {
-  const std::vector<std::string> files = {published("rtx2080ti-2gpu-pix.txt"),
-                                          published("rtx4090-8gpu-dualepyc-p2poff.txt"),
-                                          published("rtx4090-8gpu-dualepyc-p2pon.txt")};
-  const auto r = run_cli({"calibrate", files[0], files[1], files[2], "--grid", "shm_efficiency=0.6:0.72:0.02", "--grid",
-                          "ll_channel_GBps=2.4:3.2:0.4", "--grid", "launch_us=2,3,4"},
+// gradsync calibrate on the published machines whose GPUs talk through host memory (SHM): fitted on
+// one, the share of the PCIe rate SHM reaches carries to the other (0.64-0.68 against the 0.66 of
+// both), and the held-out all-reduce tables meet the targets.
+TEST(CalibrateCli, ShmMachinesLeftOutInTurnMeetTheTargets) {
+  const std::vector<std::string> files = {published("rtx2080ti-2gpu-pix.txt"), published("rtx4090-8gpu-dualepyc-p2poff.txt")};
+  const auto r = run_cli({"calibrate", files[0], files[1], "--all-reduce-only", "--grid", "shm_efficiency=0.5:0.8:0.02", "--grid",
+                          "launch_us=2,3,4"},
                          false);
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("calibrate nccl on 3 machines (3 all-reduce tables)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("(63 points)"), std::string::npos) << r.out;
-  for (const char* machine : {"rtx2080ti-2gpu-pix", "rtx4090-8gpu-dualepyc-p2poff", "rtx4090-8gpu-dualepyc-p2pon"}) {
-    // Held out: fitted on the other two, a point of the grid.
-    EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n") + machine +
-                                                    " +shm_efficiency=0\\.[67][0-9]* ll_channel_GBps=[23][.0-9]* "
-                                                    "launch_us=[234] ")))
+  EXPECT_NE(r.out.find("calibrate nccl on 2 machines (2 all-reduce tables, one size per octave from 64 KiB)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(48 points)"), std::string::npos) << r.out;
+  for (const char* machine : {"rtx2080ti-2gpu-pix", "rtx4090-8gpu-dualepyc-p2poff"}) {
+    // Held out: fitted on the other one, near the other's own figure.
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n") + machine + " +shm_efficiency=0\\.6[4-8] launch_us=[234] ")))
         << machine << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("targets on the held-out machines: met"), std::string::npos) << r.out;
+  // Every collective by default: the 2080 Ti's all-gather, broadcast, reduce and alltoall tables too.
+  const auto all = run_cli({"calibrate", files[0], "--grid", "launch_us=3"}, false);
+  ASSERT_EQ(all.status, 0) << all.out;
+  EXPECT_NE(all.out.find("calibrate nccl on 1 machines (5 tables, one size per octave from 64 KiB)"), std::string::npos) << all.out;
 }
 
 // The published multi-node runs: two logs of the 2-node cluster are one machine (left out
@@ -217,7 +233,7 @@ TEST(CalibrateCli, MultiNodeRunsOfOneClusterAreOneMachine) {
                           "-p", "gpudirect=on"},
                          false);
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("calibrate nccl on 3 machines (6 all-reduce tables)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("calibrate nccl on 3 machines (6 tables, one size per octave from 64 KiB)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fitted on every machine: net_channel_share=0.39 "), std::string::npos) << r.out;
   for (const char* machine : {"h100-hgx-2node-8x400g-ib", "h100-hgx-4node-8x400g-ib", "h100-hgx-8node-8x400g-ib"}) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n") + machine + " +net_channel_share=0\\.(38|39|4) ")))
@@ -233,7 +249,7 @@ TEST(CalibrateCli, BadInputGivesOneMessageAndStatus2) {
   const std::string no_log = temp_file("calibrate-no-log.txt", "just some text\n");
   r = run_cli({"calibrate", "--machine", box, no_log, "--grid", "launch_us=3"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.out.find("no all-reduce table of nccl-tests"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no table of nccl-tests"), std::string::npos) << r.out;
   r = run_cli({"calibrate", box});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("--grid"), std::string::npos) << r.out;

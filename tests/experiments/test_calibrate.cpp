@@ -141,7 +141,12 @@ TEST(Calibrate, RefusesWhatItCannotFit) {
   auto options = grid_options();
   NcclTestsRun gather = table_at(a, {});
   gather.collective = "all_gather";
-  EXPECT_THROW(experiments::calibrate({{"a", &a, {gather}}}, options), InputError);  // no all-reduce table
+  options.all_reduce_only = true;
+  EXPECT_THROW(experiments::calibrate({{"a", &a, {gather}}}, options), InputError);  // no all-reduce table where only those count
+  options.all_reduce_only = false;
+  NcclTestsRun nameless = table_at(a, {});
+  nameless.collective.clear();
+  EXPECT_THROW(experiments::calibrate({{"a", &a, {nameless}}}, options), InputError);  // no table that names its collective
   options.params = {"launch_us=3"};
   EXPECT_THROW(experiments::calibrate({{"a", &a, {table_at(a, {})}}}, options), InputError);  // fixed and fitted
   options.params.clear();

@@ -231,7 +231,8 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   probe.open_facts = s.open_facts;
   const auto range = probe.busbw_range_GBps();
   s.notes.push_back("open facts: " + said + "; busbw " + format_fixed(range->first, 1) + "-" + format_fixed(range->second, 1) +
-                    " GB/s over them, " + format_fixed(busbw(assumed_s), 1) + " as assumed (NCCL's plan, closed form)");
+                    " GB/s over them and the model's held-out error (+-" + format_fixed(100 * e, 0) + " %), " +
+                    format_fixed(busbw(assumed_s), 1) + " as assumed (NCCL's plan, closed form)");
 }
 
 std::string collective_phase(const StrategyContext& ctx) {
@@ -423,7 +424,8 @@ Strategy definition() {
   };
   s.test_variants = {{{}}, {{"protocol=LL"}}, {{"protocol=Simple", "channels=4"}}, {{"algorithm=Tree"}},
                      {{"algorithm=Tree", "protocol=LL"}}, {{"collective=all_gather"}}, {{"collective=reduce_scatter", "protocol=LL"}},
-                     {{"collective=broadcast"}}, {{"collective=reduce", "protocol=LL"}}, {{"collective=alltoall"}}};
+                     {{"collective=broadcast"}}, {{"collective=reduce", "protocol=LL"}}, {{"collective=alltoall"}},
+                     {{"collective=sendrecv"}}};
   s.busbw_factor = collective_busbw_factor;
   s.closed_form = [](const StrategyContext& ctx) {
     const nccl::Plan planned = planner_plan(ctx);
