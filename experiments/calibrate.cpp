@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/support/error.h"
+#include "models/support/stats.h"
 #include "models/strategies/strategy.h"
 
 namespace gradsync::experiments {
@@ -78,6 +79,12 @@ MachineErrors errors_of(const std::vector<CompareRun>& compared, const std::stri
       (large ? e.large : e.small).push_back(err);
       (large ? e.large_held : e.small_held).push_back(range_holds(it->second, p.measured));
       (large ? e.large_width : e.small_width).push_back(range_width(it->second));
+      const bool known = std::all_of(it->second.open_facts.begin(), it->second.open_facts.end(),
+                                     [](const models::OpenFact& f) { return f.name == "the model's own error"; });
+      const auto coll = it->second.params.find("collective");
+      const bool p2p = coll != it->second.params.end() && (coll->second == "alltoall" || coll->second == "sendrecv");
+      if (known && !p2p) (large ? e.large_known : e.small_known).push_back(busbw_error(it->second, p.measured));
+      if (known && p2p) (large ? e.large_known_p2p : e.small_known_p2p).push_back(busbw_error(it->second, p.measured));
     }
   }
   return e;
@@ -131,9 +138,13 @@ double PooledFigures::objective() const {
 }
 
 PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
-  std::vector<double> large, small, large_width, small_width;
+  std::vector<double> large, small, large_width, small_width, large_known, small_known, large_known_p2p, small_known_p2p;
   std::vector<bool> large_held, small_held;
   for (const auto* e : errors) {
+    large_known_p2p.insert(large_known_p2p.end(), e->large_known_p2p.begin(), e->large_known_p2p.end());
+    small_known_p2p.insert(small_known_p2p.end(), e->small_known_p2p.begin(), e->small_known_p2p.end());
+    large_known.insert(large_known.end(), e->large_known.begin(), e->large_known.end());
+    small_known.insert(small_known.end(), e->small_known.begin(), e->small_known.end());
     large.insert(large.end(), e->large.begin(), e->large.end());
     small.insert(small.end(), e->small.begin(), e->small.end());
     large_held.insert(large_held.end(), e->large_held.begin(), e->large_held.end());
@@ -141,8 +152,17 @@ PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
     large_width.insert(large_width.end(), e->large_width.begin(), e->large_width.end());
     small_width.insert(small_width.end(), e->small_width.begin(), e->small_width.end());
   }
-  return PooledFigures{summarize_errors(std::move(large), large_held, std::move(large_width)),
-                       summarize_errors(std::move(small), small_held, std::move(small_width))};
+  auto band = [](const std::vector<double>& v) -> std::optional<std::pair<double, double>> {
+    if (v.empty()) return std::nullopt;
+    return std::make_pair(models::percentile(v, 0.05), models::percentile(v, 0.95));
+  };
+  PooledFigures f{summarize_errors(std::move(large), large_held, std::move(large_width)),
+                  summarize_errors(std::move(small), small_held, std::move(small_width))};
+  f.large_known = band(large_known);
+  f.small_known = band(small_known);
+  f.large_known_p2p = band(large_known_p2p);
+  f.small_known_p2p = band(small_known_p2p);
+  return f;
 }
 
 std::vector<std::string> Calibration::items(const CalibrateOptions& options, std::size_t point) const {

@@ -51,10 +51,17 @@ struct MachineErrors {
   std::vector<double> small;  // 64 KiB .. 1 MiB
   std::vector<bool> large_held, small_held;
   std::vector<double> large_width, small_width;
+  // Signed (predicted / measured - 1) where the prediction left nothing open but the model's own
+  // error: what that error is, measured.
+  std::vector<double> large_known, small_known;
+  std::vector<double> large_known_p2p, small_known_p2p;  // of point-to-point work (alltoall, sendrecv)
 };
 
 struct PooledFigures {
   std::optional<ErrorSummary> large, small;
+  // The 5th and 95th percentiles of the signed errors of predictions whose facts were all known.
+  std::optional<std::pair<double, double>> large_known, small_known;
+  std::optional<std::pair<double, double>> large_known_p2p, small_known_p2p;
   double objective() const;  // median + 90th percentile at >= 1 MiB + median at 64 KiB - 1 MiB
 };
 PooledFigures pool(const std::vector<const MachineErrors*>& errors);

@@ -163,6 +163,14 @@ int run_calibrate(const CalibrateFlags& f) {
     row.insert(row.begin(), "held out, pooled");
     t.add_row(std::move(row));
     std::cout << t.render() << "  targets on the held-out machines: " << verdict(pooled) << "\n";
+    // The model's own error where every fact was known: what a range must hold besides the open facts.
+    auto band = [](const std::optional<std::pair<double, double>>& b) {
+      return b ? models::format_percent(b->first, 0, true) + " .. " + models::format_percent(b->second, 0, true) : std::string("-");
+    };
+    std::cout << "  held-out error where every fact was known (5th .. 95th percentile, predicted / measured - 1): collectives "
+              << band(pooled.large_known) << " at >= 1 MiB, " << band(pooled.small_known) << " at 64 KiB - 1 MiB; point-to-point "
+              << "(alltoall, sendrecv) " << band(pooled.large_known_p2p) << " at >= 1 MiB, " << band(pooled.small_known_p2p)
+              << " at 64 KiB - 1 MiB\n";
   } else {
     std::cout << "leave one machine out: needs two machines or more\n";
   }

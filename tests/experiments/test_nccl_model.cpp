@@ -129,7 +129,7 @@ TEST(NcclModel, ScheduleMatchesItsClosedFormWhereNoLinkLimits) {
   // switch (nominal Gen4), doubled to 4; each copies 11.5 GB/s (p2p_channel_GBps): 2(N-1)/N S over
   // 4 x 11.5 GB/s, after the launch (3 us) and NCCL's latency (8.4 us + 6 steps x 5.7 us).
   const double S = 8.0 * 1024 * 1024;
-  const ResultRecord r = run(t, "formula", S, {"protocol=Simple"});
+  const ResultRecord r = run(t, "formula", S, {"protocol=Simple", "launch_us=3", "p2p_channel_GBps=11.5"});
   EXPECT_EQ(r.params.at("channels"), "4");
   EXPECT_NEAR(r.time_per_sync_s, (3 + 8.4 + 6 * 5.7) * 1e-6 + 1.5 * S / (4 * 11.5e9), 1e-9);
 }

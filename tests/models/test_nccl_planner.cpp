@@ -506,7 +506,8 @@ TEST(NcclPlanner, TreeWithLinesPassesThemOnWithinAHost) {
   const Topology t = hgx(2);
   for (const auto& [protocol, chunk_times] : std::vector<std::pair<std::string, double>>{
            {"Simple", 16.0}, {"LL", 2 + 14 * 256.0 / 4096}, {"LL128", 2 + 14 * 480.0 / 4096}}) {
-    const ResultRecord r = predict(nccl_request(t, 16, 65536, {"algorithm=Tree", "protocol=" + protocol, "gpudirect=on", "cpu=intel"}));
+    const ResultRecord r =
+        predict(nccl_request(t, 16, 65536, {"algorithm=Tree", "protocol=" + protocol, "gpudirect=on", "cpu=intel", "launch_us=3"}));
     double latency_us = 0, bw_GBps = 0;
     for (const std::string& note : r.notes) {
       const auto at = note.find("NCCL's model: ");

@@ -207,13 +207,13 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
                       " of its NIC's " + format_fixed(plan.nic_GBps, 1) + " GB/s between hosts (net_channel_share)";
     }
   }
-  if (lay.algorithm != kRing && lay.algorithm != kTree) return bw;
-  const double load = lay.algorithm == kTree ? 2.0 : hop_load(plan, n);
+  if (lay.algorithm != kRing && lay.algorithm != kTree && lay.algorithm != kCollnetChain) return bw;
+  const double load = lay.algorithm == kRing ? hop_load(plan, n) : 2.0;  // a chain's GPU sends its part up and down
   // On one host of PCIe, NCCL's model prices its nominal PCIe rates (and 16 GB/s between AMD
   // sockets, 10 between Intel's), which decide its choices, not how fast its kernels copy: a
   // channel's threads move `p2p_channel_GBps` over PCIe at most (LL: `ll_channel_GBps`), and the
   // links decide the rest.
-  if (plan.hosts.size() == 1 && plan.comm.graph(lay.algorithm).type_intra > kPathNvb) {
+  if (plan.hosts.size() == 1 && lay.algorithm != kCollnetChain && plan.comm.graph(lay.algorithm).type_intra > kPathNvb) {
     const bool ll = lay.protocol == kLL;
     const double channel = ctx.params.number(ll ? "ll_channel_GBps" : "p2p_channel_GBps") * (lay.protocol == kLL128 ? 0.92 : 1.0);
     bw = channel * lay.parts / load;
