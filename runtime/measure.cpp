@@ -188,6 +188,17 @@ double rate_of(Memory& memory, double bytes, int iterations, const std::function
 
 }  // namespace
 
+std::optional<StreamRate> rate_from_streams(double bytes, int messages, const std::vector<double>& single_s,
+                                            const std::vector<double>& stream_s) {
+  std::vector<double> longer;
+  for (std::size_t p = 0; p < single_s.size() && p < stream_s.size(); ++p) longer.push_back(stream_s[p] - single_s[p]);
+  if (messages < 2 || longer.empty() || !(median(longer) > 0)) return std::nullopt;
+  StreamRate r;
+  r.rate_Bps = (messages - 1) * bytes / median(longer);
+  r.overhead_s = std::max(0.0, median(single_s) - bytes / r.rate_Bps);
+  return r;
+}
+
 int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_name, double bytes, int iterations,
                 const std::string& output) {
   if (size < 2) throw models::InputError("measure: needs at least 2 ranks (mpirun -np 2 or more)");
@@ -272,6 +283,61 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
     if (!any) break;
     if (pass >= iterations) watchdog_context("measure: pass " + std::to_string(pass + 1) + " over the pairs still spread");
   }
+
+  // A busy machine (another process on the cores, the kernel's network work put off) adds a
+  // delay to every probe while its ranks wait to be scheduled: a scheduler tick or two (4-8
+  // ms), every time. Beside one or two other busy processes on two cores a 32 KiB probe of a
+  // 12 MB/s link read it at a third of its rate, every repetition alike, and an 8-byte round
+  // trip took 4-8 ms instead of 20 us. A pair is taken for busy when its samples still
+  // disagree after every pass, or when its latency (half that round trip) is a quarter of a
+  // probe's time or more. Busy pairs are probed again in `iterations` passes (at least
+  // kMinBusyPasses), each a single probe and then a long stream of them, long enough to last
+  // kBusyStreamSeconds (at most kMaxBusyMessages messages and kMostBusyStreamBytes): the
+  // pair's rate is the stream's extra messages over how much longer it took than the single
+  // probe of its pass (rate_from_streams). The delay both pay once drops out, with the latency
+  // and a token bucket's burst; what they add up to is the pair's overhead, taken off its
+  // both-ways and shift-probe times too (rate_without_overhead).
+  constexpr double kBusyLatencyShare = 0.25, kBusyStreamSeconds = 0.1;
+  constexpr int kMaxBusyMessages = 64, kMinBusyPasses = 5;
+  constexpr double kMostBusyStreamBytes = 2.5e8;
+  const auto median_seconds = [](const std::vector<double>& rates, double moved) {
+    std::vector<double> seconds;
+    for (double r : rates) seconds.push_back(moved / r);
+    return median(seconds);
+  };
+  std::vector<bool> busy(cells, false);
+  int long_stream = 0;  // messages in the busy pairs' streams
+  for (std::size_t i = 0; i < n && stream > 1; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const std::size_t k = i * n + j;
+      const double latency = median(lat[std::min(i, j) * n + std::max(i, j)]);
+      busy[k] = relative_spread(uni[k]) > kSteadySpread || relative_spread(streamed[k]) > kSteadySpread ||
+                latency > kBusyLatencyShare * median_seconds(uni[k], bytes);
+      if (!busy[k]) continue;
+      const double messages = std::ceil(kBusyStreamSeconds * median(streamed[k]) / bytes);
+      long_stream = std::max(long_stream, static_cast<int>(std::clamp(messages, 2.0 * stream, 1.0 * kMaxBusyMessages)));
+    }
+  }
+  long_stream = std::min(long_stream, static_cast<int>(kMostBusyStreamBytes / bytes));
+  std::vector<std::vector<double>> busy_single(cells), busy_stream(cells);  // per pass: the single probe's seconds, the stream's
+  if (long_stream > stream) {
+    float* const regular_in = probe.in;
+    probe.in = memory.allocate(probe_bytes * static_cast<std::size_t>(long_stream));
+    const int passes = std::max(iterations, kMinBusyPasses);
+    for (int pass = 0; pass < passes; ++pass) {
+      watchdog_context("measure: busy pairs, pass " + std::to_string(pass + 1) + "/" + std::to_string(passes));
+      for (int a = 0; a < size; ++a) {
+        for (int b = 0; b < size; ++b) {
+          const auto k = static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b);
+          if (a == b || !busy[k]) continue;
+          busy_single[k].push_back(probe.pair(a, b, false));
+          busy_stream[k].push_back(probe.pair(a, b, false, long_stream));
+        }
+      }
+    }
+    probe.in = regular_in;
+  }
   // Each pair's figures from its samples: medians and spreads, with two corrections.
   //
   // The models take a transfer as latency + bytes / bandwidth: each probe's time holds one
@@ -288,6 +354,8 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
   // fast). A stream faster than single messages hides per-message costs that a run's rounds
   // pay: no change then.
   std::vector<double> slower(cells, 1.0);  // per ordered pair, the stream's rate over the single message's
+  std::vector<double> overhead(cells, -1.0);  // per busy ordered pair: the seconds every probe paid (-1: not busy)
+  int busy_pairs = 0;
   const auto one_way = [&](std::size_t from, std::size_t to, double latency) {
     const std::size_t k = from * n + to;
     form.bandwidth_spread->at(from, to) = relative_spread(uni[k]);
@@ -296,6 +364,11 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
     const double rate = rate_without_latency(bytes, median(uni[k]), latency);
     if (stream > 1) slower[k] = std::min(1.0, rate_without_latency(stream * bytes, median(streamed[k]), latency) / rate);
     form.bandwidth_Bps.at(from, to) = rate * slower[k];
+    if (const auto r = rate_from_streams(bytes, long_stream, busy_single[k], busy_stream[k])) {
+      overhead[k] = r->overhead_s;
+      form.bandwidth_Bps.at(from, to) = r->rate_Bps;
+      ++busy_pairs;
+    }
   };
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = i + 1; j < n; ++j) {
@@ -306,6 +379,13 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
       const auto& v = bi[i * n + j];
       const double both = rate_without_latency(2 * bytes, median(v), latency) * (slower[i * n + j] + slower[j * n + i]) / 2;
       form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) = both;
+      const double paid_ij = overhead[i * n + j], paid_ji = overhead[j * n + i];
+      if (paid_ij >= 0 || paid_ji >= 0) {
+        const double paid = paid_ij >= 0 && paid_ji >= 0 ? (paid_ij + paid_ji) / 2 : std::max(paid_ij, paid_ji);
+        const double alone = *form.bandwidth_Bps.at(i, j) + *form.bandwidth_Bps.at(j, i);
+        form.bidirectional_Bps->at(i, j) = form.bidirectional_Bps->at(j, i) =
+            rate_without_overhead(2 * bytes, median_seconds(v, 2 * bytes), paid, alone);
+      }
       form.bidirectional_spread->at(i, j) = form.bidirectional_spread->at(j, i) = relative_spread(v);
       unsteady += relative_spread(v) > kSteadySpread;
       ++pair_probes;
@@ -373,7 +453,11 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
   }
 
   // Shift probes: reveal links that pairs measured one at a time cannot (a switch uplink as
-  // fast as a GPU link, shared by the GPUs behind it).
+  // fast as a GPU link, shared by the GPUs behind it). Shift 1 is the ring an all-reduce runs
+  // (every rank sends to the next and receives from the one before, all at once) and shift
+  // N-1 the reverse ring: every GPU's link carries both directions at once, which bounds
+  // what a ring gets where a pair alone cannot show it (the inference reads a ring slower than
+  // its pairs as links that cannot carry both directions at full rate).
   std::vector<models::ConcurrentProbe> probes;
   for (int shift = 1; shift < size; ++shift) {
     progress("concurrent flows, shift", shift, size - 1);
@@ -394,7 +478,10 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
     for (int r = 0; r < size; ++r) {
       p.flows.push_back({form.gpus[static_cast<std::size_t>(r)], form.gpus[static_cast<std::size_t>((r + shift) % size)]});
       const auto to = static_cast<std::size_t>((r + shift) % size);
-      p.bandwidth_Bps.push_back(median(flows[static_cast<std::size_t>(r)]) * slower[static_cast<std::size_t>(r) * n + to]);
+      const std::size_t k = static_cast<std::size_t>(r) * n + to;
+      p.bandwidth_Bps.push_back(overhead[k] >= 0 ? rate_without_overhead(bytes, median_seconds(flows[static_cast<std::size_t>(r)], bytes),
+                                                                    overhead[k], *form.bandwidth_Bps.at(static_cast<std::size_t>(r), to))
+                                                 : median(flows[static_cast<std::size_t>(r)]) * slower[k]);
       p.spread.push_back(relative_spread(flows[static_cast<std::size_t>(r)]));
     }
     probes.push_back(p);
@@ -405,7 +492,10 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
                      std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(probe_bytes) +
                      "-byte probes (median of " + std::to_string(iterations) + " to " + std::to_string(kMaxRepeats * iterations) +
                      " taken in passes over the pairs, repeated until their spread is at most 3 %" +
-                     (stream > 1 ? "; where " + std::to_string(stream) + " probes back to back ran slower, a pair's rates scaled down to theirs" : std::string()) +
+                     (stream > 1 ? "; where " + std::to_string(stream) + " probes back to back ran slower, a pair's rates scaled down to theirs; "
+                                   "where the machine was busy (a pair's probes still disagreeing, or its latency a quarter of a probe's time), "
+                                   "its rates from how much longer a long stream of probes took than one, the delay every probe paid left out"
+                                 : std::string()) +
                      "), latency the median of 8-byte ping-pongs in every pass; local rates of " +
                      (gpu ? "each GPU" : "each rank") + " alone and of the first k ranks at once" +
                      (gpu ? ", host<->device rates from page-locked host memory." : ".");
@@ -427,6 +517,16 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
                 100 * one_way[one_way.size() / 2], 100 * one_way.back(), 100 * both_ways[both_ways.size() / 2],
                 100 * both_ways.back(), unsteady, pair_probes, 100 * kSteadySpread, kMaxRepeats * iterations,
                 unsteady * 4 > pair_probes ? " (a busy machine: figures less sure)" : "");
+    if (busy_pairs > 0) {
+      std::vector<double> paid;
+      for (double o : overhead) {
+        if (o >= 0) paid.push_back(o);
+      }
+      std::printf("%d of %d ordered pairs probed again (samples still spread, or latency a quarter of a probe's time: a "
+                  "busy machine): their rates from how much longer %d probes at once took than one, the delay every probe "
+                  "paid (median %.2f ms) left out\n",
+                  busy_pairs, size * (size - 1), long_stream, 1e3 * median(paid));
+    }
     if (stream > 1) {
       std::vector<double> kept;
       for (std::size_t i = 0; i < n; ++i) {

@@ -7,7 +7,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gradsync::runtime {
 
@@ -17,6 +20,28 @@ namespace gradsync::runtime {
 inline double rate_without_latency(double moved, double rate, double latency) {
   const double seconds = moved / rate;
   return seconds > latency ? moved / (seconds - latency) : rate;
+}
+
+// A pair probed on a busy machine, in passes: each pass a single probe of `bytes` that took
+// single_s[p] seconds and then a stream of `messages` such probes at once that took
+// stream_s[p]. A busy machine adds a delay to every probe while the ranks wait to be scheduled
+// (a scheduler tick or two), which both probes of a pass pay alike, as they pay the latency and
+// a token bucket's first frame: the difference leaves them out. The rate is (messages - 1) x
+// bytes over the median difference; the overhead, what a single probe paid beside its bytes at
+// that rate (its median time less bytes / rate, at least 0). Nothing where the stream took no
+// longer than the single probe (no rate can be told).
+struct StreamRate {
+  double rate_Bps = 0;
+  double overhead_s = 0;
+};
+std::optional<StreamRate> rate_from_streams(double bytes, int messages, const std::vector<double>& single_s,
+                                            const std::vector<double>& stream_s);
+
+// A probe of `moved` bytes that took `seconds` on a pair whose probes each paid `overhead`
+// seconds beside their bytes: its rate without the overhead, at most `most` (what the probe
+// can carry at best: the pair's rate alone). `most` where the overhead is the whole time.
+inline double rate_without_overhead(double moved, double seconds, double overhead, double most) {
+  return seconds > overhead ? std::min(most, moved / (seconds - overhead)) : most;
 }
 
 int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, double bytes, int iterations,

@@ -4,6 +4,8 @@
 
 #include "runtime/measure.h"
 
+#include <vector>
+
 using gradsync::runtime::rate_without_latency;
 
 TEST(MeasureRates, APairProbeLeavesItsLatencyOut) {
@@ -18,4 +20,41 @@ TEST(MeasureRates, APairProbeLeavesItsLatencyOut) {
   // No latency measured, or a probe no longer than it: the rate as it was.
   EXPECT_DOUBLE_EQ(rate_without_latency(bytes, 5e9, 0), 5e9);
   EXPECT_DOUBLE_EQ(rate_without_latency(8, 8 / 10e-6, 20e-6), 8 / 10e-6);
+}
+
+// A busy machine delays every probe by a scheduler tick or two while the ranks wait to be
+// scheduled. Made up of what the emulated 11.92 MB/s link showed beside two busy processes on
+// two cores (single 32 KiB probes took 7-15 ms instead of 2.75): a pass's single probe and its
+// stream of 16 pay delays alike (here the same tick, or one tick apart in one pass in four),
+// plus a 9 KB frame the token bucket lets through at once and 20 us of latency; the difference
+// leaves them out.
+TEST(MeasureRates, AStreamAgainstASingleProbeLeavesABusyMachinesDelaysOut) {
+  using gradsync::runtime::rate_from_streams;
+  const double bytes = 32768, rate = 11.92e6, burst = 9000 / rate, latency = 20e-6, tick = 4e-3;
+  std::vector<double> single, stream;
+  for (int pass = 0; pass < 8; ++pass) {
+    const double delay = (1 + pass % 3) * tick;  // 4, 8 or 12 ms
+    single.push_back(delay + latency + bytes / rate - burst);
+    stream.push_back(delay + (pass % 4 == 3 ? tick : 0) + latency + 16 * bytes / rate - burst);
+  }
+  // Read as single probes, the link looks about a third as fast as it is.
+  EXPECT_LT(bytes / single[1], 0.3 * rate);
+  const auto r = rate_from_streams(bytes, 16, single, stream);
+  ASSERT_TRUE(r);
+  EXPECT_NEAR(r->rate_Bps / rate, 1.0, 1e-9);
+  // What every single probe paid beside its bytes: the median delay, the latency, less the burst.
+  EXPECT_NEAR(r->overhead_s, 8e-3 + latency - burst, 1e-9);
+  // A stream no longer than its single probe tells no rate; nor does a single message.
+  EXPECT_FALSE(rate_from_streams(bytes, 16, {5e-3, 6e-3}, {5e-3, 5.5e-3}));
+  EXPECT_FALSE(rate_from_streams(bytes, 1, single, stream));
+  EXPECT_FALSE(rate_from_streams(bytes, 16, {}, {}));
+}
+
+TEST(MeasureRates, AProbeOnABusyPairLeavesThePairsOverheadOut) {
+  using gradsync::runtime::rate_without_overhead;
+  // Both ways at once, 2 x 32 KiB in 14 ms of which 8 ms the pair's overhead: 64 KiB / 6 ms.
+  EXPECT_DOUBLE_EQ(rate_without_overhead(65536, 14e-3, 8e-3, 30e6), 65536 / 6e-3);
+  // Never above what the pair carries alone, nor from an overhead as long as the probe.
+  EXPECT_DOUBLE_EQ(rate_without_overhead(65536, 9e-3, 8e-3, 20e6), 20e6);
+  EXPECT_DOUBLE_EQ(rate_without_overhead(65536, 7e-3, 8e-3, 20e6), 20e6);
 }
