@@ -316,7 +316,9 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         if (!ids.count(r)) ids[r] = static_cast<int>(ids.size());
         probe_group[i] = ids[r];
       }
-      if (ids.size() > 1) {
+      // Every GPU a group of its own (a ring whose every flow ran slow: its neighbours look
+      // alike to none) is no grouping.
+      if (ids.size() > 1 && ids.size() < n) {
         std::string text = "concurrent-flow probes show " + std::to_string(ids.size()) + " groups behind shared links:";
         for (const auto& [r, id] : ids) {
           text += " {";
@@ -720,6 +722,67 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
     notes.push_back(buf);
   }
 
+  // Flows at once that load links in both directions (a ring: every GPU sends and receives at
+  // once), what pairs alone cannot show. A link every flow of which (either direction) ran
+  // slower than the tree gives it, beyond the flows' spread, cannot carry both directions at
+  // full rate: its duplex share becomes what reproduces the fastest of those flows, 2 x
+  // bandwidth x share over its flows. A slowdown more than half duplex explains is not the
+  // link's duplex (a shared link elsewhere), nor is a shortfall in one direction (all-to-one):
+  // left to the probe check below. Each link: the mean of what its probes need, where that is
+  // less than it has.
+  if (!form.concurrent_probes.empty() && !nominal) {
+    const Topology current(name, nodes, links, name);
+    ContentionModel contention(current);
+    std::vector<double> modeled;
+    std::map<std::size_t, std::vector<double>> needs;  // link -> the shares its probes need
+    for (const auto& probe : form.concurrent_probes) {
+      std::vector<Flow> flows;
+      for (const auto& [a, b] : probe.flows) flows.push_back({*current.find(a), *current.find(b)});
+      contention.share(flows, modeled);
+      struct Load {
+        int forward = 0, backward = 0;
+        double fastest_Bps = 0;
+        bool all_slowed = true;
+      };
+      std::map<std::size_t, Load> loads;
+      for (std::size_t k = 0; k < flows.size(); ++k) {
+        const double noise = std::max(0.05, k < probe.spread.size() ? 2 * probe.spread[k] : 0.0);
+        const bool slowed = probe.bandwidth_Bps[k] * (1 + noise) < modeled[k];
+        for (const Hop& h : current.route(flows[k].from, flows[k].to)) {
+          Load& load = loads[h.link];
+          ++(h.forward ? load.forward : load.backward);
+          load.fastest_Bps = std::max(load.fastest_Bps, probe.bandwidth_Bps[k]);
+          load.all_slowed = load.all_slowed && slowed;
+        }
+      }
+      for (const auto& [l, load] : loads) {
+        if (load.forward == 0 || load.backward == 0 || !load.all_slowed || !links[l].full_duplex) continue;
+        const double need = load.fastest_Bps * (load.forward + load.backward) / (2 * links[l].bandwidth_Bps);
+        if (need < 0.5 * (1 - tol)) continue;
+        needs[l].push_back(std::max(0.5, need));
+      }
+    }
+    for (const auto& [l, shares_needed] : needs) {
+      const double share = std::accumulate(shares_needed.begin(), shares_needed.end(), 0.0) /
+                           static_cast<double>(shares_needed.size());
+      if (share >= links[l].duplex_share * (1 - tol)) continue;
+      char buf[320];
+      if (share <= 0.55) {
+        links[l].full_duplex = false;
+        links[l].duplex_share = 1;
+        std::snprintf(buf, sizeof buf, "link %s -- %s: both directions at once get about the bandwidth of one: half duplex "
+                      "(from %zu concurrent-flow probes)", nodes[links[l].a].id.c_str(), nodes[links[l].b].id.c_str(),
+                      shares_needed.size());
+      } else {
+        links[l].duplex_share = share;
+        std::snprintf(buf, sizeof buf, "link %s -- %s: both directions at once keep %.0f %% of their bandwidth (from %zu "
+                      "concurrent-flow probes, which load both directions)", nodes[links[l].a].id.c_str(),
+                      nodes[links[l].b].id.c_str(), 100 * share, shares_needed.size());
+      }
+      notes.push_back(buf);
+    }
+  }
+
   Topology topology(name, std::move(nodes), std::move(links), name);
   topology.set_description(form.description);
 
@@ -777,10 +840,15 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       check.measured_share[1] = measured_max;
       check.modeled_share[0] = modeled_min;
       check.modeled_share[1] = modeled_max;
+      // All into one GPU, or all out of one (all-to-one, one-to-all): named by that GPU.
+      const bool into = std::all_of(probe.flows.begin(), probe.flows.end(), [&](const auto& f) { return f.second == probe.flows[0].second; });
+      const bool out = std::all_of(probe.flows.begin(), probe.flows.end(), [&](const auto& f) { return f.first == probe.flows[0].first; });
       check.description = flows.size() == 2 ? probe.flows[0].first + "->" + probe.flows[0].second + " with " +
                                                   probe.flows[1].first + "->" + probe.flows[1].second
-                                            : std::to_string(flows.size()) + " flows " + probe.flows[0].first + "->" +
-                                                  probe.flows[0].second + ", ...";
+                          : into ? std::to_string(flows.size()) + " flows into " + probe.flows[0].second
+                          : out  ? std::to_string(flows.size()) + " flows out of " + probe.flows[0].first
+                                 : std::to_string(flows.size()) + " flows " + probe.flows[0].first + "->" +
+                                       probe.flows[0].second + ", ...";
       report.probes.push_back(check);
     }
   }

@@ -9,8 +9,10 @@
 // not shape the tree. Latencies, when measured, are split over the links so that the
 // mean pair latency at each level is reproduced; otherwise each link gets a default.
 // A measured bidirectional figure well below twice the unidirectional one marks the
-// pair's bottleneck links half duplex. Host<->device figures add a host-memory node at
-// the root of the tree.
+// pair's bottleneck links half duplex, as do flows measured at once (concurrent_probes) that
+// all ran slower across a link they load in both directions (a ring: every GPU sends and
+// receives at once) than the tree gives them: the link keeps the duplex share that
+// reproduces them. Host<->device figures add a host-memory node at the root of the tree.
 //
 // Every measured pair is then routed on the inferred graph and compared with its
 // measurement; the report lists each pair, its error and whether it is explained.

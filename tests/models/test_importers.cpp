@@ -9,8 +9,11 @@
 #include <functional>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "models/support/error.h"
 #include "models/topology/importers/import.h"
+#include "models/topology/importers/parse_util.h"
 #include "models/support/json_input.h"
 #include "models/topology/matrix_inference.h"
 #include "models/support/units.h"
@@ -18,6 +21,7 @@
 #include "support/topologies.h"
 
 using namespace gradsync::models;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -298,6 +302,164 @@ TEST(ImportNvbandwidth, WaivedWriteTestFallsBackToRead) {
   EXPECT_TRUE(any_note_contains(r, "waived by the tool (no result): device_to_device_memcpy_write_ce"));
 }
 
+// All-to-one and one-to-all on the 4-GPU two-switch machine, as nvbandwidth v0.8 prints them
+// (testcases_ce.cpp: one row, each GPU's aggregate; all_to_one_write and one_to_all_read move the
+// data into the GPU, one_to_all_write and all_to_one_read out of it).
+const std::string kNvbAllToOne = R"(nvbandwidth Version: v0.8
+Built from Git version: v0.8
+
+Running device_to_device_memcpy_write_ce.
+memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)
+           0         1         2         3
+ 0       N/A     12.60      9.40      9.40
+ 1     12.60       N/A      9.40      9.40
+ 2      9.40      9.40       N/A     12.60
+ 3      9.40      9.40     12.60       N/A
+
+SUM device_to_device_memcpy_write_ce 125.60
+
+Running all_to_one_write_ce.
+memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)
+           0         1         2         3
+ 0     12.48     12.51     12.45     12.54
+
+SUM all_to_one_write_ce 49.98
+
+Running all_to_one_read_ce.
+memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)
+           0         1         2         3
+ 0     12.30     12.33     12.27     12.36
+
+SUM all_to_one_read_ce 49.26
+
+Running one_to_all_write_ce.
+memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)
+           0         1         2         3
+ 0     12.42     12.39     12.45     12.40
+
+SUM one_to_all_write_ce 49.66
+
+Running one_to_all_read_ce.
+memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)
+           0         1         2         3
+ 0     12.21     12.24     12.18     12.27
+
+SUM one_to_all_read_ce 48.90
+
+)";
+
+TEST(ImportNvbandwidth, AllToOneAndOneToAllBecomeConcurrentProbes) {
+  const auto r = import_tool_output(kNvbAllToOne, "nvb.txt");
+  const auto& f = r.form;
+  // One probe per GPU and direction: 4 into a GPU (all_to_one_write_ce), 4 out of one (one_to_all_write_ce).
+  ASSERT_EQ(f.concurrent_probes.size(), 8u);
+  const ConcurrentProbe& into2 = f.concurrent_probes[2];
+  ASSERT_EQ(into2.flows.size(), 3u);
+  EXPECT_EQ(into2.flows[0], (std::pair<std::string, std::string>{"gpu0", "gpu2"}));
+  EXPECT_EQ(into2.flows[2], (std::pair<std::string, std::string>{"gpu3", "gpu2"}));
+  // Only the aggregate is printed (12.45 GB/s into gpu2): each of the 3 flows a third of it.
+  for (double bw : into2.bandwidth_Bps) EXPECT_DOUBLE_EQ(Bps_to_GBps(bw), 12.45 / 3);
+  EXPECT_TRUE(into2.spread.empty());
+  const ConcurrentProbe& out1 = f.concurrent_probes[5];
+  EXPECT_EQ(out1.flows[0], (std::pair<std::string, std::string>{"gpu1", "gpu0"}));
+  EXPECT_EQ(out1.flows[2], (std::pair<std::string, std::string>{"gpu1", "gpu3"}));
+  EXPECT_DOUBLE_EQ(Bps_to_GBps(out1.bandwidth_Bps[1]), 12.39 / 3);
+  EXPECT_TRUE(any_note_contains(r, "nvbandwidth: concurrent_probes from all_to_one_write_ce (every other GPU's copy into each "
+                                   "GPU at once; only their aggregate is printed, so each flow's rate is the aggregate / the "
+                                   "number of flows)"));
+  EXPECT_TRUE(any_note_contains(r, "concurrent_probes from one_to_all_write_ce (every other GPU's copy out of each GPU"));
+  EXPECT_TRUE(any_note_contains(r, "one_to_all_read_ce not used (all_to_one_write_ce preferred)"));
+  EXPECT_TRUE(any_note_contains(r, "all_to_one_read_ce not used (one_to_all_write_ce preferred)"));
+  EXPECT_FALSE(any_note_contains(r, "ignored test cases"));
+  // The tree the pairs give shares each GPU's link among the flows as measured: every probe agrees.
+  const auto inferred = infer_topology(f);
+  EXPECT_EQ(inferred.report.unexplained_count(), 0u) << inferred.report.text();
+  ASSERT_EQ(inferred.report.probes.size(), 8u);
+  for (const auto& p : inferred.report.probes) EXPECT_TRUE(p.agrees) << inferred.report.text();
+  EXPECT_NE(inferred.report.text().find("3 flows into gpu2"), std::string::npos) << inferred.report.text();
+  EXPECT_NE(inferred.report.text().find("3 flows out of gpu1"), std::string::npos) << inferred.report.text();
+  // Written to the matrix form and read back.
+  const auto back = matrix_form_from_json(JsonView::parse(matrix_form_to_json(f).dump(), "back.json"));
+  ASSERT_EQ(back.concurrent_probes.size(), 8u);
+  EXPECT_NEAR(Bps_to_GBps(back.concurrent_probes[2].bandwidth_Bps[0]), 4.15, 1e-9);
+}
+
+TEST(ImportNvbandwidth, ReadVariantsOfAllToOneAndOneToAllRunTheOtherWay) {
+  // Without the write tests: all_to_one_read_ce moves data out of each GPU (its peers read from
+  // it), one_to_all_read_ce into it.
+  std::string text = kNvbAllToOne;
+  for (const char* drop : {"Running all_to_one_write_ce.", "Running one_to_all_write_ce."}) {
+    const auto at = text.find(drop);
+    ASSERT_NE(at, std::string::npos);
+    const auto end = text.find("Running ", at + 8);
+    text.erase(at, end - at);
+  }
+  const auto r = import_tool_output(text, "nvb.txt");
+  const auto& f = r.form;
+  ASSERT_EQ(f.concurrent_probes.size(), 8u);
+  // Into each GPU first: one_to_all_read_ce (12.21 GB/s into gpu0) ...
+  EXPECT_EQ(f.concurrent_probes[0].flows[1], (std::pair<std::string, std::string>{"gpu2", "gpu0"}));
+  EXPECT_DOUBLE_EQ(Bps_to_GBps(f.concurrent_probes[0].bandwidth_Bps[0]), 12.21 / 3);
+  // ... then out of each: all_to_one_read_ce (12.36 GB/s out of gpu3).
+  EXPECT_EQ(f.concurrent_probes[7].flows[0], (std::pair<std::string, std::string>{"gpu3", "gpu0"}));
+  EXPECT_DOUBLE_EQ(Bps_to_GBps(f.concurrent_probes[7].bandwidth_Bps[2]), 12.36 / 3);
+  EXPECT_TRUE(any_note_contains(r, "concurrent_probes from one_to_all_read_ce (every other GPU's copy into each GPU"));
+  EXPECT_TRUE(any_note_contains(r, "concurrent_probes from all_to_one_read_ce (every other GPU's copy out of each GPU"));
+}
+
+TEST(ImportNvbandwidth, AllToOneWithoutTwoPeersGivesNoProbe) {
+  // Two GPUs: one flow each way is a pair, not flows at once.
+  const std::string text =
+      "Running device_to_device_memcpy_write_ce.\n"
+      "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n"
+      "           0         1\n"
+      " 0       N/A     26.30\n"
+      " 1     26.12       N/A\n"
+      "\n"
+      "Running all_to_one_write_ce.\n"
+      "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n"
+      "           0         1\n"
+      " 0     26.01       N/A\n";
+  const auto r = import_tool_output(text, "nvb.txt");
+  EXPECT_TRUE(r.form.concurrent_probes.empty());
+  EXPECT_TRUE(any_note_contains(r, "nvbandwidth: all_to_one_write_ce gives no probe for gpu0, gpu1 (N/A, or fewer than two "
+                                   "peers with peer access)"));
+}
+
+TEST(ImportNvbandwidth, BidirectionalTableOfVersionsBeforeV06IsSummedPerPair) {
+  // Before v0.6 the bidirectional test printed one table: each entry the measured copy's rate
+  // (one direction) while the copy the other way ran.
+  const std::string text = R"(nvbandwidth Version: v0.5
+Built from Git version: v0.5
+
+Running device_to_device_memcpy_write_ce.
+memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)
+           0         1
+ 0       N/A     26.30
+ 1     26.12       N/A
+
+SUM device_to_device_memcpy_write_ce 52.42
+
+Running device_to_device_bidirectional_memcpy_write_ce.
+memcpy CE GPU(row) <-> GPU(column) bandwidth (GB/s)
+           0         1
+ 0       N/A     20.14
+ 1     19.96       N/A
+
+SUM device_to_device_bidirectional_memcpy_write_ce 40.10
+
+)";
+  const auto r = import_tool_output(text, "nvb-v0.5.txt");
+  ASSERT_TRUE(r.form.bidirectional_Bps);
+  EXPECT_NEAR(GBps(*r.form.bidirectional_Bps, 0, 1), 20.14 + 19.96, 1e-9);
+  EXPECT_NEAR(GBps(*r.form.bidirectional_Bps, 1, 0), 20.14 + 19.96, 1e-9);
+  EXPECT_TRUE(any_note_contains(r, "bidirectional_GBps from device_to_device_bidirectional_memcpy_write_ce (one table, as "
+                                   "nvbandwidth printed before v0.6"));
+  // 40.1 of 52.4 GB/s both ways: each direction keeps 76 % while the other runs.
+  const auto inferred = infer_topology(r.form);
+  EXPECT_NE(inferred.report.text().find("keep 76 % of their bandwidth"), std::string::npos) << inferred.report.text();
+}
+
 // ---------------------------------------------------------------------------------------
 // nvidia-smi topo, and tools merged
 
@@ -431,6 +593,32 @@ TEST(ImportMerged, AllThreeToolsOfOneMachine) {
   const MatrixForm back = matrix_form_from_json(JsonView::wrap(matrix_form_to_json(f), "roundtrip"));
   EXPECT_EQ(back.bandwidth_Bps.at(2, 3), f.bandwidth_Bps.at(2, 3));
   EXPECT_EQ(back.topo_classes, f.topo_classes);
+}
+
+TEST(ImportMerged, NvbandwidthProbesBesideTheP2pTestLeaveOutPairsWithoutPeerAccess) {
+  // nvbandwidth measured no copy between gpu0 and gpu3 (no peer access: N/A), so its
+  // all-to-one into gpu0 ran two copies, not three; p2pBandwidthLatencyTest gives the pairs.
+  std::string text = kNvbAllToOne;
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{" 0       N/A     12.60      9.40      9.40",
+                                                                     " 0       N/A     12.60      9.40       N/A"},
+                                 {" 3      9.40      9.40     12.60       N/A", " 3       N/A      9.40     12.60       N/A"}}) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-import-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "nvb.txt") << text;
+  const auto r = import_tool_files({kP2p4, (dir / "nvb.txt").string()});
+  fs::remove_all(dir);
+  ASSERT_EQ(r.form.concurrent_probes.size(), 8u);
+  const ConcurrentProbe& into0 = r.form.concurrent_probes[0];
+  ASSERT_EQ(into0.flows.size(), 2u);
+  EXPECT_EQ(into0.flows[1], (std::pair<std::string, std::string>{"gpu2", "gpu0"}));
+  EXPECT_DOUBLE_EQ(Bps_to_GBps(into0.bandwidth_Bps[0]), 12.48 / 2);
+  EXPECT_EQ(r.form.concurrent_probes[1].flows.size(), 3u);
+  EXPECT_TRUE(any_note_contains(r, "concurrent_probes come from nvbandwidth, compared with p2pBandwidthLatencyTest's pairs "
+                                   "measured alone"));
 }
 
 TEST(ImportMerged, InferenceExplainsEveryFixtureImportAndFindsTheSwitches) {
@@ -591,7 +779,58 @@ TEST(ImportErrors, MalformedNvbandwidthAndTopoTables) {
   EXPECT_NE(t.find("expected one of PIX, PXB, PHB, NODE, SYS"), std::string::npos) << t;
 }
 
+TEST(ImportErrors, AllToOneRowCutShortNamesItsLine) {
+  // One figure per GPU, as many as the GPU-to-GPU table before it has columns.
+  std::string text = kNvbAllToOne;
+  const std::string row = " 0     12.48     12.51     12.45     12.54";
+  const auto at = text.find(row);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, row.size(), " 0     12.48     12.51     12.45");
+  EXPECT_EQ(error_of([&] { import_tool_output(text, "nvb.txt"); }),
+            "nvb.txt:17: row 0 of the table \"memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\" has 3 values; expected 4 "
+            "(one per column)");
+}
+
 TEST(ImportErrors, SameToolTwiceIsAnError) {
   const auto e = error_of([] { import_tool_files({kP2p4, kP2p4}); });
   EXPECT_NE(e.find("a second p2pBandwidthLatencyTest output"), std::string::npos) << e;
+}
+
+// NCCL's own log (NCCL_DEBUG=INFO) beside an nccl-tests table: the CPU maker and the path types
+// between the GPUs it prints, in both id forms (GPU/1000 of 2.16, GPU/0-1000 of later releases).
+TEST(ImportNcclLog, TheMachineNcclsLogPrints) {
+  const std::string info = "n013:445534:445553 [0] NCCL INFO ";
+  const std::string log =
+      info + "=== System : maxBw 24.0 totalBw 24.0 ===\n" + info + "CPU/0 (1/2/-1)\n" + info + "+ SYS[5000.0] - CPU/1\n" + info +
+      "+ PCI[24.0] - GPU/1000 (0)\n" + info + "GPU/1000 :GPU/1000 (0/5000.000000/LOC) GPU/81000 (3/24.000000/SYS) CPU/0 (1/24.000000/PHB)\n" +
+      info + "GPU/0-81000 :GPU/0-1000 (3/24.000000/SYS) GPU/0-81000 (0/5000.000000/LOC)\n" + info +
+      "NVLS multicast support is not available on dev 0\n";
+  const auto facts = read_nccl_log(importers::split_lines(log, "log.txt"));
+  EXPECT_EQ(facts.cpu_vendor, "amd");
+  ASSERT_EQ(facts.gpu_paths.size(), 2u);
+  EXPECT_EQ(facts.gpu_paths.at({0x01, 0x81}).first, "SYS");
+  EXPECT_DOUBLE_EQ(facts.gpu_paths.at({0x81, 0x01}).second, 24.0);
+  ASSERT_TRUE(facts.nvls);
+  EXPECT_FALSE(*facts.nvls);
+  EXPECT_EQ(facts.line, 1u);
+  EXPECT_EQ(pci_bus_of("0000:81:00"), 0x81);
+  EXPECT_EQ(pci_bus_of("0x27"), 0x27);
+  EXPECT_EQ(pci_bus_of("[0x27]"), -1);
+  // Lines of other kinds, and malformed ones, say nothing.
+  EXPECT_TRUE(read_nccl_log(importers::split_lines(info + "CPU/0 (x/2/-1)\n" + info + "GPU/zz :GPU/1000 (3/24/SYS)\nCPU/0 (1/2/-1)\n", "l"))
+                  .empty());
+
+  // Two A100 PCIe whose nccl-tests log carries NCCL's dump: a machine of two sockets (SYS), AMD.
+  const auto imported = import_tool_files({std::string(GRADSYNC_PUBLISHED_DATA) + "/a100pcie-2gpu-sys-p2p.txt"});
+  ASSERT_TRUE(imported.form.topo_classes);
+  EXPECT_EQ((*imported.form.topo_classes)[0][1], "SYS");
+  const std::string notes = [&] {
+    std::string all;
+    for (const auto& n : imported.notes) all += n + "\n";
+    return all;
+  }();
+  EXPECT_NE(notes.find("taken as the paths NCCL's own log prints between them"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("CPU maker from NCCL's log: amd"), std::string::npos) << notes;
+  ASSERT_TRUE(imported.form.nominal);
+  EXPECT_DOUBLE_EQ(imported.form.nominal->inter_socket_Bps, 16e9);  // NCCL's AMD_BW
 }

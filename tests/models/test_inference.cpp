@@ -2,8 +2,13 @@
 // 2 %) or reported, GPUs are grouped by switch, measured figures are kept.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "models/support/error.h"
+#include "models/executors/executor.h"
+#include "models/executors/predict.h"
 #include "models/topology/contention.h"
+#include "models/topology/placement.h"
 #include "models/topology/matrix_inference.h"
 #include "models/topology/topology_io.h"
 #include "models/support/units.h"
@@ -28,6 +33,45 @@ MatrixForm matrix(std::vector<std::vector<double>> gbps) {
 }
 
 using test_topologies::parent_of;
+
+// Every GPU sends to the next and receives from the one before, all at once (shift `by`),
+// each flow at `GBps` (or `slow_GBps` where `slow(from, to)`).
+ConcurrentProbe shift_probe(std::size_t n, std::size_t by, double GBps, double spread = 0.01,
+                            std::function<bool(std::size_t, std::size_t)> slow = {}, double slow_GBps = 0) {
+  ConcurrentProbe p;
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t to = (r + by) % n;
+    p.flows.push_back({"gpu" + std::to_string(r), "gpu" + std::to_string(to)});
+    p.bandwidth_Bps.push_back(GBps_to_Bps(slow && slow(r, to) ? slow_GBps : GBps));
+    p.spread.push_back(spread);
+  }
+  return p;
+}
+
+// What each flow of `probe` gets on `t` when all run at once.
+std::vector<double> modeled_GBps(const Topology& t, const ConcurrentProbe& probe) {
+  ContentionModel contention(t);
+  std::vector<Flow> flows;
+  for (const auto& [a, b] : probe.flows) flows.push_back({*t.find(a), *t.find(b)});
+  std::vector<double> shares;
+  contention.share(flows, shares);
+  for (double& x : shares) x = Bps_to_GBps(x);
+  return shares;
+}
+
+// The analytic executor's ring all-reduce of 256 MiB on every GPU of `t`: its busbw, GB/s
+// (the bandwidth of a ring's hop when latency and the reduction are negligible).
+double ring_busbw_GBps(const Topology& t) {
+  PredictRequest q;
+  q.topology = &t;
+  q.bytes = 256.0 * 1024 * 1024;
+  q.strategy = &find_strategy("ring");
+  q.params = SyncParams::parse({"reduce_GBps=100000", "ring_order=given"});
+  const int n = static_cast<int>(t.gpus().size());
+  q.placement = first_gpus(t, n);
+  const auto r = find_executor("analytic").evaluate(q, ExecutorSettings{});
+  return r.bytes / r.time_per_sync_s * r.busbw_factor / 1e9;
+}
 
 }  // namespace
 
@@ -200,4 +244,87 @@ TEST(Inference, ShiftProbesRevealAnUplinkAsFastAsTheGpuLinks) {
   f.concurrent_probes.clear();
   const auto flat = infer_topology(f);
   EXPECT_EQ(parent_of(flat.topology, "gpu0"), parent_of(flat.topology, "gpu4"));
+}
+
+// The machine, 8 x RTX 5880 Ada: every pair alone 21.5-22 GB/s one way, yet NCCL's
+// 8-GPU ring plateaus at 12.2 GB/s busbw. Pairs measured alone cannot show what bounds every
+// GPU sending and receiving at once; a ring probe (every GPU to the next, all at once) can:
+// each GPU's link then carries a flow each way, and every flow got 12.2 GB/s. The inferred
+// links keep 12.2 / 22 of their bandwidth per direction while both directions are busy, and
+// the ring's prediction follows the probe; without the probe it is the pairs' 22 GB/s.
+TEST(Inference, RingProbeSlowerThanThePairsAloneLimitsBothDirectionsOfTheLinks) {
+  const std::size_t n = 8;
+  MatrixForm f = matrix(std::vector<std::vector<double>>(n, std::vector<double>(n, 22.0)));
+  f.description = "8 x RTX 5880 Ada";
+  const auto alone = infer_topology(f);
+  EXPECT_NEAR(ring_busbw_GBps(alone.topology), 22.0, 0.5);
+
+  f.concurrent_probes.push_back(shift_probe(n, 1, 12.2));      // the ring
+  f.concurrent_probes.push_back(shift_probe(n, n - 1, 12.3));  // the reverse ring
+  const auto inferred = infer_topology(f);
+  const std::string text = inferred.report.text();
+  EXPECT_EQ(inferred.report.unexplained_count(), 0u) << text;  // the pairs alone stay explained
+  for (const auto& p : inferred.report.probes) EXPECT_TRUE(p.agrees) << text;
+  for (const double GBps : modeled_GBps(inferred.topology, f.concurrent_probes[0])) EXPECT_NEAR(GBps, 12.25, 0.3) << text;
+  EXPECT_NEAR(ring_busbw_GBps(inferred.topology), 12.25, 0.4) << text;
+  EXPECT_NE(text.find("keep 56 % of their bandwidth (from 2 concurrent-flow probes"), std::string::npos) << text;
+  // Every pair alone still gets its 22 GB/s.
+  EXPECT_DOUBLE_EQ(inferred.topology.route_bottleneck_Bps(0, 5), GBps_to_Bps(22.0));
+}
+
+// Two sockets (pairs within one 22 GB/s, across 20): a ring crosses the link between them once
+// each way, and only the two flows across (gpu3 -> gpu4, gpu7 -> gpu0) ran slow. The links
+// between the sockets' switches are the ones that cannot carry both directions; the GPUs'
+// own links keep full duplex (each carries a fast flow too).
+TEST(Inference, RingProbeSlowOnlyAcrossSocketsLimitsTheLinkBetweenThem) {
+  const std::size_t n = 8;
+  std::vector<std::vector<double>> bw(n, std::vector<double>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) bw[i][j] = i / 4 == j / 4 ? 22.0 : 20.0;
+  }
+  MatrixForm f = matrix(bw);
+  const auto across = [](std::size_t from, std::size_t to) { return from / 4 != to / 4; };
+  f.concurrent_probes.push_back(shift_probe(n, 1, 22.0, 0.01, across, 12.0));
+  const auto inferred = infer_topology(f);
+  const Topology& t = inferred.topology;
+  const std::string text = inferred.report.text();
+  EXPECT_EQ(inferred.report.unexplained_count(), 0u) << text;
+  for (const auto& p : inferred.report.probes) EXPECT_TRUE(p.agrees) << text;
+  for (const auto& l : t.links()) {
+    const bool gpu_link = t.node(l.a).kind == NodeKind::gpu || t.node(l.b).kind == NodeKind::gpu;
+    if (gpu_link) {
+      EXPECT_TRUE(l.full_duplex && l.duplex_share == 1.0) << t.node(l.a).id << " -- " << t.node(l.b).id << "\n" << text;
+    } else {
+      EXPECT_NEAR(l.duplex_share, 0.6, 0.01) << t.node(l.a).id << " -- " << t.node(l.b).id << "\n" << text;
+    }
+  }
+  const auto got = modeled_GBps(t, f.concurrent_probes[0]);
+  for (std::size_t r = 0; r < n; ++r) EXPECT_NEAR(got[r], across(r, (r + 1) % n) ? 12.0 : 22.0, 0.3) << r << "\n" << text;
+}
+
+// One flow of a ring slowed (a busy core, say) is not a link that cannot carry both
+// directions: each link it crosses also carries a flow that was not slowed. Flows within
+// their spread of the tree's figure are not slowed either. No duplex share comes of either.
+TEST(Inference, RingProbeWithOneSlowFlowOrWithinItsSpreadChangesNoLink) {
+  const std::size_t n = 4;
+  MatrixForm f = matrix(std::vector<std::vector<double>>(n, std::vector<double>(n, 10.0)));
+  f.concurrent_probes.push_back(shift_probe(n, 1, 10.0, 0.01, [](std::size_t from, std::size_t) { return from == 2; }, 6.0));
+  f.concurrent_probes.push_back(shift_probe(n, n - 1, 8.5, 0.1));  // 15 % slow, but spread 10 %
+  const auto inferred = infer_topology(f);
+  for (const auto& l : inferred.topology.links()) {
+    EXPECT_TRUE(l.full_duplex && l.duplex_share == 1.0) << inferred.report.text();
+  }
+}
+
+// A ring slower than half its pairs' rate is more than both directions of a link can cost:
+// not the links' duplex (they are left alone), and the probe check says it differs. (Three
+// GPUs: every pair is a ring's neighbours, so the probe suggests no switch groups either.)
+TEST(Inference, RingProbeSlowerThanHalfDuplexIsLeftToTheProbeCheck) {
+  const std::size_t n = 3;
+  MatrixForm f = matrix(std::vector<std::vector<double>>(n, std::vector<double>(n, 10.0)));
+  f.concurrent_probes.push_back(shift_probe(n, 1, 3.0));
+  const auto inferred = infer_topology(f);
+  for (const auto& l : inferred.topology.links()) EXPECT_TRUE(l.full_duplex && l.duplex_share == 1.0) << inferred.report.text();
+  ASSERT_EQ(inferred.report.probes.size(), 1u);
+  EXPECT_FALSE(inferred.report.probes[0].agrees) << inferred.report.text();
 }

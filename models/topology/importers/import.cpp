@@ -40,6 +40,7 @@ ParsedText parse_text(const std::string& text, const std::string& name) {
     ++pos;
   }
   parsed.nccl_tests = scan_nccl_tests(parsed.src);
+  if (NcclLogFacts log = read_nccl_log(parsed.src); !log.empty()) parsed.nccl_log = std::move(log);
   for (const auto& run : parsed.nccl_tests) {
     parsed.notes.push_back("nccl-tests " + run.describe() +
                            ": measured collective times, kept as records of the measured executor, not used for links");
@@ -201,8 +202,41 @@ void make_nominal_form(MatrixForm& form, const hardware::GpuModel* gpu, const st
 struct NamedMachine {
   std::vector<std::vector<std::string>> classes;
   std::string gpu_name;
+  std::string cpu_vendor;  // NCCL's log's, where it prints one
   std::vector<std::string> notes;
 };
+
+// The classes NCCL's own log gives the pairs of these devices (its path types by PCI bus), when it
+// gives every pair: NVL as NV# (the links its bandwidth stands for at NCCL's per-link rate), PHB
+// as NODE where it joins two host bridges of one CPU... NCCL prints PHB for both, topo -m's PHB is kept.
+std::optional<std::vector<std::vector<std::string>>> classes_from_log(const std::vector<ParsedText>& texts, const NcclTestsRun& run,
+                                                                       std::size_t n, int compute_capability) {
+  const NcclLogFacts* log = nullptr;
+  for (const auto& t : texts) {
+    if (t.nccl_log && !t.nccl_log->gpu_paths.empty()) log = &*t.nccl_log;
+  }
+  if (!log || run.devices.size() != n) return std::nullopt;
+  std::vector<int> bus;
+  for (const auto& d : run.devices) bus.push_back(pci_bus_of(d.bus_id));
+  std::vector<std::vector<std::string>> classes(n, std::vector<std::string>(n, "X"));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const auto it = log->gpu_paths.find({bus[i], bus[j]});
+      if (it == log->gpu_paths.end()) return std::nullopt;
+      const auto& [type, bw] = it->second;
+      if (type == "NVL" || type == "NVB") {
+        const double per_link = hardware::nvlink_GBps_per_link(compute_capability);
+        classes[i][j] = "NV" + std::to_string(std::max(1L, std::lround(bw / per_link)));
+      } else if (type == "PIX" || type == "PXB" || type == "PHB" || type == "SYS") {
+        classes[i][j] = type;
+      } else {
+        return std::nullopt;
+      }
+    }
+  }
+  return classes;
+}
 
 std::optional<NamedMachine> machine_from_device_lines(const std::vector<ParsedText>& texts) {
   const NcclTestsRun* widest = nullptr;
@@ -247,6 +281,13 @@ std::optional<NamedMachine> machine_from_device_lines(const std::vector<ParsedTe
     }
   }
   if (layout.empty()) layout = "PCIe cards, each on its own root port of one CPU (NODE): their placement is not known";
+  if (auto logged = classes_from_log(texts, *widest, n, gpu ? gpu->compute_capability : 80)) {
+    m.classes = std::move(*logged);
+    layout = "the paths NCCL's own log prints between them (its topology dump)";
+  }
+  for (const auto& t : texts) {
+    if (t.nccl_log && !t.nccl_log->cpu_vendor.empty()) m.cpu_vendor = t.nccl_log->cpu_vendor;
+  }
   m.notes.push_back("no tool measured this machine: " + std::to_string(n) + " GPUs named " + m.gpu_name + " by nccl-tests' device lines (" +
                     widest->where + "), taken as " + layout + (links < 0 ? " (the name does not say SXM or PCIe: SXM assumed)" : ""));
   return m;
@@ -398,6 +439,15 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
         notes.push_back("the " + secondary->tool + " matrices are kept in other_measurements." + secondary->tool);
       }
     }
+    // Flows at once: nvbandwidth's all-to-one / one-to-all probes, against the pairs alone of
+    // the main tool.
+    for (const ToolMeasurements* m : {&main, secondary}) {
+      if (!m || m->concurrent_probes.empty()) continue;
+      form.concurrent_probes.insert(form.concurrent_probes.end(), m->concurrent_probes.begin(), m->concurrent_probes.end());
+      if (m != &main) {
+        notes.push_back("concurrent_probes come from " + m->tool + ", compared with " + main.tool + "'s pairs measured alone");
+      }
+    }
     if (!form.host_to_device_Bps && !form.device_to_host_Bps) {
       notes.push_back("no host<->device bandwidth in the input (nvbandwidth's host_to_device_memcpy_ce and "
                       "device_to_host_memcpy_ce give it)");
@@ -475,6 +525,7 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
     gpu_origin = "p2pBandwidthLatencyTest's device names";
   } else {
     // nccl-tests' "Using devices" lines name the GPUs when no other tool did.
+    // A run on every GPU names them in order; else runs on some of them, all of one model, name it.
     std::vector<std::string> names;
     for (const auto& t : texts) {
       for (const auto& run : t.nccl_tests) {
@@ -482,6 +533,18 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
           for (const auto& d : run.devices) names.push_back(d.name);
         }
       }
+    }
+    if (names.empty()) {
+      std::vector<std::string> seen;
+      for (const auto& t : texts) {
+        for (const auto& run : t.nccl_tests) {
+          for (const auto& d : run.devices) {
+            if (!d.name.empty()) seen.push_back(d.name);
+          }
+        }
+      }
+      const bool one_model = !seen.empty() && std::all_of(seen.begin(), seen.end(), [&](const std::string& d) { return d == seen.front(); });
+      if (one_model) names.assign(n, seen.front());
     }
     const bool same = !names.empty() && std::all_of(names.begin(), names.end(), [&](const std::string& d) {
       return d == names.front();
@@ -503,7 +566,13 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
   }
 
   if (nominal) {
-    make_nominal_form(form, hardware::gpu_model_of(form.description), gpu_origin, options, notes);
+    // NCCL's log names the CPU maker where the options do not (its link between sockets).
+    ImportOptions nominal_options = options;
+    if (named && nominal_options.cpu.empty() && (named->cpu_vendor == "amd" || named->cpu_vendor == "intel" || named->cpu_vendor == "arm")) {
+      nominal_options.cpu = named->cpu_vendor;
+      notes.push_back("CPU maker from NCCL's log: " + named->cpu_vendor);
+    }
+    make_nominal_form(form, hardware::gpu_model_of(form.description), gpu_origin, nominal_options, notes);
     // Every place a topology is named says it: the name (predict's and compare's headers,
     // the records), the description and the source.
     if (options.name.empty()) form.name += "-nominal";

@@ -17,6 +17,21 @@
 // fills [row][column] with a copy from GPU column to GPU row (using the row GPU's context)
 // and prints "GPU(row) -> GPU(column)". So the direction is taken from the test case: write
 // tables are kept as they are (row = sender), read tables are transposed.
+//
+// Bidirectional tests (device_to_device_bidirectional_memcpy_{read,write}_{ce,sm}) copy both
+// ways between a pair at once. Since v0.6 they print three tables, Read1/Read2 (Write1/Write2:
+// each direction) and Total (their sum), and Total is the pair's bidirectional figure. Before
+// v0.6 they printed one table, "GPU(row) <-> GPU(column) bandwidth", each entry the rate of the
+// measured copy (one direction) while the copy the other way ran: the pair's figure is then the
+// sum of its two entries.
+//
+// All-to-one and one-to-all tests (all_to_one_{write,read}_{ce,sm}, one_to_all_*) run the copies
+// between GPU k and every other GPU with peer access at once and print one row: per GPU k, the
+// aggregate rate of those copies (testcase.cpp's allToOneHelper / oneToAllHelper, TOTAL_BW: all
+// the bytes over the time of all). The data moves into k in all_to_one_write and one_to_all_read
+// (the read test runs the copy from the peer with k's context), out of k in one_to_all_write and
+// all_to_one_read. Each becomes a concurrent probe of the matrix form, one per GPU, its flows
+// each the aggregate / their number (only the aggregate is printed).
 #include <regex>
 #include <set>
 
@@ -208,28 +223,90 @@ ToolMeasurements nvbandwidth_measurements(const ParsedText& parsed) {
                             (out.notes.empty() ? std::string() : " (" + join(out.notes, "; ") + ")");
   }
 
-  // Bidirectional: the "Total" table (both directions together).
+  // Bidirectional: the "Total" table (both directions together); before v0.6, the one table
+  // of each direction's rate under the other's load, summed per pair.
   const std::vector<std::string> bidir = {
       "device_to_device_bidirectional_memcpy_write_ce", "device_to_device_bidirectional_memcpy_read_ce",
       "device_to_device_bidirectional_memcpy_ce", "device_to_device_bidirectional_memcpy_write_sm",
       "device_to_device_bidirectional_memcpy_read_sm"};
-  if (const auto* t = first_of(bidir, "Total")) {
+  const NvbandwidthTable* bidir_total = first_of(bidir, "Total");
+  const NvbandwidthTable* bidir_single = bidir_total ? nullptr : first_of(bidir, "");
+  if (const auto* t = bidir_total ? bidir_total : bidir_single) {
     used.insert(t->testcase);
     PairMatrix bi(n);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
-        if (i != j && t->values[i][j]) bi.at(i, j) = *t->values[i][j] * kGB;
+        if (i == j) continue;
+        if (bidir_total) {
+          if (t->values[i][j]) bi.at(i, j) = *t->values[i][j] * kGB;
+        } else if (t->values[i][j] && t->values[j][i]) {
+          bi.at(i, j) = (*t->values[i][j] + *t->values[j][i]) * kGB;
+        }
       }
     }
     r.main.bidirectional_Bps = std::move(bi);
-    r.notes.push_back("nvbandwidth: bidirectional_GBps from the Total table of " + t->testcase);
+    r.notes.push_back(bidir_total ? "nvbandwidth: bidirectional_GBps from the Total table of " + t->testcase
+                                  : "nvbandwidth: bidirectional_GBps from " + t->testcase +
+                                        " (one table, as nvbandwidth printed before v0.6: each entry one direction's "
+                                        "rate while the other direction ran, so a pair's figure is the sum of its two "
+                                        "entries)");
     for (const auto& name : bidir) {
-      if (name != t->testcase && find(name, "Total")) {
+      if (name != t->testcase && (find(name, "Total") || find(name, ""))) {
         r.notes.push_back("nvbandwidth: " + name + " not used (" + t->testcase + " preferred)");
         used.insert(name);
       }
     }
   }
+
+  // All-to-one / one-to-all: GPU k and every other GPU at once, one probe per GPU and
+  // direction. The peers are those with peer access: the pairs the GPU-to-GPU table measured
+  // (where there is one; every other GPU otherwise).
+  const auto* d2d_table = first_of(d2d, "");
+  const auto peer_access = [&](std::size_t from, std::size_t to) {
+    if (!d2d_table) return true;
+    const bool read = d2d_table->testcase.find("_read_") != std::string::npos;
+    return d2d_table->values[read ? to : from][read ? from : to].has_value();
+  };
+  const auto aggregate_probes = [&](const std::vector<std::string>& testcases, bool into) {
+    const auto* t = first_of(testcases, "");
+    if (!t) return;
+    used.insert(t->testcase);
+    std::vector<std::string> skipped;
+    std::size_t made = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto& total = t->values[0][k];
+      ConcurrentProbe probe;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j == k || !(into ? peer_access(j, k) : peer_access(k, j))) continue;
+        probe.flows.push_back(into ? std::pair{"gpu" + std::to_string(j), "gpu" + std::to_string(k)}
+                                   : std::pair{"gpu" + std::to_string(k), "gpu" + std::to_string(j)});
+      }
+      if (!total || *total <= 0 || probe.flows.size() < 2) {
+        skipped.push_back("gpu" + std::to_string(k));
+        continue;
+      }
+      probe.bandwidth_Bps.assign(probe.flows.size(), *total * kGB / static_cast<double>(probe.flows.size()));
+      r.concurrent_probes.push_back(std::move(probe));
+      ++made;
+    }
+    if (made > 0) {
+      r.notes.push_back("nvbandwidth: concurrent_probes from " + t->testcase + " (every other GPU's copy " +
+                        (into ? "into" : "out of") + " each GPU at once; only their aggregate is printed, so each "
+                        "flow's rate is the aggregate / the number of flows)");
+    }
+    if (!skipped.empty()) {
+      r.notes.push_back("nvbandwidth: " + t->testcase + " gives no probe for " + join(skipped) +
+                        " (N/A, or fewer than two peers with peer access)");
+    }
+    for (const auto& name : testcases) {
+      if (name != t->testcase && find(name, "")) {
+        r.notes.push_back("nvbandwidth: " + name + " not used (" + t->testcase + " preferred)");
+        used.insert(name);
+      }
+    }
+  };
+  aggregate_probes({"all_to_one_write_ce", "one_to_all_read_ce", "all_to_one_write_sm", "one_to_all_read_sm"}, true);
+  aggregate_probes({"one_to_all_write_ce", "all_to_one_read_ce", "one_to_all_write_sm", "all_to_one_read_sm"}, false);
 
   // Latency: pointer chase by GPU row through GPU column's memory.
   if (const auto* t = find("device_to_device_latency_sm", "")) {

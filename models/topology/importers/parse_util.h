@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/topology/importers/nccl_log.h"
 #include "models/topology/importers/nccl_tests.h"
 #include "models/topology/matrix_form.h"
 
@@ -190,6 +191,7 @@ struct ParsedText {
   std::optional<SmiTopoOutput> topo;
   std::vector<SmiP2pOutput> topo_p2p;  // one per `nvidia-smi topo -p2p <x>` table
   std::vector<NcclTestsRun> nccl_tests;  // measured collectives, not link measurements
+  std::optional<NcclLogFacts> nccl_log;  // what NCCL's INFO lines say of the machine, where the text has them
   std::vector<std::string> notes;      // other tools' output recognised and ignored, ...
 
   void found(const std::string& tool);
@@ -222,6 +224,8 @@ struct ToolMeasurements {
   std::optional<std::vector<double>> device_to_host_Bps;
   std::optional<std::vector<double>> device_local_Bps;
   std::map<std::string, MeasurementSet> others;
+  // Flows measured at once (nvbandwidth's all_to_one_* / one_to_all_*), GPU ids gpu0, gpu1, ...
+  std::vector<ConcurrentProbe> concurrent_probes;
   // Set when the bandwidth matrix lacks a GPU pair: the complete InputError message.
   std::optional<std::string> missing_pair_error;
   // Set when the tool's output holds no usable GPU-to-GPU bandwidth table: why.
