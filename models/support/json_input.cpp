@@ -405,6 +405,16 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     fs::create_directories(folder, ec);
     if (ec || !fs::is_directory(folder)) throw InputError(path + ": cannot make the folder " + folder.string() + ": " + ec.message());
   }
+  // A target that exists and is not a file (/dev/null, a terminal, a named pipe) is written in
+  // place: a rename would put a file where the device was (as root, /dev/null itself).
+  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec) && !fs::is_directory(target, ec)) {
+    std::ofstream out(target, std::ios::binary);
+    if (!out) throw InputError(path + ": cannot be written");
+    out << text;
+    out.flush();
+    if (!out) throw InputError(path + ": writing failed");
+    return;
+  }
   const fs::path temp = folder / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);

@@ -147,7 +147,7 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   const std::string table = r.out.substr(gather, next - gather);
   EXPECT_NE(table.find("analytic: sizes >= 1 MiB: median |error|"), std::string::npos) << table;
   EXPECT_NE(table.find("Ring/Simple by NCCL 2.30.7's planner on 1 host"), std::string::npos) << table;
-  EXPECT_TRUE(std::regex_search(table, std::regex("\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.9[0-9] +[-+][0-9]+ %"))) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.9[0-9] +[-+][0-9]+ %)"))) << table;
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not compared: one rank: nothing to synchronise"), std::string::npos) << r.out;
   // Alltoall: compared, as a message of S/N from every rank to every other at once (bus factor (N-1)/N).

@@ -215,8 +215,10 @@ TEST(ImportCli, FixturesImportAndExplainEveryPair) {
     ASSERT_EQ(r.status, 0) << machine << r.out;
     const json graph = json::parse(r.out);
     EXPECT_FALSE(graph["links"].empty());
-    const auto report = run_cli("import " + f + "/nvbandwidth-" + machine + ".txt -o /dev/null");
+    const auto written = std::filesystem::temp_directory_path() / ("gradsync-import-" + std::string(machine) + ".json");
+    const auto report = run_cli("import " + f + "/nvbandwidth-" + machine + ".txt -o " + written.string());
     EXPECT_EQ(report.out.find("NOT EXPLAINED"), std::string::npos) << report.out;
+    std::filesystem::remove(written);
   }
 }
 

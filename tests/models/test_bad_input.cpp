@@ -14,6 +14,11 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <filesystem>
+#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "experiments/experiment.h"
 #include "models/support/error.h"
@@ -580,4 +585,26 @@ TEST(BadInput, EveryParameterRefusesAValueOutsideItsChoices) {
     }
   }
   EXPECT_GT(checked, 40);
+}
+
+// An output path that is a device or a pipe (-o /dev/null) is written in place: renaming the
+// finished file over it would, as root, leave a regular file where /dev/null was. A named pipe
+// stands in for the device here (its reading end opened first, so the write neither blocks nor
+// hangs the test if it goes elsewhere): it must still be a pipe afterwards, and hold the text.
+TEST(OutputFiles, APathThatIsNotAFileIsWrittenInPlace) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::temp_directory_path() / ("gradsync-out-" + std::to_string(::getpid()));
+  fs::create_directories(folder);
+  const fs::path pipe = folder / "pipe";
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  const int reader = ::open(pipe.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  gradsync::models::write_file_atomically(pipe.string(), "the text\n");
+  char buffer[64] = {};
+  const ssize_t got = ::read(reader, buffer, sizeof buffer);
+  ::close(reader);
+  EXPECT_EQ(std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0), "the text\n");
+  EXPECT_TRUE(fs::is_fifo(pipe));
+  EXPECT_EQ(std::distance(fs::directory_iterator(folder), fs::directory_iterator{}), 1);  // no temporary left
+  fs::remove_all(folder);
 }
