@@ -156,8 +156,9 @@ PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
     if (v.empty()) return std::nullopt;
     return std::make_pair(models::percentile(v, 0.05), models::percentile(v, 0.95));
   };
-  PooledFigures f{summarize_errors(std::move(large), large_held, std::move(large_width)),
-                  summarize_errors(std::move(small), small_held, std::move(small_width))};
+  PooledFigures f;
+  f.large = summarize_errors(std::move(large), large_held, std::move(large_width));
+  f.small = summarize_errors(std::move(small), small_held, std::move(small_width));
   f.large_known = band(large_known);
   f.small_known = band(small_known);
   f.large_known_p2p = band(large_known_p2p);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "models/support/error.h"
@@ -28,16 +29,20 @@ double ResultRecord::busbw_at(const OpenFact&, double relative_time) const {
 std::optional<std::pair<double, double>> ResultRecord::busbw_range_GBps() const {
   const auto bus = busbw_GBps();
   if (!bus) return std::nullopt;
-  double slower = 1, faster = 1;  // the product of each fact's most and least relative time
+  // The product over independent facts (a group counts as one) of their most and least relative time.
+  std::map<std::string, std::pair<double, double>> extremes;  // fact or group -> (most, least)
   for (const OpenFact& f : open_facts) {
-    double most = 1, least = 1;
+    auto& [most, least] = extremes.try_emplace(f.group.empty() ? "fact: " + f.name : "group: " + f.group, 1.0, 1.0).first->second;
     for (const auto& [value, relative] : f.relative_time) {
       if (!(relative > 0)) continue;
       most = std::max(most, relative);
       least = std::min(least, relative);
     }
-    slower *= most;
-    faster *= least;
+  }
+  double slower = 1, faster = 1;
+  for (const auto& [key, e] : extremes) {
+    slower *= e.first;
+    faster *= e.second;
   }
   return std::make_pair(*bus / slower, *bus / faster);
 }
@@ -84,7 +89,9 @@ ordered_json to_json(const ResultRecord& r) {
       ordered_json values = ordered_json::object();
       values[f.assumed] = r.busbw_GBps() ? *r.busbw_GBps() : 0.0;
       for (const auto& [value, relative] : f.relative_time) values[value] = r.busbw_at(f, relative);
-      facts.push_back({{"name", f.name}, {"assumed", f.assumed}, {"busbw_GBps", values}});
+      ordered_json fact = {{"name", f.name}, {"assumed", f.assumed}, {"busbw_GBps", values}};
+      if (!f.group.empty()) fact["group"] = f.group;
+      facts.push_back(std::move(fact));
     }
     out["open_facts"] = facts;
   }
@@ -165,6 +172,7 @@ ResultRecord record_from_json(const ordered_json& d) {
       OpenFact fact;
       fact.name = f.at("name").get<std::string>();
       fact.assumed = f.at("assumed").get<std::string>();
+      if (f.contains("group")) fact.group = f.at("group").get<std::string>();
       for (const auto& [value, b] : f.at("busbw_GBps").items()) {
         if (value != fact.assumed && b.get<double>() > 0) fact.relative_time.emplace_back(value, busbw / b.get<double>());
       }

@@ -175,6 +175,11 @@ struct OpenFact {
   std::string name;     // "NCCL version"
   std::string assumed;  // "2.30: P2P stops at PXB"
   std::vector<std::pair<std::string, double>> relative_time;  // {"2.22: P2P across SYS", 0.62}
+  // Facts of one group (non-empty) are alternatives of one another, each value a whole case (on
+  // one host, NCCL's version, the driver's peer access and the CPU all decide one thing: which
+  // transport each hop takes): the range spans the most and least over their values together,
+  // where independent facts multiply.
+  std::string group;
 };
 
 enum class Role : std::uint8_t { worker, server };

@@ -182,7 +182,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
     if (params.empty()) return nccl::planned_seconds(ctx, p, launch);
     StrategyParams changed = ctx.params;
     for (const auto& [k, v] : params) changed.set(k, v);
-    const StrategyContext other{ctx.topology, ctx.placement, changed, ctx.elements, ctx.element_bytes, ctx.workload, false};
+    const StrategyContext other{ctx.topology, ctx.placement, changed, ctx.elements, ctx.element_bytes, ctx.workload, false, {}};
     return nccl::planned_seconds(other, p, launch);
   };
   const double assumed_s = seconds_under(plan, {});
@@ -201,6 +201,9 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
       other_plans.push_back(plan);
     }
   }
+  const std::size_t plan_facts = plan.assumed.size();
+  // On one host every fact decides one thing (which transport each hop takes): one group.
+  const std::string group = plan.hosts.size() == 1 ? "NCCL's transports" : "";
   std::string said;
   for (std::size_t i = 0; i < facts.size(); ++i) {
     const nccl::Assumption& a = facts[i];
@@ -211,7 +214,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
       if (f.name == a.fact) fact = &f;
     }
     if (!fact) {
-      s.open_facts.push_back(OpenFact{a.fact, a.value.substr(0, a.value.find(" (")), {}});
+      s.open_facts.push_back(OpenFact{a.fact, a.value.substr(0, a.value.find(" (")), {}, group});
       fact = &s.open_facts.back();
     }
     if (other.choice.time_us < 0) {
@@ -223,13 +226,25 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
                format_fixed(busbw(t), 1) + " GB/s";
     }
     said += (said.empty() ? "" : ", ") + a.fact + " " + a.value.substr(0, a.value.find(" (")) + " (" + a.other + ": " + result + ")";
+    // SHM's share matters as much under another fact's plan that also moves bytes over SHM:
+    // those cases join the SHM fact's values (one group: the range takes the whole case).
+    if (i >= plan_facts && !group.empty()) {
+      for (std::size_t j = 0; j < plan_facts; ++j) {
+        if (other_plans[j].choice.time_us < 0 || !uses_shm(other_plans[j])) continue;
+        std::map<std::string, std::string> params = facts[j].params;
+        params.insert(a.params.begin(), a.params.end());
+        const double t = seconds_under(other_plans[j], params);
+        const std::string other_value = facts[j].other.substr(0, facts[j].other.find(" ("));
+        fact->relative_time.emplace_back(a.other.substr(0, a.other.find(" (")) + " with " + facts[j].fact + " " + other_value, t / assumed_s);
+      }
+    }
   }
   // An alltoall of blocks off NCCL's 16-byte copies.
   if (plan.collective == nccl::Collective::alltoall) {
     const std::uint64_t block = ctx.elements / static_cast<std::uint64_t>(ctx.N()) * static_cast<std::uint64_t>(ctx.element_bytes);
     if (block % 16 != 0) {
       s.open_facts.push_back(OpenFact{"alltoall blocks off 16-byte alignment", "copied as fast as aligned ones",
-                                      {{"NCCL's 4-byte copies, up to 30 times slower", kMisalignedSlowdown}}});
+                                      {{"NCCL's 4-byte copies, up to 30 times slower", kMisalignedSlowdown}}, ""});
       said += std::string(said.empty() ? "" : ", ") + "alltoall blocks of " + std::to_string(block) +
               " bytes, off 16-byte alignment (NCCL's 4-byte copies: up to 30 times slower)";
     }
@@ -242,7 +257,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
                                                : (large ? kHostLarge : kHostSmall);
   s.open_facts.push_back(OpenFact{"the model's own error", "none",
                                   {{"measured slower, as the held-out 95th percentile", 1 + band.high},
-                                   {"measured faster, as the held-out 5th percentile", 1 + band.low}}});
+                                   {"measured faster, as the held-out 5th percentile", 1 + band.low}}, ""});
   // A fact whose values all give the assumed time changes nothing here: said, but no range.
   std::erase_if(s.open_facts, [](const OpenFact& f) {
     return std::all_of(f.relative_time.begin(), f.relative_time.end(), [](const auto& v) { return std::abs(v.second - 1) < 0.005; });

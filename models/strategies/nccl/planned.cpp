@@ -240,6 +240,21 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
       if (from == to) continue;
       // SHM's limit is the pair's over all its channels (the GPUs' sides, one transfer each way
       // per channel); LL's a channel's.
+      // On one host of PCIe every channel takes the same ring (chain): none of its hops carries
+      // more than its route's bottleneck (the pair's measured rate where the topology keeps
+      // one), which the channels share. The schedule's walk on the links finds the same bound;
+      // the closed form (the open facts' plans) needs it said. (Over NVLink, channels take
+      // other rings through other links: the walk alone prices them.)
+      if (plan.hosts.size() == 1 && lay.algorithm == kRing && plan.comm.graph(kRing).type_intra > kPathNvb) {
+        const double route_Bps =
+            ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(from)], ctx.placement.ranks[pos(to)]);
+        if (route_Bps > 0 && route_Bps * share / load / 1e9 < bw) {
+          bw = route_Bps * share / load / 1e9;
+          lay.capped_by = "the link from " + ctx.topology.node(ctx.placement.ranks[pos(from)]).id + " to " +
+                          ctx.topology.node(ctx.placement.ranks[pos(to)]).id + " carries " + format_fixed(route_Bps / 1e9, 1) +
+                          " GB/s";
+        }
+      }
       const HostTransports::Limit limit = transports.limit(from, to, lay.protocol, share);
       if (limit.shm_Bps > 0 && limit.shm_Bps * share / load / 1e9 < bw) {
         bw = limit.shm_Bps * share / load / 1e9;
