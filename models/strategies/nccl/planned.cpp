@@ -896,7 +896,11 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   }
   // What the prediction rests on, as NCCL's view of the first host holds it.
   const HostFacts& f = plan.host;
-  std::string facts = "facts: NCCL 2.30.7; a host: " + std::to_string(f.gpus) + " GPUs (sm" + std::to_string(plan.comm.cc_min) + ")" +
+  std::string facts = "facts: NCCL " +
+                      (plan.nccl_version == kNcclVersion
+                           ? nccl_version_text(plan.nccl_version)
+                           : std::to_string(plan.nccl_version / 10000) + "." + std::to_string(plan.nccl_version / 100 % 100) + "'s rules") +
+                      "; a host: " + std::to_string(f.gpus) + " GPUs (sm" + std::to_string(plan.comm.cc_min) + ")" +
                       (f.nvswitch ? " on an NVSwitch" : "") + (plan.comm.nvls_support ? " with NVLink SHARP" : "") + ", " +
                       std::to_string(f.sockets) + (f.sockets == 1 ? " CPU" : " CPUs") +
                       (f.cpu_vendor.empty() ? " (vendor not known)" : " (" + f.cpu_vendor + ")") + ", P2P level " + path_name(f.p2p_level);
