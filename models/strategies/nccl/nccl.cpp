@@ -206,7 +206,8 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   const std::size_t plan_facts = plan.assumed.size();
   // On one host every fact decides one thing (which transport each hop takes): one group.
   const std::string group = plan.hosts.size() == 1 ? "NCCL's transports" : "";
-  std::string said;
+  // Said as "fact: assumed (other: result; other: result)", a fact's other values together.
+  std::vector<std::pair<std::string, std::vector<std::string>>> told;
   for (std::size_t i = 0; i < facts.size(); ++i) {
     const nccl::Assumption& a = facts[i];
     const nccl::Plan& other = other_plans[i];
@@ -227,7 +228,9 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
       result = std::string(nccl::algorithm_name(other.algorithm())) + "/" + nccl::protocol_name(other.protocol()) + " " +
                format_fixed(busbw(t), 1) + " GB/s";
     }
-    said += (said.empty() ? "" : ", ") + a.fact + " " + a.value.substr(0, a.value.find(" (")) + " (" + a.other + ": " + result + ")";
+    const std::string head = a.fact + ": " + a.value.substr(0, a.value.find(" ("));
+    if (told.empty() || told.back().first != head) told.push_back({head, {}});
+    told.back().second.push_back(a.other + ": " + result);
     // SHM's share matters as much under another fact's plan that also moves bytes over SHM:
     // those cases join the SHM fact's values (one group: the range takes the whole case).
     if (i >= plan_facts && !group.empty()) {
@@ -240,6 +243,12 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
         fact->relative_time.emplace_back(a.other.substr(0, a.other.find(" (")) + " with " + facts[j].fact + " " + other_value, t / assumed_s);
       }
     }
+  }
+  std::string said;
+  for (const auto& [head, others] : told) {
+    said += (said.empty() ? "" : ", ") + head + " (";
+    for (std::size_t k = 0; k < others.size(); ++k) said += (k ? "; " : "") + others[k];
+    said += ")";
   }
   // An alltoall of blocks off NCCL's 16-byte copies.
   if (plan.collective == nccl::Collective::alltoall) {
