@@ -5,7 +5,8 @@ Input: the records of `gradsync compare ... -o FILE` (JSON lines or CSV). Record
 executor is "measured" are a nccl-tests table's rows (their notes name the table's file and
 line); each record of another executor that follows one (analytic, sim, formula) is the
 prediction for that row. One column of panels per table: busbw against size on top (measured
-solid, one dashed line per executor), the error (predicted / measured - 1) below with the
+solid, one dashed line per executor, the analytic prediction's stated range shaded where the
+records carry one), the error (predicted / measured - 1) below with the
 +-10 % band. Run with /usr/bin/python3.
 
 Example:
@@ -60,7 +61,11 @@ def main():
                 key = current[0]
                 tables[key].setdefault(executor, []).append((size, busbw, busbw / current[2] - 1))
                 tables[key]["strategy"] = rec.get("strategy")
-    executors = sorted({e for t in tables.values() for e in t if e not in ("ident", "measured", "ranks", "strategy")})
+                tables[key]["collective"] = (rec.get("params") or {}).get("collective")
+                span = rec.get("busbw_range_GBps")
+                if executor == "analytic" and isinstance(span, list) and len(span) == 2:
+                    tables[key].setdefault("range", []).append((size, float(span[0]), float(span[1])))
+    executors = sorted({e for t in tables.values() for e in t if e not in ("ident", "measured", "ranks", "strategy", "collective", "range")})
     if not tables:
         raise R.PlotError(f"{', '.join(args.results)}: no record with executor \"measured\"; expected the records "
                           "of gradsync compare -o")
@@ -78,6 +83,10 @@ def main():
         t = tables[key]
         top, bottom = axes[0][col], axes[1][col]
         m = sorted(t["measured"])
+        if t.get("range"):
+            r = sorted(t["range"])
+            top.fill_between([p[0] for p in r], [p[1] for p in r], [p[2] for p in r], color="C0", alpha=0.12,
+                             label="its stated range")
         top.plot([p[0] for p in m], [p[1] for p in m], color="black", marker=".", label="measured (nccl-tests)")
         for e in executors:
             pts = sorted(t.get(e, []))
@@ -96,7 +105,8 @@ def main():
         for ax in (top, bottom):
             ax.set_xscale("log", base=2)
             ax.grid(True, which="both", alpha=0.3)
-        top.set_title(f"{t['ident'][0]}, {t['ranks']} GPUs", fontsize=9)
+        what = f"{t['collective'].replace('_', '-')}, " if t.get("collective") else ""
+        top.set_title(f"{t['ident'][0]}, {what}{t['ranks']} GPUs", fontsize=9)
         top.set_ylabel("busbw (GB/s)")
         bottom.set_ylabel("error (%)")
         bottom.set_xlabel("size (bytes)")

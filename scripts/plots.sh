@@ -59,7 +59,7 @@ published=tests/data/published
 echo "== gradsync compare on the published machines (nccl-tests vs the nccl strategy)"
 mkdir -p out/compare
 compared=()
-for machine in rtx2080ti-2gpu-pix rtx4090-8gpu-dualepyc-p2poff rtx4090-8gpu-dualepyc-p2pon; do
+for machine in h100-4gpu-nvlink rtx4090-4gpu-p2p-sys-and-default rtx4090-8gpu-dualepyc-p2poff; do
   "$bin/gradsync" compare "$published/$machine.txt" "$published/$machine.txt" -o "out/compare/$machine.jsonl" \
     > "out/compare/$machine.txt" 2> /dev/null
   compared+=("out/compare/$machine.jsonl")
