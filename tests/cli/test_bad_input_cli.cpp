@@ -138,6 +138,12 @@ TEST_F(BadInputCli, GradsyncFlagsAndFiles) {
   const std::string junk = write("junk.txt", "hello\nworld\n");
   const std::string p2p_huge = write("p2p-huge.txt", on_line(fixture_text("p2p-4gpu-2switch.txt"), 36, "12.41", "1e300"));
   const std::string topo_only = std::string(GRADSYNC_TEST_FIXTURES) + "/topo-4gpu-2switch.txt";
+  // A line tens of thousands of characters long overflowed the stack in the readers' std::regex
+  // (found by extending each line of a published file): a CUDA sample's device line, NCCL's own
+  // log, nccl-tests' heading, a PyTorch listing.
+  const std::string long_p2p = write("long-p2p.txt", on_line(fixture_text("p2p-4gpu-2switch.txt"), 2, "Device: 0", "Device: 0" + std::string(100000, ' ')));
+  const std::string long_log = write("long-log.txt", "host:1:2 [0] NCCL INFO " + std::string(40000, 'x') + "\n");
+  const std::string long_listing = write("long-listing.txt", "fc.weight torch.Size([" + std::string(50000, ' ') + "10, 10])\n");
   const std::string g = gradsync_;
   const std::string o = out_;
   const std::vector<Row> rows = {
@@ -231,6 +237,13 @@ TEST_F(BadInputCli, GradsyncFlagsAndFiles) {
       {"tool output with a bandwidth beyond reason", g, "import " + p2p_huge + " -o " + o + "/k.json",
        {"gradsync: error: " + p2p_huge + ":36: \"1e300\" is out of range; expected a bandwidth in GB/s between 1e-06 (1 kB/s) and 1e+06 (1 PB/s)"},
        {o + "/k.json"}},
+      {"a line longer than any tool prints", g, "import " + long_p2p + " -o " + o + "/q.json",
+       {"gradsync: error: " + long_p2p + ":2: a line of 100", " characters; expected printed text (a tool's output, a log, a listing), whose lines are at most 8192"},
+       {o + "/q.json"}},
+      {"NCCL's log with a line longer than any it prints", g, "compare " + topo_only + " " + long_log,
+       {"gradsync: error: " + long_log + ":1: a line of 40023 characters; expected printed text (a tool's output, a log, a listing), whose lines are at most 8192"}, {}},
+      {"a PyTorch listing with a line longer than any it prints", g, "workload from-pytorch " + long_listing + " --compute-s 0.1 -o " + o + "/r.json",
+       {"gradsync: error: " + long_listing + ":1: a line of 50030 characters"}, {o + "/r.json"}},
       {"nominal figures for an unknown CPU", g, "import " + topo_only + " --cpu ibm -o " + o + "/l.json",
        {"gradsync: error: --cpu \"ibm\": not a CPU maker gradsync knows; expected amd, intel or arm"}, {o + "/l.json"}},
       {"nominal figures for an unknown GPU", g, "import " + topo_only + " --gpu-model Foo -o " + o + "/m.json",

@@ -64,6 +64,11 @@ SourceText split_lines(const std::string& text, const std::string& name) {
     if (end == std::string::npos) end = text.size();
     std::string line = strip_escape_sequences(std::string_view(text).substr(start, end - start));
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > kMaxLineLength) {
+      throw InputError(name + ":" + std::to_string(src.lines.size() + 1) + ": a line of " + std::to_string(line.size()) +
+                       " characters; expected printed text (a tool's output, a log, a listing), whose lines are at most " + std::to_string(kMaxLineLength) +
+                       " (is this the file you meant?)");
+    }
     src.lines.push_back(std::move(line));
     start = end + 1;
   }

@@ -34,6 +34,10 @@ struct SourceText {
   [[noreturn]] void fail(std::size_t index, const std::string& what) const;
 };
 
+// The longest line a reader takes. The tools print far shorter lines (an 8-GPU host's NCCL path
+// line is about 600 characters); the readers' std::regex recurses once a character, so a line of
+// tens of thousands overflows the stack: split_lines rejects a longer line (InputError naming it).
+inline constexpr std::size_t kMaxLineLength = 8192;
 SourceText split_lines(const std::string& text, const std::string& name);
 // A line without the escape sequences a terminal capture keeps (nvidia-smi underlines its
 // header: ESC[4m ... ESC[0m): every ECMA-48 control sequence ESC '[' <parameter bytes 0x30-0x3F>
