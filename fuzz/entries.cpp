@@ -585,6 +585,7 @@ const std::vector<Target>& targets() {
       {"strategy_params", fuzz_strategy_params, "--param key=value text for a strategy, built and checked", true},
       {"schedule", fuzz_schedule, "schedules from valid random parameters, proved by the symbolic checker", false},
       {"nccl_tests_log", fuzz_nccl_tests_log, "nccl-tests output as text (models::read_nccl_tests): each figure is the line's own, one record per timing", true},
+      {"nccl_log", fuzz_nccl_log, "NCCL's own INFO log (models::read_nccl_log): CPU vendor, GPU paths and NVLS, each from a line that says it", true},
       {"nccl_tests_generated", fuzz_nccl_tests_generated, "nccl-tests logs generated with known figures in every layout the reader accepts: read back exactly, records give back algbw / busbw", false},
       {"topology_generate", fuzz_topology_generate, "topology generate options (the generated form): the GPUs, NICs and links the options say, or an error naming the JSON path", true},
       {"compare_inputs", fuzz_compare_inputs, "compare / calibrate inputs: a grid axis, then nccl-tests output, compared and calibrated on pcie-8gpu-2switch", true},

@@ -75,6 +75,8 @@ Outcome fuzz_schedule(const std::uint8_t* data, std::size_t size);
 // fuzz/entries_inputs.cpp (issue 31):
 // nccl-tests output as text (models::read_nccl_tests): each figure is the line's own, one record per timing
 Outcome fuzz_nccl_tests_log(const std::uint8_t* data, std::size_t size);
+// NCCL's own INFO log (models::read_nccl_log): CPU vendor, GPU paths and NVLS, each from a line that says it
+Outcome fuzz_nccl_log(const std::uint8_t* data, std::size_t size);
 // nccl-tests logs generated with known figures in every layout the reader accepts: read back exactly, records give back algbw / busbw
 Outcome fuzz_nccl_tests_generated(const std::uint8_t* data, std::size_t size);
 // topology generate options (the generated form): the GPUs, NICs and links the options say, or an error naming the JSON path

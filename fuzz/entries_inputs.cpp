@@ -3,6 +3,7 @@
 // inputs, sweep result files and PyTorch parameter listings. Contract: fuzz/entries.h.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cinttypes>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "fuzz/support.h"
 #include "models/support/json_input.h"
 #include "models/topology/cluster_generator.h"
+#include "models/topology/importers/nccl_log.h"
 #include "models/topology/importers/nccl_tests.h"
 #include "models/topology/importers/parse_util.h"
 #include "models/topology/topology_io.h"
@@ -327,6 +329,60 @@ Outcome fuzz_nccl_tests_log(const std::uint8_t* data, std::size_t size) {
   return guarded("nccl_tests_log", [&] {
     const auto runs = models::read_nccl_tests(text, "fuzz.log");
     check_runs("nccl_tests_log", runs, models::importers::split_lines(text, "fuzz.log"));
+  });
+}
+
+Outcome fuzz_nccl_log(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  return guarded("nccl_log", [&] {
+    const char* t = "nccl_log";
+    const auto src = models::importers::split_lines(text, "fuzz.log");
+    const models::NcclLogFacts facts = models::read_nccl_log(src);
+    // Every fact stands on a line of NCCL's own log that says it, found here by plain search.
+    auto some_line = [&](const std::string& a, const std::string& b) {
+      return std::any_of(src.lines.begin(), src.lines.end(), [&](const std::string& l) {
+        return l.find(" NCCL INFO ") != std::string::npos && l.find(a) != std::string::npos && l.find(b) != std::string::npos;
+      });
+    };
+    static const std::set<std::string> vendors = {"", "intel", "amd", "arm", "zhaoxin"};
+    if (!vendors.count(facts.cpu_vendor)) violated(t, "CPU vendor \"" + facts.cpu_vendor + "\"");
+    if (!facts.cpu_vendor.empty() && !some_line("CPU/", "(")) violated(t, "a CPU vendor from no CPU line");
+    if (facts.nvls && !some_line("NVLS multicast support is ", "available on dev ")) violated(t, "NVLS read from no NVLS line");
+    for (const auto& [pair, path] : facts.gpu_paths) {
+      const auto& [from, to] = pair;
+      if (from < 0 || from > 255 || to < 0 || to > 255 || from == to) violated(t, "a GPU path between buses " + std::to_string(from) + " and " + std::to_string(to));
+      const auto& [type, bw] = path;
+      if (type.empty() || !std::all_of(type.begin(), type.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) violated(t, "path type \"" + type + "\"");
+      if (!std::isfinite(bw) || bw < 0) violated(t, "path bandwidth " + std::to_string(bw));
+      if (!some_line("GPU/", "/" + type + ")")) violated(t, "a " + type + " path from no GPU line");
+    }
+    if (facts.empty() && facts.line != 0) violated(t, "an empty reading with a line");
+    if (!facts.empty() && (facts.line >= src.size() || src.lines[facts.line].find(" NCCL INFO ") == std::string::npos)) {
+      violated(t, "facts from line " + std::to_string(facts.line + 1) + ", which is no NCCL INFO line");
+    }
+    // The line named is the first that says a fact: the text up to it says none, with it one.
+    if (!facts.empty()) {
+      models::importers::SourceText before = src;
+      before.lines.resize(facts.line);
+      if (!models::read_nccl_log(before).empty()) violated(t, "a fact before line " + std::to_string(facts.line + 1));
+      before.lines.push_back(src.lines[facts.line]);
+      if (models::read_nccl_log(before).empty()) violated(t, "line " + std::to_string(facts.line + 1) + " says no fact");
+    }
+    // A text's reading does not change when lines that are not NCCL's are added.
+    models::importers::SourceText more = src;
+    more.lines.insert(more.lines.begin(), "# nccl-tests version 2.17.6 nccl-headers=22501 nccl-library=22501");
+    const models::NcclLogFacts again = models::read_nccl_log(more);
+    if (again.cpu_vendor != facts.cpu_vendor || again.gpu_paths != facts.gpu_paths || again.nvls != facts.nvls ||
+        (!facts.empty() && again.line != facts.line + 1)) {
+      violated(t, "a line that is not NCCL's changed the reading");
+    }
+    for (const std::string& l : src.lines) {
+      const std::vector<std::string> words = models::importers::tokens(l);
+      for (const std::string& w : words) {
+        const int bus = models::pci_bus_of(w);
+        if (bus < -1 || bus > 255) violated(t, "bus " + std::to_string(bus) + " from \"" + w + "\"");
+      }
+    }
   });
 }
 

@@ -34,6 +34,7 @@ Targets (default: all):
   strategy_params      --param key=value text, schedule built and symbolically checked
   schedule             schedules from valid random parameters, symbolic checker as oracle
   nccl_tests_log       nccl-tests logs as text (read_nccl_tests); figures checked against the line
+  nccl_log             NCCL's own INFO log (read_nccl_log): CPU vendor, GPU paths, NVLS from lines saying them
   nccl_tests_generated nccl-tests logs generated with known figures, read back exactly
   topology_generate    topology generate options: GPUs, NICs, links as the options say
   compare_inputs       calibrate grid axis + nccl-tests log, compared and calibrated
@@ -75,7 +76,7 @@ EOF
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-ALL_TARGETS=(topology_json matrix_form_json workload_json experiment_json tool_output gpu_counts byte_size strategy_params schedule nccl_tests_log nccl_tests_generated topology_generate compare_inputs sweep_file layer_listing)
+ALL_TARGETS=(topology_json matrix_form_json workload_json experiment_json tool_output gpu_counts byte_size strategy_params schedule nccl_tests_log nccl_log nccl_tests_generated topology_generate compare_inputs sweep_file layer_listing)
 
 SECONDS_PER_TARGET=60
 TARGETS=()
