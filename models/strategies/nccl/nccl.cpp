@@ -345,9 +345,9 @@ ParamSpec algorithm_param() {
 Strategy definition() {
   Strategy s;
   s.name = "nccl";
-  s.summary = "NCCL's all-reduce (NCCL 2.30.7's rules and constants): ring, LL/LL128/Simple chosen by size, "
-              "channels, reduction fused into the copy, P2P/SHM/NET per hop from the topology and its topo -m classes; "
-              "also its all-gather, reduce-scatter, broadcast, reduce and (one PCIe/NVLink host) alltoall (collective=...)";
+  s.summary = "NCCL's collectives by NCCL 2.30.7's planner: P2P/SHM/NET per hop, channels, ring/tree/NVLS and "
+              "LL/LL128/Simple by its cost model, reduction fused into the copy; all-reduce, all-gather, reduce-scatter, "
+              "broadcast, reduce, alltoall and sendrecv (collective=...); the range the inputs' open facts span";
   s.source = "NVIDIA NCCL 2.30.7 (src/graph/tuning.cc, paths.cc, topo.cc; src/transport/shm.cc)";
   s.order = 27;
   // recommend compares schedules on gradsync's engine; NCCL's fused one on a single PCIe host is
