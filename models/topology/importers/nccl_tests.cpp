@@ -121,8 +121,10 @@ struct CommandFacts {
 CommandFacts command_facts(const std::vector<std::string>& toks) {
   CommandFacts f;
   auto whole = [](const std::string& s) -> std::optional<int> {
+    // A count of at least one: "-c 0" in a heading that quotes nccl-tests' own flags is no launcher's.
     if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    return std::stoi(s);
+    const int v = std::stoi(s);
+    return v >= 1 ? std::optional<int>(v) : std::nullopt;
   };
   auto keep = [&](const std::string& assignment) {
     const auto eq = assignment.find('=');
