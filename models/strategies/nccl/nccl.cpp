@@ -138,7 +138,7 @@ std::vector<std::future<nccl::Plan>> plan_open_facts(const StrategyContext& ctx,
 // Where the inputs leave SHM's rate open: the share of the PCIe rate GPU threads reach through
 // host memory, fitted to each published machine alone, spans this (docs/fidelity.md, `gradsync
 // calibrate`); the default is the fit across them all.
-constexpr double kShmEfficiencyLow = 0.11, kShmEfficiencyHigh = 0.67;
+constexpr double kShmEfficiencyLow = 0.45, kShmEfficiencyHigh = 0.8;
 
 // How far the model itself misses where every fact is known: the 5th and 95th percentiles of the
 // signed error (predicted / measured - 1) of the held-out predictions over every published table,
@@ -150,8 +150,8 @@ constexpr double kShmEfficiencyLow = 0.11, kShmEfficiencyHigh = 0.67;
 struct ErrorBand {
   double low, high;
 };
-constexpr ErrorBand kHostLarge{-0.24, 0.47}, kHostSmall{-0.45, 0.86};
-constexpr ErrorBand kHostP2pLarge{0.08, 2.75}, kHostP2pSmall{0.22, 1.96};
+constexpr ErrorBand kHostLarge{-0.27, 0.59}, kHostSmall{-0.53, 1.97};
+constexpr ErrorBand kHostP2pLarge{-0.03, 2.55}, kHostP2pSmall{0.04, 2.08};
 constexpr ErrorBand kClusterLarge{-0.28, 0.78}, kClusterSmall{-0.42, 0.12};
 
 // NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else
@@ -403,16 +403,16 @@ Strategy definition() {
                 word_domain({"gen3", "gen4", "gen5", "gen6"}, true)},
       ParamSpec{"gpus_per_thread", "1", "GPUs one host thread launches kernels for (nccl-tests -g N: N)",
                 integer_domain(1, 1024, 16)},
-      ParamSpec{"shm_efficiency", "0.2", "share of its PCIe rate SHM reaches (fitted once across the published machines; "
-                                         "0.11-0.67 fitted to each alone)",
+      ParamSpec{"shm_efficiency", "0.7", "share of its PCIe rate SHM reaches (fitted once across the published machines; "
+                                         "0.45-0.8 fitted to each that runs SHM alone)",
                 real_domain(0, 1, false, true)},
-      ParamSpec{"ll_channel_GBps", "2", "LL's payload rate per channel over PCIe (fitted once across the published "
+      ParamSpec{"ll_channel_GBps", "5", "LL's payload rate per channel over PCIe (fitted once across the published "
                                           "machines)",
                 rate_domain(false)},
       ParamSpec{"p2p_channel_GBps", "12", "what one channel's threads copy over PCIe at most, GB/s (Simple; fitted once "
                                             "across the published machines)",
                 rate_domain(false)},
-      ParamSpec{"launch_us", "5", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
+      ParamSpec{"launch_us", "7", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
       ParamSpec{"net_channel_share", "0.39",
                 "share of its NIC's line rate one channel's connection between hosts carries at most (fitted once across "

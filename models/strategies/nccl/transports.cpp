@@ -79,8 +79,10 @@ double HostTransports::pcie_Bps(int rank) const {
   return hardware::pcie_GBps(4, 16) * 1e9;
 }
 
-// The ranks of the host behind `rank`'s PCIe switch (PIX, PXB) that move SHM bytes the same way,
-// itself included: they share the switch's uplink to host memory.
+// The ranks of the host that reach host memory through what `rank` does and move SHM bytes the
+// same way, itself included: those behind its PCIe switch (PIX, PXB) share the switch's uplink,
+// those on its CPU (PHB: NCCL's path through one CPU, nvidia-smi's PHB or NODE) its memory and I/O
+// fabric; every SHM byte is written to host memory and read back from it.
 int HostTransports::uplink_sharers(int rank, bool sending) const {
   const int h = host_of_[ix(rank)];
   const HostLinks& l = plan_.host_links(ix(h));
@@ -88,7 +90,7 @@ int HostTransports::uplink_sharers(int rank, bool sending) const {
   for (int other : plan_.hosts[ix(h)]) {
     if (other == rank || (sending ? sends_[ix(other)] : receives_[ix(other)]) == 0) continue;
     const int type = l.path_between(local_of_[ix(rank)], local_of_[ix(other)]);
-    if (type == kPathPix || type == kPathPxb) ++count;
+    if (type == kPathPix || type == kPathPxb || type == kPathPhb) ++count;
   }
   return count;
 }
@@ -121,7 +123,7 @@ std::string HostTransports::note() const {
   if (!any_shm_) return "";
   if (pcie_note_.empty()) pcie_Bps(0);
   return "SHM through host memory at " + format_fixed(ctx_.params.number("shm_efficiency"), 2) +
-         " of the PCIe rate shared by the GPUs behind one switch; " + pcie_note_;
+         " of the PCIe rate, shared by the GPUs that reach host memory the same way (one PCIe switch, one CPU); " + pcie_note_;
 }
 
 double p2p_message_bytes(const Plan& plan, double bytes, int ranks) {
