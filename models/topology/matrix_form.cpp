@@ -96,7 +96,7 @@ const std::vector<std::string>& matrix_form_keys() {
   static const std::vector<std::string> keys = {
       "name", "description", "source", "gpus", "bandwidth_GBps", "bidirectional_GBps", "latency_us", "cpu_latency_us",
       "bandwidth_spread", "bidirectional_spread", "topo_classes", "p2p_supported", "host_to_device_GBps", "device_to_host_GBps", "device_local_GBps", "device_quantize_GBps",
-      "ranks_at_once", "other_measurements", "concurrent_probes", "nominal"};
+      "ranks_at_once", "other_measurements", "concurrent_probes", "nominal", "nvlink_sharp"};
   return keys;
 }
 
@@ -171,6 +171,7 @@ MatrixForm matrix_form_from_json(const JsonView& doc) {
     }
     form.p2p_supported = std::move(p2p);
   }
+  if (auto v = doc.get("nvlink_sharp")) form.nvlink_sharp = v->as_bool();
   if (auto v = doc.get("host_to_device_GBps")) form.host_to_device_Bps = read_vector(*v, n, kGB);
   if (auto v = doc.get("device_to_host_GBps")) form.device_to_host_Bps = read_vector(*v, n, kGB);
   if (auto v = doc.get("device_local_GBps")) form.device_local_Bps = read_vector(*v, n, kGB);
@@ -249,6 +250,7 @@ ordered_json matrix_form_to_json(const MatrixForm& form) {
   if (form.bidirectional_spread) out["bidirectional_spread"] = matrix_to_json(*form.bidirectional_spread, 1.0);
   out["topo_classes"] = form.topo_classes ? ordered_json(*form.topo_classes) : ordered_json(nullptr);
   if (form.p2p_supported) out["p2p_supported"] = *form.p2p_supported;
+  if (form.nvlink_sharp) out["nvlink_sharp"] = *form.nvlink_sharp;
   if (form.host_to_device_Bps) out["host_to_device_GBps"] = vector_to_json(*form.host_to_device_Bps, kGB);
   if (form.device_to_host_Bps) out["device_to_host_GBps"] = vector_to_json(*form.device_to_host_Bps, kGB);
   if (form.device_local_Bps) out["device_local_GBps"] = vector_to_json(*form.device_local_Bps, kGB);

@@ -110,6 +110,9 @@ struct MatrixForm {
   std::map<std::string, MeasurementSet> other_measurements;
   std::vector<ConcurrentProbe> concurrent_probes;
   std::optional<NominalRates> nominal;  // set: the figures are nominal, not measured
+  // NVLink SHARP on the GPUs' NVSwitch, where NCCL's log says ("NVLS multicast support is (not)
+  // available"): the inferred NVSwitch's fact (NCCL's NVLS); unset where no input says.
+  std::optional<bool> nvlink_sharp;
 
   std::size_t size() const { return gpus.size(); }
 };

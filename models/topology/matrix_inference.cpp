@@ -202,6 +202,7 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
   if (switched) {
     const std::size_t nvswitch = nodes.size();
     nodes.push_back({"nvswitch", NodeKind::nvswitch});
+    nodes.back().facts.sharp = form.nvlink_sharp;
     for (std::size_t i = 0; i < n; ++i) {
       int most = 0;
       double fastest = 0, latency_sum = 0;

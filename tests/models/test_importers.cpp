@@ -834,3 +834,34 @@ TEST(ImportNcclLog, TheMachineNcclsLogPrints) {
   ASSERT_TRUE(imported.form.nominal);
   EXPECT_DOUBLE_EQ(imported.form.nominal->inter_socket_Bps, 16e9);  // NCCL's AMD_BW
 }
+
+// NCCL's log says whether NVLS multicast is available on each GPU: the NVSwitch's NVLink SHARP,
+// carried through the matrix form's JSON to the inferred switch; one GPU without it is none.
+TEST(ImportNcclLog, NvlsFromTheLogIsTheNvswitchsSharp) {
+  const auto imported = import_tool_files({std::string(GRADSYNC_PUBLISHED_DATA) + "/h100sxm-8gpu-hgx-subsets.txt"});
+  ASSERT_TRUE(imported.form.nvlink_sharp);
+  EXPECT_TRUE(*imported.form.nvlink_sharp);
+  const MatrixForm back = matrix_form_from_json(JsonView::parse(matrix_form_to_json(imported.form).dump(), "back.json"));
+  ASSERT_TRUE(back.nvlink_sharp);
+  EXPECT_TRUE(*back.nvlink_sharp);
+  const auto inferred = infer_topology(back);
+  int switches = 0;
+  for (std::size_t k = 0; k < inferred.topology.node_count(); ++k) {
+    const Node& n = inferred.topology.node(k);
+    if (n.kind != NodeKind::nvswitch) continue;
+    ++switches;
+    ASSERT_TRUE(n.facts.sharp);
+    EXPECT_TRUE(*n.facts.sharp);
+  }
+  EXPECT_EQ(switches, 1);
+
+  // The same topo -m with one GPU's log line saying "not available": no NVLink SHARP.
+  std::ifstream in(std::string(GRADSYNC_PUBLISHED_DATA) + "/h100sxm-8gpu-hgx-subsets.txt");
+  std::ostringstream text;
+  text << in.rdbuf() << "38dcf168f605:1343:1351 [2] NCCL INFO NVLS multicast support is not available on dev 2\n";
+  const auto without = import_tool_output(text.str(), "hgx.txt");
+  ASSERT_TRUE(without.form.nvlink_sharp);
+  EXPECT_FALSE(*without.form.nvlink_sharp);
+  // A topo -m alone says nothing of it.
+  EXPECT_FALSE(import_tool_files({kTopo4}).form.nvlink_sharp);
+}

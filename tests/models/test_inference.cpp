@@ -190,7 +190,7 @@ TEST(Inference, BadMatrixFormNamesThePlace) {
             "bandwidth_spread, bidirectional_spread, "
             "topo_classes, p2p_supported, host_to_device_GBps, device_to_host_GBps, device_local_GBps, device_quantize_GBps, ranks_at_once, "
             "other_measurements, "
-            "concurrent_probes, nominal");
+            "concurrent_probes, nominal, nvlink_sharp");
   EXPECT_EQ(error_of(R"({"name": "m", "gpus": ["a", "b"], "nodes": []})"),
             "m.json: mixes the graph form (\"nodes\", \"links\") and the matrix form (\"gpus\", \"bandwidth_GBps\"); "
             "expected one of them");

@@ -585,6 +585,15 @@ ImportResult merge(const std::vector<ParsedText>& texts, const ImportOptions& op
     }
   }
 
+  // NCCL's log says whether the GPUs' NVSwitch offers NVLink SHARP (NVLS): every GPU's line must.
+  for (const auto& t : texts) {
+    if (!t.nccl_log || !t.nccl_log->nvls) continue;
+    form.nvlink_sharp = form.nvlink_sharp ? (*form.nvlink_sharp && *t.nccl_log->nvls) : *t.nccl_log->nvls;
+  }
+  if (form.nvlink_sharp) {
+    notes.push_back(std::string("NVLink SHARP from NCCL's log: NVLS multicast ") + (*form.nvlink_sharp ? "available" : "not available") +
+                    " (an NVSwitch's fact; nvlink_sharp)");
+  }
   for (const auto& t : texts) {
     notes.insert(notes.end(), t.notes.begin(), t.notes.end());
     if (t.tools.empty()) notes.push_back(t.src.name + ": no supported tool output in this file");
