@@ -30,7 +30,18 @@ Result mpirun(int np, const std::string& args) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   std::vector<std::string> argv = {GRADSYNC_MPIEXEC, "--oversubscribe", "-np", std::to_string(np), GRADSYNC_RUN};
   for (auto& w : words(args)) argv.push_back(std::move(w));
-  return run_command(argv);
+  // Under the sanitizers, LeakSanitizer's own stop-the-world tracer now and then dies at a rank's
+  // exit ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error", with no leak
+  // report: google/sanitizers#1353), after the run itself passed; CI's sanitizer pass met it once
+  // in 451 tests. Such a run is run again, twice at most; a leak report or any other failure stands.
+  Result r = run_command(argv);
+  for (int again = 0; again < 2 && r.status != 0; ++again) {
+    const bool tracer_died = r.out.find("LeakSanitizer has encountered a fatal error") != std::string::npos;
+    const bool leak_reported = r.out.find("LeakSanitizer: detected memory leaks") != std::string::npos;
+    if (!tracer_died || leak_reported) break;
+    r = run_command(argv);
+  }
+  return r;
 }
 
 // A strategy's schedule with its defaults, on `n` ranks alike.
