@@ -30,16 +30,22 @@ Result mpirun(int np, const std::string& args) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   std::vector<std::string> argv = {GRADSYNC_MPIEXEC, "--oversubscribe", "-np", std::to_string(np), GRADSYNC_RUN};
   for (auto& w : words(args)) argv.push_back(std::move(w));
-  // Under the sanitizers, LeakSanitizer's own stop-the-world tracer now and then dies at a rank's
-  // exit ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error", with no leak
-  // report: google/sanitizers#1353), after the run itself passed; CI's sanitizer pass met it once
-  // in 451 tests. Such a run is run again, twice at most; a leak report or any other failure stands.
+  // Under the sanitizers, LeakSanitizer's own stop-the-world tracer can die at a rank's exit
+  // ("Tracer caught signal 11 ... LeakSanitizer has encountered a fatal error", with no leak
+  // report: google/sanitizers#1353) after the run itself passed. CI's sanitizer pass met it in
+  // Runtime.NcclPlansAcrossHostsRunChecked's CollNet chain run, twice in a row, never here alone.
+  // Such a run is run again; if the tracer dies again, once more without leak detection (ASan and
+  // UBSan still on, every element still checked). A leak report or any other failure stands.
+  auto tracer_died = [](const Result& r) {
+    return r.status != 0 && r.out.find("LeakSanitizer has encountered a fatal error") != std::string::npos &&
+           r.out.find("LeakSanitizer: detected memory leaks") == std::string::npos;
+  };
   Result r = run_command(argv);
-  for (int again = 0; again < 2 && r.status != 0; ++again) {
-    const bool tracer_died = r.out.find("LeakSanitizer has encountered a fatal error") != std::string::npos;
-    const bool leak_reported = r.out.find("LeakSanitizer: detected memory leaks") != std::string::npos;
-    if (!tracer_died || leak_reported) break;
-    r = run_command(argv);
+  if (tracer_died(r)) r = run_command(argv);
+  if (tracer_died(r)) {
+    std::vector<std::string> no_leaks = {GRADSYNC_MPIEXEC, "-x", "ASAN_OPTIONS=detect_leaks=0"};
+    no_leaks.insert(no_leaks.end(), argv.begin() + 1, argv.end());
+    r = run_command(no_leaks);
   }
   return r;
 }
