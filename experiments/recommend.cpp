@@ -484,18 +484,34 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   return rec;
 }
 
+Choice::Bound Choice::bound() const {
+  Bound b;
+  if (!analytic.bounding_links.empty()) b = {analytic.bounding_links.front().first, analytic.bounding_links.front().second, false};
+  if (analytic.engine_bound_s > b.seconds) b = {"its own transfer rate", analytic.engine_bound_s, true};
+  return b;
+}
+
 std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
   std::vector<std::string> lines;
   if (r.ranked.empty()) return lines;
   const models::Topology& t = plan.topology.topology;
   (void)t;
   auto bound_text = [](const Choice& c) -> std::string {
-    if (c.analytic.bounding_links.empty() || c.analytic.time_per_sync_s <= 0) return "";
-    const auto& [link, seconds] = c.analytic.bounding_links.front();
-    const double share = seconds / c.analytic.time_per_sync_s;
-    return "its synchronisation (" + format_seconds(c.analytic.time_per_sync_s) + ") is bound by " + link + " for " +
-           models::format_percent(share, 0) +
-           " of the time" + (share < 0.9 ? " (the rest: other links and local work — packing, reducing)" : "");
+    const Choice::Bound b = c.bound();
+    if (b.what.empty() || c.analytic.time_per_sync_s <= 0) return "";
+    const double share = b.seconds / c.analytic.time_per_sync_s;
+    const std::string rest = share < 0.9 ? " (the rest: latency, other links and local work — packing, reducing)" : "";
+    const std::string head = "its synchronisation (" + format_seconds(c.analytic.time_per_sync_s) + ") is bound ";
+    if (!b.own_rate) return head + "by " + b.what + " for " + models::format_percent(share, 0) + " of the time" + rest;
+    // No link: the rate the strategy's engines move its transfers at (NCCL: its channels and
+    // protocol as its cost model prices them), below what the links allow.
+    std::string text = head + "for " + models::format_percent(share, 0) +
+                       " of the time by its own transfer rate: what its engines move (NCCL's channels), below what the links allow";
+    if (!c.analytic.bounding_links.empty() && c.analytic.bounding_links.front().second >= 0.01 * c.analytic.time_per_sync_s) {
+      const auto& [link, seconds] = c.analytic.bounding_links.front();
+      text += "; the busiest link, " + link + ", bounds it " + models::format_percent(seconds / c.analytic.time_per_sync_s, 0) + " of the time";
+    }
+    return text + rest;
   };
   auto figure = [&](const Choice& c) {
     std::string text = c.name() + (c.params_text().empty() ? "" : " (" + c.params_text() + ")") + " on " +

@@ -44,6 +44,15 @@ struct Choice {
   bool alone() const { return strategy == nullptr; }
   std::string name() const;  // "ring", "sampled inner=ring", "one GPU alone"
   std::string params_text() const;  // "server=gpu0 rates=auto"
+  // What bounded its synchronisation longest (the analytic walk): a link ("n0-gpu0 -> n0-nvswitch
+  // (450 GB/s)"), or its transfers' own rate where no link did (NCCL's channels as its cost model
+  // prices them); "" for none.
+  struct Bound {
+    std::string what;
+    double seconds = 0;
+    bool own_rate = false;
+  };
+  Bound bound() const;
 };
 
 struct Recommendation {
@@ -66,7 +75,7 @@ bool worth_showing(const models::Strategy& s, const std::string& key, const std:
 Recommendation recommend(const Plan& plan, const RecommendOptions& options,
                          const std::function<void(std::size_t, std::size_t)>& progress = {});
 
-// Why the winner wins: the link bounding it, and for workloads what a multi-GPU choice
+// Why the winner wins: the link (or its own transfer rate) bounding it, and for workloads what a multi-GPU choice
 // would need to beat one GPU. Lines of text.
 std::vector<std::string> explain(const Plan& plan, const Recommendation& r);
 

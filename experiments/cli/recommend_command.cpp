@@ -163,7 +163,7 @@ int run_recommend(RecommendFlags& f) {
     }
     if (memory) row.push_back(c.analytic.memory ? format_bytes(c.analytic.memory->total_bytes()) : "-");
     row.push_back(c.sim ? format_seconds(c.sim->time_per_sync_s) : "");
-    row.push_back(c.analytic.bounding_links.empty() ? "" : c.analytic.bounding_links.front().first);
+    row.push_back(c.bound().what);
     row.push_back(c.changes_training.empty() ? "no" : c.changes_training);
     table.add_row(row);
   }

@@ -28,6 +28,7 @@ class Walker {
     double comm = 0, local = 0;
     bool bounded = false;
     std::pair<std::size_t, bool> bound{};
+    bool engine = false;  // its slowest transfer went at its engine's rate (Op::max_Bps), under what the links allow
   };
   struct Detail {
     std::vector<std::vector<Op>> ops;
@@ -45,6 +46,7 @@ class Walker {
     double comm = 0, local = 0;
     bool bounded = false;
     std::pair<std::size_t, bool> bound{};
+    bool engine = false;  // its slowest transfer went at its engine's rate (Op::max_Bps), under what the links allow
   };
 
   Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce, bool each_round, int threads)
@@ -64,6 +66,7 @@ class Walker {
       phases[it->second].seconds += seconds;
     };
     bound_.clear();
+    engine_s_ = 0;
     costs_.assign(s_.rounds.size(), RoundCost{});
     // Rounds that later rounds turn along their cycles keep what each participant did.
     details_.clear();
@@ -92,6 +95,7 @@ class Walker {
       add(round.phase, cost.comm);
       if (cost.local > 0) add(round.local_phase(), cost.local);
       if (cost.bounded) bound_[cost.bound] += cost.comm;
+      if (cost.engine) engine_s_ += cost.comm;
       total += cost.comm + cost.local;
     }
     return total;
@@ -128,6 +132,7 @@ class Walker {
       cost.bounded = true;
       cost.bound = slowest->bound;
     }
+    cost.engine = slowest && slowest->engine;
     return cost;
   }
 
@@ -175,7 +180,8 @@ class Walker {
             slowest_cap = cap;
           }
         }
-        if (slowest < d.routes.size() && d.limiting[slowest] >= 0 && !(slowest_cap > 0 && slowest_cap < d.bandwidth[slowest])) {
+        c.engine = slowest < d.routes.size() && slowest_cap > 0 && slowest_cap < d.bandwidth[slowest];
+        if (slowest < d.routes.size() && d.limiting[slowest] >= 0 && !c.engine) {
           const Hop& h = (*d.routes[slowest])[static_cast<std::size_t>(d.limiting[slowest])];
           c.bounded = true;
           c.bound = {h.link, h.forward};
@@ -360,7 +366,9 @@ class Walker {
       }
     }
     // A transfer its engine limits (max_Bps) is bounded by no link.
-    if (slowest < f.routes.size() && f.limiting[slowest] >= 0 && !(f.cap[slowest] > 0 && f.cap[slowest] < f.bandwidth[slowest])) {
+    const bool engine = slowest < f.routes.size() && f.cap[slowest] > 0 && f.cap[slowest] < f.bandwidth[slowest];
+    cost.engine = engine;
+    if (slowest < f.routes.size() && f.limiting[slowest] >= 0 && !engine) {
       const Hop& h = (*f.routes[slowest])[static_cast<std::size_t>(f.limiting[slowest])];
       cost.bounded = true;
       cost.bound = {h.link, h.forward};
@@ -478,6 +486,9 @@ class Walker {
     }
   }
 
+  // The time its rounds' slowest transfers went at their engines' own rate, no link bounding them.
+  double engine_bound_s() const { return engine_s_; }
+
   std::vector<BoundingLink> bounding_links() const {
     std::vector<BoundingLink> out;
     for (const auto& [key, seconds] : bound_) out.push_back({key.first, key.second, seconds});
@@ -501,6 +512,7 @@ class Walker {
   std::vector<int> source_;  // per participant, the profile it carries in the round being priced
   Scratch main_;
   std::map<std::pair<std::size_t, bool>, double> bound_;
+  double engine_s_ = 0;
 };
 
 }  // namespace
@@ -514,11 +526,13 @@ AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
     r.sync_s = walker.walk(-1, r.phases);
     r.iteration_s = compute_s_per_step + r.sync_s / period;
     r.bounding_links = walker.bounding_links();
+    r.engine_bound_s = walker.engine_bound_s();
     return r;
   }
   std::vector<formulas::Phase> all_phases;
   const double everyone = walker.walk(-1, all_phases);  // all workers' exchanges through the server at once
   r.bounding_links = walker.bounding_links();
+  r.engine_bound_s = walker.engine_bound_s();
   const double alone = schedule.workers > 0 ? walker.walk(0, r.phases) : 0.0;  // worker 0's exchange on its own
   const double by_worker = period * compute_s_per_step + alone;
   const double cycle = std::max(by_worker, everyone);
@@ -547,6 +561,7 @@ ResultRecord predict(const PredictRequest& q) {
   for (std::size_t i = 0; i < std::min<std::size_t>(3, a.bounding_links.size()); ++i) {
     r.bounding_links.emplace_back(describe_link(*q.topology, a.bounding_links[i]), a.bounding_links[i].seconds);
   }
+  r.engine_bound_s = a.engine_bound_s;
   std::optional<double> iteration;
   if (schedule.asynchronous) {
     iteration = a.iteration_s;

@@ -35,6 +35,9 @@ struct AnalyticResult {
   double iteration_s = 0;  // compute + sync / period, or the async steady state per step
   std::string bound;  // async only: "workers" or "server links"
   std::vector<BoundingLink> bounding_links;  // most time first
+  // The time no link bounded: the slowest transfer went at the rate its engine moves it at
+  // (Op::max_Bps: NCCL's channels, GPU threads copying through host memory), under the links'.
+  double engine_bound_s = 0;
 };
 
 // "swA -> root (4.46 GB/s)"

@@ -105,6 +105,7 @@ ordered_json to_json(const ResultRecord& r) {
     for (const auto& [link, seconds] : r.bounding_links) links.push_back({{"link", link}, {"seconds", seconds}});
     out["bounding_links"] = links;
   }
+  if (r.engine_bound_s > 0) out["engine_bound_s"] = r.engine_bound_s;
   if (r.overlap) {
     const OverlapFigures& o = *r.overlap;
     out["overlap"] = {{"buckets", o.buckets},
@@ -164,6 +165,7 @@ ResultRecord record_from_json(const ordered_json& d) {
   if (d.contains("bounding_links")) {
     for (const auto& b : d.at("bounding_links")) r.bounding_links.emplace_back(b.at("link").get<std::string>(), b.at("seconds").get<double>());
   }
+  if (d.contains("engine_bound_s")) r.engine_bound_s = d.at("engine_bound_s").get<double>();
   if (d.contains("notes")) {
     for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
   }

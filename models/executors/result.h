@@ -55,6 +55,8 @@ struct ResultRecord {
   // Analytic only: the links that bounded the synchronisation and for how long (most first,
   // at most 3), e.g. {"swB -> root (4.46 GB/s)", 0.012}.
   std::vector<std::pair<std::string, double>> bounding_links;
+  // Analytic only: the time the transfers' own engines bounded (AnalyticResult::engine_bound_s).
+  double engine_bound_s = 0;
   std::optional<OverlapFigures> overlap;
   // With a workload: what each GPU keeps of the training state (models/workload/memory.h).
   std::optional<MemoryPerGpu> memory;

@@ -126,6 +126,10 @@ TEST(RecommendCli, OnAClusterNcclsOwnPickIsWeighedAndExplained) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("Best: nccl (algorithm=NVLSTree) on 16 GPUs"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("How: NCCL's cost model picks NVLSTree/Simple"), std::string::npos) << r.out;
+  // NCCL's channels move less than the NVLinks and NICs carry: no link bounds it long, its own rate
+  // does, and the table's column says so.
+  EXPECT_NE(r.out.find("of the time by its own transfer rate"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" for 0 % of the time"), std::string::npos) << r.out;
   // On one PCIe machine it is tried only when named.
   const auto single = run_cli("recommend --topology " GRADSYNC_PUBLISHED_DATA "/rtx2080ti-2gpu-pix.txt --size 64MiB --confirm 0");
   ASSERT_EQ(single.status, 0) << single.out;

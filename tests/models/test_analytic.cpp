@@ -240,3 +240,22 @@ TEST(Analytic, OverlappedBucketsOnTheClosedFormsTimeline) {
   EXPECT_FALSE(every_step.overlap);
   EXPECT_NEAR(*every_step.time_per_iteration_s, 0.009 + every_step.time_per_sync_s, 1e-12);
 }
+
+// A transfer its engine moves slower than the links allow (Op::max_Bps: NCCL's channels) is
+// bounded by no link: its time is the engine's, and the record carries it (engine_bound_s), in
+// JSON too. The plain ring has no engine limit: no such time.
+TEST(Analytic, TimeAtTheTransfersOwnRateIsNoLinksTime) {
+  const auto loaded = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/cluster-128gpu-nvswitch-rail.json");
+  const Topology& t = loaded.topology;
+  const auto nccl = run(t, "nccl", 2, 256.0 * 1024 * 1024, {});
+  EXPECT_GT(nccl.engine_bound_s, 0.9 * nccl.time_per_sync_s);
+  EXPECT_LE(nccl.engine_bound_s, nccl.time_per_sync_s * (1 + 1e-12));
+  double links = 0;
+  for (const auto& [link, seconds] : nccl.bounding_links) links += seconds;
+  EXPECT_LE(links + nccl.engine_bound_s, nccl.time_per_sync_s * (1 + 1e-12));
+  const ResultRecord back = record_from_json(to_json(nccl));
+  EXPECT_DOUBLE_EQ(back.engine_bound_s, nccl.engine_bound_s);
+  const auto ring = run(t, "ring", 2, 256.0 * 1024 * 1024, {});
+  EXPECT_EQ(ring.engine_bound_s, 0.0);
+  EXPECT_FALSE(ring.bounding_links.empty());
+}

@@ -35,6 +35,7 @@ void expect_identical(const AnalyticResult& fast, const AnalyticResult& every, c
     EXPECT_EQ(fast.bounding_links[i].forward, every.bounding_links[i].forward) << what;
     EXPECT_EQ(fast.bounding_links[i].seconds, every.bounding_links[i].seconds) << what;
   }
+  EXPECT_EQ(fast.engine_bound_s, every.engine_bound_s) << what;
 }
 
 }  // namespace
