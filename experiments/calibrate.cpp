@@ -182,6 +182,17 @@ PooledFigures Calibration::figures(std::size_t point, const std::vector<bool>& u
   return pool(e);
 }
 
+double Calibration::objective(std::size_t point, const std::vector<bool>& use) const {
+  double sum = 0;
+  int count = 0;
+  for (std::size_t m = 0; m < machines.size(); ++m) {
+    if (!use[m]) continue;
+    sum += pool({&errors.at(point)[m]}).objective();
+    ++count;
+  }
+  return count > 0 ? sum / count : 0.0;
+}
+
 std::size_t calibration_count(const std::vector<CalibrationMachine>& machines, const CalibrateOptions& options) {
   std::size_t points = 1;
   for (const auto& a : options.grid) points *= a.values.size();
@@ -260,12 +271,13 @@ Calibration calibrate(const std::vector<CalibrationMachine>& machines, const Cal
     }
   }
 
-  // The least objective over a set of machines; the first such point on a tie.
+  // The least objective over a set of machines, each machine's own objective weighing alike (a
+  // file of many tables must not outvote the others); the first such point on a tie.
   auto best_over = [&](const std::vector<bool>& use) {
     std::size_t best = 0;
     double least = std::numeric_limits<double>::infinity();
     for (std::size_t p = 0; p < c.points.size(); ++p) {
-      const double o = c.figures(p, use).objective();
+      const double o = c.objective(p, use);
       if (o < least) {
         least = o;
         best = p;

@@ -4,11 +4,12 @@
 // Every point of a grid over the named parameters predicts every table of every machine the
 // strategy models (compare_runs, one executor; every collective, or only all-reduce), each table
 // at one size per octave from 64 KiB (a table printed in finer steps weighs as much as one of
-// nccl-tests' default factor 2); the errors are pooled over all tables, and the point with the
-// least objective — median + 90th percentile of |error| at sizes >= 1 MiB plus the median at
-// 64 KiB - 1 MiB (the accuracy targets' three figures) — is the fit. Leave-one-machine-out:
-// each machine is then predicted with the point fitted on the others only, and the held-out
-// errors are pooled the same way. Nothing here knows which strategy it fits.
+// nccl-tests' default factor 2). Each machine's objective is the median + 90th percentile of
+// |error| at sizes >= 1 MiB plus the median at 64 KiB - 1 MiB over its tables (the accuracy
+// targets' three figures); the point with the least mean of the machines' objectives is the fit,
+// so that a machine of many tables weighs no more than one of a few (a fit to one machine is
+// what it must not be). Leave-one-machine-out: each machine is then predicted with the point
+// fitted on the others only, and the held-out errors are pooled over all tables. Nothing here knows which strategy it fits.
 #pragma once
 
 #include <optional>
@@ -79,6 +80,8 @@ struct Calibration {
   std::vector<std::string> items(const CalibrateOptions& options, std::size_t point) const;
   // Pooled over the machines whose flag is set.
   PooledFigures figures(std::size_t point, const std::vector<bool>& machines) const;
+  // What the fit minimises: the mean of those machines' own objectives at the point.
+  double objective(std::size_t point, const std::vector<bool>& machines) const;
 };
 
 // How many predictions calibrate() makes (for progress).

@@ -118,7 +118,7 @@ int run_calibrate(const CalibrateFlags& f) {
             << options.executor << fixed << "\n"
             << "grid: " << models::join(axes, "; ") << " (" << points << " points)\n"
             << "objective: median + 90th percentile of |error| of busbw at sizes >= 1 MiB plus the median at 64 KiB - 1 MiB, "
-               "every table's sizes pooled; error = predicted / measured - 1; range held: the share of sizes >= 1 MiB whose "
+               "over each machine's tables, the fit its least mean over the machines; error = predicted / measured - 1; range held: the share of sizes >= 1 MiB whose "
                "stated busbw range held the measurement, width its median hi / lo - 1\n\n";
 
   const std::vector<bool> all(c.machines.size(), true);
@@ -142,7 +142,7 @@ int run_calibrate(const CalibrateFlags& f) {
   std::cout << "the parameters' defaults (" << models::join(defaults, " ") << "):\n";
   machine_table(c.default_errors);
   std::cout << "fitted on every machine: " << models::join(c.items(options, c.best), " ") << " (objective "
-            << format_fixed(c.figures(c.best, all).objective(), 3) << ")\n";
+            << format_fixed(c.objective(c.best, all), 3) << ")\n";
   machine_table(c.errors[c.best]);
 
   if (!c.best_without.empty()) {
@@ -189,7 +189,8 @@ Action add_calibrate(CLI::App& app) {
       "device lines name); --machine TOPOLOGY LOG gives them apart, and logs given with the same TOPOLOGY file are\n"
       "one machine's runs. Every point of the grid predicts every table the strategy models (every collective;\n"
       "--all-reduce-only: all-reduce), each at one size per octave from 64 KiB; the point with the least median +\n"
-      "90th percentile of |error| at >= 1 MiB plus median at 64 KiB - 1 MiB, pooled over all tables, is the fit.\n"
+      "90th percentile of |error| at >= 1 MiB plus median at 64 KiB - 1 MiB over each machine's tables, averaged over\n"
+      "the machines (each weighs alike), is the fit.\n"
       "Then each machine is predicted with the point fitted on the others only (leave one machine out), so the\n"
       "figures show how the fit carries to a machine it has not seen, and how often the stated ranges held.\n"
       "Examples (the nccl strategy's fitted constants):\n"

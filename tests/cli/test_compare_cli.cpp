@@ -241,7 +241,7 @@ TEST(CalibrateCli, MultiNodeRunsOfOneClusterAreOneMachine) {
                          false);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("calibrate nccl on 3 machines (6 tables, one size per octave from 64 KiB)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fitted on every machine: net_channel_share=0.39 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fitted on every machine: net_channel_share=0.38 "), std::string::npos) << r.out;  // the shipped default
   for (const char* machine : {"h100-hgx-2node-8x400g-ib", "h100-hgx-4node-8x400g-ib", "h100-hgx-8node-8x400g-ib"}) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n") + machine + " +net_channel_share=0\\.(38|39|4) ")))
         << machine << "\n" << r.out;

@@ -150,9 +150,9 @@ constexpr double kShmEfficiencyLow = 0.45, kShmEfficiencyHigh = 0.8;
 struct ErrorBand {
   double low, high;
 };
-constexpr ErrorBand kHostLarge{-0.27, 0.59}, kHostSmall{-0.53, 1.97};
-constexpr ErrorBand kHostP2pLarge{-0.03, 2.55}, kHostP2pSmall{0.04, 2.08};
-constexpr ErrorBand kClusterLarge{-0.28, 0.78}, kClusterSmall{-0.42, 0.12};
+constexpr ErrorBand kHostLarge{-0.22, 0.65}, kHostSmall{-0.36, 2.22};
+constexpr ErrorBand kHostP2pLarge{-0.03, 2.69}, kHostP2pSmall{0.08, 2.30};
+constexpr ErrorBand kClusterLarge{-0.28, 0.80}, kClusterSmall{-0.41, 0.14};
 
 // NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else
 // 4 (src/device/common_kernel.h, reduceCopy): an alltoall whose blocks are not a multiple of 16
@@ -406,15 +406,15 @@ Strategy definition() {
       ParamSpec{"shm_efficiency", "0.7", "share of its PCIe rate SHM reaches (fitted once across the published machines; "
                                          "0.45-0.8 fitted to each that runs SHM alone)",
                 real_domain(0, 1, false, true)},
-      ParamSpec{"ll_channel_GBps", "5", "LL's payload rate per channel over PCIe (fitted once across the published "
+      ParamSpec{"ll_channel_GBps", "7", "LL's payload rate per channel over PCIe (fitted once across the published "
                                           "machines)",
                 rate_domain(false)},
-      ParamSpec{"p2p_channel_GBps", "12", "what one channel's threads copy over PCIe at most, GB/s (Simple; fitted once "
+      ParamSpec{"p2p_channel_GBps", "13", "what one channel's threads copy over PCIe at most, GB/s (Simple; fitted once "
                                             "across the published machines)",
                 rate_domain(false)},
-      ParamSpec{"launch_us", "7", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
+      ParamSpec{"launch_us", "4", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
-      ParamSpec{"net_channel_share", "0.39",
+      ParamSpec{"net_channel_share", "0.38",
                 "share of its NIC's line rate one channel's connection between hosts carries at most (fitted once across "
                 "the published multi-node runs)",
                 real_domain(0, 1, false, true)},
