@@ -488,6 +488,7 @@ Choice::Bound Choice::bound() const {
   Bound b;
   if (!analytic.bounding_links.empty()) b = {analytic.bounding_links.front().first, analytic.bounding_links.front().second, false};
   if (analytic.engine_bound_s > b.seconds) b = {"its own transfer rate", analytic.engine_bound_s, true};
+  if (analytic.staged_bound_s > b.seconds) b = {"copies staged through host memory (no peer access)", analytic.staged_bound_s, false};
   return b;
 }
 

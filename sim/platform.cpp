@@ -17,9 +17,11 @@ void set_network_model(s4u::Engine& engine, const std::string& model) {
   // would otherwise run it at 10 GB/s.
   engine.set_config("network/loopback-bw:1e18");
   if (model == "CM02") {
-    // No TCP-window cap and no cross-traffic: a lone flow gets latency + size / bandwidth.
+    // No TCP-window cap and no cross-traffic: a lone flow gets latency + size / bandwidth. The
+    // window is made boundless rather than 0: with 0, CM02 drops a transfer's own rate
+    // (Comm::set_rate, an engine's Op::max_Bps) wherever its route has latency.
     engine.set_config("network/crosstraffic:0");
-    engine.set_config("network/TCP-gamma:0");
+    engine.set_config("network/TCP-gamma:1e30");
   }
 }
 

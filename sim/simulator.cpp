@@ -181,9 +181,15 @@ class Simulation {
             m = new Message{version_[static_cast<std::size_t>(server)]};
             last_pulled_[static_cast<std::size_t>(server)][static_cast<std::size_t>(op.peer)] = m->version;
           }
-          // What crosses the links (a protocol's flags included), at most at the engine's rate.
+          // What crosses the links (a protocol's flags included), at most at the engine's rate,
+          // or without one, between GPUs without peer access, at the staged copy's.
           s4u::CommPtr comm = mailbox(owner, op.peer)->put_init(m, static_cast<std::uint64_t>(op.link_bytes()));
-          if (op.max_Bps > 0) comm->set_rate(op.max_Bps);
+          if (op.max_Bps > 0) {
+            comm->set_rate(op.max_Bps);
+          } else if (const auto staged = t_.staged_copy_Bps(s_.participants[static_cast<std::size_t>(owner)].node,
+                                                             s_.participants[static_cast<std::size_t>(op.peer)].node)) {
+            comm->set_rate(*staged);
+          }
           w.comms.push_back(comm->start());
           w.is_send.push_back(true);
           sent_bytes += op.wire();

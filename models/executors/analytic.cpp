@@ -29,6 +29,7 @@ class Walker {
     bool bounded = false;
     std::pair<std::size_t, bool> bound{};
     bool engine = false;  // its slowest transfer went at its engine's rate (Op::max_Bps), under what the links allow
+    bool staged = false;  // ... or as a copy staged through host memory (Topology::staged_copy_Bps)
   };
   struct Detail {
     std::vector<std::vector<Op>> ops;
@@ -37,7 +38,8 @@ class Walker {
     std::vector<ProfileCost> costs;  // [participant x profiles + profile]
     std::vector<std::size_t> first_send;  // per participant: its first flow's index
     std::vector<const Route*> routes;
-    std::vector<double> latency, bandwidth;
+    std::vector<double> latency, bandwidth, cap;
+    std::vector<std::uint8_t> cap_kind;
     std::vector<int> limiting;
   };
   // What a round cost: its transfers, its busiest participant's local work, and the link
@@ -47,6 +49,7 @@ class Walker {
     bool bounded = false;
     std::pair<std::size_t, bool> bound{};
     bool engine = false;  // its slowest transfer went at its engine's rate (Op::max_Bps), under what the links allow
+    bool staged = false;  // ... or as a copy staged through host memory (Topology::staged_copy_Bps)
   };
 
   Walker(const Topology& t, const Schedule& s, const std::vector<LocalCosts>& reduce, bool each_round, int threads)
@@ -67,6 +70,7 @@ class Walker {
     };
     bound_.clear();
     engine_s_ = 0;
+    staged_s_ = 0;
     costs_.assign(s_.rounds.size(), RoundCost{});
     // Rounds that later rounds turn along their cycles keep what each participant did.
     details_.clear();
@@ -96,6 +100,7 @@ class Walker {
       if (cost.local > 0) add(round.local_phase(), cost.local);
       if (cost.bounded) bound_[cost.bound] += cost.comm;
       if (cost.engine) engine_s_ += cost.comm;
+      if (cost.staged) staged_s_ += cost.comm;
       total += cost.comm + cost.local;
     }
     return total;
@@ -133,6 +138,7 @@ class Walker {
       cost.bound = slowest->bound;
     }
     cost.engine = slowest && slowest->engine;
+    cost.staged = slowest && slowest->staged;
     return cost;
   }
 
@@ -165,12 +171,13 @@ class Walker {
         ProfileCost& c = d.costs[p * d.profiles + v];
         std::size_t flow = d.first_send[p], slowest = d.routes.size();
         double slowest_cap = 0;
+        std::uint8_t slowest_kind = kNoCap;
         for (std::size_t t = 0; t < theirs.size(); ++t) {
           const Op& op = theirs[t];
           c.local += op.local_seconds(reduce_[p]);
           if (op.kind != OpKind::send) continue;
           const std::size_t i = flow++;
-          const double cap = own[t].max_Bps;
+          const double cap = d.cap[i];
           const double rate = cap > 0 ? std::min(cap, d.bandwidth[i]) : d.bandwidth[i];
           const double bytes = static_cast<double>(op.wire()) / own[t].payload_share;
           const double transfer = d.routes[i]->empty() ? 0.0 : d.latency[i] + bytes / rate;
@@ -178,10 +185,13 @@ class Walker {
             c.comm = transfer;
             slowest = i;
             slowest_cap = cap;
+            slowest_kind = d.cap_kind[i];
           }
         }
-        c.engine = slowest < d.routes.size() && slowest_cap > 0 && slowest_cap < d.bandwidth[slowest];
-        if (slowest < d.routes.size() && d.limiting[slowest] >= 0 && !c.engine) {
+        const bool capped = slowest < d.routes.size() && slowest_cap > 0 && slowest_cap < d.bandwidth[slowest];
+        c.engine = capped && slowest_kind == kEngineCap;
+        c.staged = capped && slowest_kind == kStagedCap;
+        if (slowest < d.routes.size() && d.limiting[slowest] >= 0 && !capped) {
           const Hop& h = (*d.routes[slowest])[static_cast<std::size_t>(d.limiting[slowest])];
           c.bounded = true;
           c.bound = {h.link, h.forward};
@@ -196,7 +206,16 @@ class Walker {
     const Route* route;
     double latency;
     std::uint32_t first, hops;  // its route as the contention model reads it, in Scratch::arena
+    double staged;  // a copy between them is staged through host memory at most this fast; 0: not staged
   };
+  static constexpr std::uint8_t kNoCap = 0, kEngineCap = 1, kStagedCap = 2;
+  // What moves a transfer at most how fast: its own engine (Op::max_Bps), else the driver's copy
+  // staged through host memory between GPUs without peer access, else nothing but the links.
+  static std::pair<double, std::uint8_t> cap_of(const Op& op, const PairInfo& pair) {
+    if (op.max_Bps > 0) return {op.max_Bps, kEngineCap};
+    if (pair.staged > 0) return {pair.staged, kStagedCap};
+    return {0.0, kNoCap};
+  }
   // Per participant, the pairs it used last, kPeerSlots of them by peer (a tree node's parent
   // and children, a switch's GPUs): the map's lookups were a fifth of a large walk.
   static constexpr std::size_t kPeerSlots = 8;  // peer_slot() gives 3 bits
@@ -216,6 +235,7 @@ class Walker {
     std::vector<const Route*> routes;
     std::vector<std::uint32_t> counts;  // flows each group stands for
     std::vector<double> bytes, latency, cap, bandwidth, local;
+    std::vector<std::uint8_t> cap_kind;  // what sets cap: kNoCap, kEngineCap (Op::max_Bps), kStagedCap
     std::vector<int> limiting;
     std::vector<std::size_t> first;          // per participant, its first group (first[P]: the end)
     std::vector<SlotHop> hops;               // the groups' routes, one after another
@@ -227,6 +247,7 @@ class Walker {
       bytes.clear();
       latency.clear();
       cap.clear();
+      cap_kind.clear();
       first.clear();
       hops.clear();
       hop_first.clear();
@@ -261,7 +282,9 @@ class Walker {
       const Route& route = t_.route(a, b);
       const auto first = static_cast<std::uint32_t>(w.arena.size());
       w.contention.compile(route, w.arena);
-      it = w.pairs.emplace(key, PairInfo{&route, a == b ? 0.0 : t_.latency_s(a, b), first, static_cast<std::uint32_t>(w.arena.size()) - first}).first;
+      it = w.pairs.emplace(key, PairInfo{&route, a == b ? 0.0 : t_.latency_s(a, b), first, static_cast<std::uint32_t>(w.arena.size()) - first,
+                                         t_.staged_copy_Bps(a, b).value_or(0.0)})
+               .first;
     }
     return it->second;
   }
@@ -296,6 +319,7 @@ class Walker {
         f.latency.insert(f.latency.end(), b.latency.begin() + g0, b.latency.begin() + g1);
         f.bytes.insert(f.bytes.end(), b.bytes.begin() + g0, b.bytes.begin() + g1);
         f.cap.insert(f.cap.end(), b.cap.begin() + g0, b.cap.begin() + g1);
+        f.cap_kind.insert(f.cap_kind.end(), b.cap_kind.begin() + g0, b.cap_kind.begin() + g1);
         const std::uint32_t shift = static_cast<std::uint32_t>(f.hops.size()) - b.hop_first[g0];
         for (std::size_t g = g0; g < g1; ++g) {
           f.source.push_back(g);
@@ -321,10 +345,11 @@ class Walker {
             if (last.peer != op.peer) last = {op.peer, &info(w, p, op.peer)};
             const PairInfo& pair = *last.info;
             const double latency = s_.latency_in_ops ? 0.0 : pair.latency, bytes = op.link_bytes();
+            const auto [cap, cap_kind] = cap_of(op, pair);
             // A flow like an earlier one of this round between the same two participants (a
             // GPU's channels to its switch) joins it: the same route, bytes and engine get the
             // same share, and the round's slowest is still the first of them.
-            if (!detail && last.round == w.stamp && f.bytes[last.group] == bytes && f.cap[last.group] == op.max_Bps &&
+            if (!detail && last.round == w.stamp && f.bytes[last.group] == bytes && f.cap[last.group] == cap &&
                 f.latency[last.group] == latency) {
               ++f.counts[last.group];
             } else {
@@ -334,7 +359,8 @@ class Walker {
               f.counts.push_back(1);
               f.latency.push_back(latency);
               f.bytes.push_back(bytes);
-              f.cap.push_back(op.max_Bps);
+              f.cap.push_back(cap);
+              f.cap_kind.push_back(cap_kind);
               f.source.push_back(kNew);
               f.hop_first.push_back(static_cast<std::uint32_t>(f.hops.size()));
               f.hops.insert(f.hops.end(), w.arena.begin() + pair.first, w.arena.begin() + pair.first + pair.hops);
@@ -353,6 +379,8 @@ class Walker {
       detail->routes = f.routes;
       detail->latency = f.latency;
       detail->bandwidth = f.bandwidth;
+      detail->cap = f.cap;
+      detail->cap_kind = f.cap_kind;
       detail->limiting = f.limiting;
     }
     RoundCost cost;
@@ -366,9 +394,10 @@ class Walker {
       }
     }
     // A transfer its engine limits (max_Bps) is bounded by no link.
-    const bool engine = slowest < f.routes.size() && f.cap[slowest] > 0 && f.cap[slowest] < f.bandwidth[slowest];
-    cost.engine = engine;
-    if (slowest < f.routes.size() && f.limiting[slowest] >= 0 && !engine) {
+    const bool capped = slowest < f.routes.size() && f.cap[slowest] > 0 && f.cap[slowest] < f.bandwidth[slowest];
+    cost.engine = capped && f.cap_kind[slowest] == kEngineCap;
+    cost.staged = capped && f.cap_kind[slowest] == kStagedCap;
+    if (slowest < f.routes.size() && f.limiting[slowest] >= 0 && !capped) {
       const Hop& h = (*f.routes[slowest])[static_cast<std::size_t>(f.limiting[slowest])];
       cost.bounded = true;
       cost.bound = {h.link, h.forward};
@@ -488,6 +517,8 @@ class Walker {
 
   // The time its rounds' slowest transfers went at their engines' own rate, no link bounding them.
   double engine_bound_s() const { return engine_s_; }
+  // ... went as copies staged through host memory (GPUs without peer access).
+  double staged_bound_s() const { return staged_s_; }
 
   std::vector<BoundingLink> bounding_links() const {
     std::vector<BoundingLink> out;
@@ -513,6 +544,7 @@ class Walker {
   Scratch main_;
   std::map<std::pair<std::size_t, bool>, double> bound_;
   double engine_s_ = 0;
+  double staged_s_ = 0;
 };
 
 }  // namespace
@@ -527,12 +559,14 @@ AnalyticResult run_analytic(const Topology& topology, const Schedule& schedule,
     r.iteration_s = compute_s_per_step + r.sync_s / period;
     r.bounding_links = walker.bounding_links();
     r.engine_bound_s = walker.engine_bound_s();
+    r.staged_bound_s = walker.staged_bound_s();
     return r;
   }
   std::vector<formulas::Phase> all_phases;
   const double everyone = walker.walk(-1, all_phases);  // all workers' exchanges through the server at once
   r.bounding_links = walker.bounding_links();
   r.engine_bound_s = walker.engine_bound_s();
+  r.staged_bound_s = walker.staged_bound_s();
   const double alone = schedule.workers > 0 ? walker.walk(0, r.phases) : 0.0;  // worker 0's exchange on its own
   const double by_worker = period * compute_s_per_step + alone;
   const double cycle = std::max(by_worker, everyone);
@@ -562,6 +596,7 @@ ResultRecord predict(const PredictRequest& q) {
     r.bounding_links.emplace_back(describe_link(*q.topology, a.bounding_links[i]), a.bounding_links[i].seconds);
   }
   r.engine_bound_s = a.engine_bound_s;
+  r.staged_bound_s = a.staged_bound_s;
   std::optional<double> iteration;
   if (schedule.asynchronous) {
     iteration = a.iteration_s;

@@ -38,6 +38,9 @@ struct AnalyticResult {
   // The time no link bounded: the slowest transfer went at the rate its engine moves it at
   // (Op::max_Bps: NCCL's channels, GPU threads copying through host memory), under the links'.
   double engine_bound_s = 0;
+  // The time the slowest transfer was a copy staged through host memory between GPUs without
+  // peer access (Topology::staged_copy_Bps), no link bounding it.
+  double staged_bound_s = 0;
 };
 
 // "swA -> root (4.46 GB/s)"

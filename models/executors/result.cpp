@@ -106,6 +106,7 @@ ordered_json to_json(const ResultRecord& r) {
     out["bounding_links"] = links;
   }
   if (r.engine_bound_s > 0) out["engine_bound_s"] = r.engine_bound_s;
+  if (r.staged_bound_s > 0) out["staged_bound_s"] = r.staged_bound_s;
   if (r.overlap) {
     const OverlapFigures& o = *r.overlap;
     out["overlap"] = {{"buckets", o.buckets},
@@ -166,6 +167,7 @@ ResultRecord record_from_json(const ordered_json& d) {
     for (const auto& b : d.at("bounding_links")) r.bounding_links.emplace_back(b.at("link").get<std::string>(), b.at("seconds").get<double>());
   }
   if (d.contains("engine_bound_s")) r.engine_bound_s = d.at("engine_bound_s").get<double>();
+  if (d.contains("staged_bound_s")) r.staged_bound_s = d.at("staged_bound_s").get<double>();
   if (d.contains("notes")) {
     for (const auto& n : d.at("notes")) r.notes.push_back(n.get<std::string>());
   }

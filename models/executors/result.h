@@ -57,6 +57,7 @@ struct ResultRecord {
   std::vector<std::pair<std::string, double>> bounding_links;
   // Analytic only: the time the transfers' own engines bounded (AnalyticResult::engine_bound_s).
   double engine_bound_s = 0;
+  double staged_bound_s = 0;  // and copies staged through host memory (AnalyticResult::staged_bound_s)
   std::optional<OverlapFigures> overlap;
   // With a workload: what each GPU keeps of the training state (models/workload/memory.h).
   std::optional<MemoryPerGpu> memory;

@@ -92,7 +92,9 @@ std::size_t InferenceReport::unexplained_count() const {
 
 double InferenceReport::max_abs_error() const {
   double worst = 0;
-  for (const auto& p : pairs) worst = std::max(worst, std::fabs(p.relative_error()));
+  for (const auto& p : pairs) {
+    if (!p.staged) worst = std::max(worst, std::fabs(p.relative_error()));
+  }
   return worst;
 }
 
@@ -105,12 +107,13 @@ std::string InferenceReport::text() const {
     char line[200];
     std::snprintf(line, sizeof line, "  %-9s %-9s %7.2f GB/s %7.2f GB/s %+6.2f %%%s\n", p.from.c_str(), p.to.c_str(),
                   Bps_to_GBps(p.measured_Bps), Bps_to_GBps(p.modeled_Bps), 100 * p.relative_error(),
-                  p.explained ? "" : "  NOT EXPLAINED");
+                  !p.explained ? "  NOT EXPLAINED" : p.staged ? "  staged through host memory: the links allow it" : "");
     out << line;
   }
   char summary[160];
-  std::snprintf(summary, sizeof summary, "%zu of %zu pairs explained; largest error %.2f %%\n", pairs.size() - unexplained_count(),
-                pairs.size(), 100 * max_abs_error());
+  const bool staged = std::any_of(pairs.begin(), pairs.end(), [](const PairCheck& p) { return p.staged; });
+  std::snprintf(summary, sizeof summary, "%zu of %zu pairs explained; largest error %.2f %%%s\n", pairs.size() - unexplained_count(),
+                pairs.size(), 100 * max_abs_error(), staged ? " (pairs with peer access)" : "");
   out << summary;
   if (!probes.empty()) {
     std::size_t agreeing = 0;
@@ -652,6 +655,37 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
                     ": the topology has no host-memory node, so a parameter server must live on a GPU");
   }
 
+  // A pair without peer access measured a copy the driver staged through host memory, its two
+  // halves one after the other ("falls back to normal memcopy procedure", as
+  // p2pBandwidthLatencyTest says): about half what the links carry, or less. A link that only
+  // such pairs cross gets at least the GPU model's nominal PCIe rate, where the model is known;
+  // copies between those GPUs still go at the staged figure (Topology::staged_copy_Bps).
+  if (form.p2p_supported && !nominal) {
+    const hardware::GpuModel* gpu = hardware::gpu_model_of(form.description);
+    const double pcie = gpu ? hardware::pcie_GBps(gpu->pcie_gen, gpu->lanes) * 1e9 : 0.0;
+    Topology probe(form.name.empty() ? "measured" : form.name, nodes, links, form.name);
+    std::vector<int> peer_pairs(links.size(), 0), staged_pairs(links.size(), 0);
+    for (std::size_t i = 0; i < n && pcie > 0; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        const bool peer = (*form.p2p_supported)[i][j] && (*form.p2p_supported)[j][i];
+        for (const Hop& h : probe.route(i, j)) ++(peer ? peer_pairs : staged_pairs)[h.link];
+      }
+    }
+    std::size_t raised = 0;
+    for (std::size_t l = 0; l < links.size(); ++l) {
+      if (staged_pairs[l] > 0 && peer_pairs[l] == 0 && links[l].bandwidth_Bps < pcie) {
+        links[l].bandwidth_Bps = pcie;
+        ++raised;
+      }
+    }
+    if (raised > 0) {
+      notes.push_back(std::to_string(raised) + " link" + (raised == 1 ? "" : "s") +
+                      " crossed only by GPU pairs without peer access (copies staged through host memory) taken at " +
+                      gpu->name + "'s nominal PCIe rate (" + format_GBps(pcie) +
+                      "); copies between those GPUs stay at their staged figure, NCCL's SHM moves at the links'");
+    }
+  }
+
   // Duplex from the bidirectional figures (both directions at once, summed): much less
   // than both directions alone together means the two directions share the bottleneck
   // (half duplex); a little less, that they interfere (a duplex share below 1).
@@ -798,7 +832,8 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       p.to = form.gpus[j];
       p.measured_Bps = *form.bandwidth_Bps.at(i, j);
       p.modeled_Bps = topology.route_bottleneck_Bps(i, j);
-      p.explained = std::fabs(p.relative_error()) <= tol + 1e-12;
+      p.staged = form.p2p_supported && !nominal && !((*form.p2p_supported)[i][j] && (*form.p2p_supported)[j][i]);
+      p.explained = p.staged ? p.relative_error() >= -tol - 1e-12 : std::fabs(p.relative_error()) <= tol + 1e-12;
       report.pairs.push_back(p);
     }
   }

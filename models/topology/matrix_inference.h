@@ -44,6 +44,9 @@ struct PairCheck {
   double modeled_Bps = 0;
   double relative_error() const { return measured_Bps > 0 ? (modeled_Bps - measured_Bps) / measured_Bps : 0; }
   bool explained = true;
+  // A pair without peer access: its figure is a copy staged through host memory, which the
+  // links must allow (explained where they carry at least as much), not a link's rate.
+  bool staged = false;
 };
 
 // A concurrent-flow probe against the inferred topology's sharing (contention.h).

@@ -604,6 +604,18 @@ std::optional<double> Topology::measured_pair(std::size_t a, std::size_t b, bool
   return measured_->bandwidth_Bps.at(*i, *j);
 }
 
+std::optional<double> Topology::staged_copy_Bps(std::size_t a, std::size_t b) const {
+  if (!measured_ || measured_->nominal || !measured_->p2p_supported || a >= measured_gpu_.size() || b >= measured_gpu_.size()) {
+    return std::nullopt;
+  }
+  const auto& i = measured_gpu_[a];
+  const auto& j = measured_gpu_[b];
+  if (!i || !j || *i == *j) return std::nullopt;
+  const auto& p2p = *measured_->p2p_supported;
+  if (*i >= p2p.size() || *j >= p2p.size() || (p2p[*i][*j] && p2p[*j][*i])) return std::nullopt;
+  return measured_->bandwidth_Bps.at(*i, *j);
+}
+
 double Topology::bottleneck_Bps(std::size_t a, std::size_t b) const {
   if (auto m = measured_pair(a, b, false)) return *m;
   return route_bottleneck_Bps(a, b);

@@ -117,6 +117,12 @@ class Topology {
   double bottleneck_Bps(std::size_t a, std::size_t b) const;
   double latency_s(std::size_t a, std::size_t b) const;
 
+  // A measured pair without peer access (MatrixForm::p2p_supported): its figure is a copy the
+  // driver staged through host memory, one half after the other, not what its links carry
+  // (they may carry more: NCCL's SHM overlaps the halves). Copies between them that no engine
+  // of their own moves (Op::max_Bps) go at most that fast. nullopt for any other pair.
+  std::optional<double> staged_copy_Bps(std::size_t a, std::size_t b) const;
+
   // The measured matrices this topology was inferred from, if any.
   const std::optional<MatrixForm>& measured() const { return measured_; }
   void attach_measurements(MatrixForm measured);

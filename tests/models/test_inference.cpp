@@ -328,3 +328,34 @@ TEST(Inference, RingProbeSlowerThanHalfDuplexIsLeftToTheProbeCheck) {
   ASSERT_EQ(inferred.report.probes.size(), 1u);
   EXPECT_FALSE(inferred.report.probes[0].agrees) << inferred.report.text();
 }
+
+// A pair without peer access measured a copy staged through host memory (the 2080 Ti pair of
+// tests/data/published: 5.72 GB/s where NCCL's SHM moves 11 GB/s one way): its links are the GPU
+// model's PCIe links, the staged figure only what they allow at least, and what copies between
+// those GPUs get (Topology::staged_copy_Bps). With peer access the same figure is the links' rate.
+TEST(Inference, PairsWithoutPeerAccessMeasuredStagedCopiesNotTheLinks) {
+  MatrixForm f = matrix({{0, 5.72}, {5.72, 0}});
+  f.description = "2 x NVIDIA GeForce RTX 2080 Ti";
+  f.p2p_supported = std::vector<std::vector<bool>>{{true, false}, {false, true}};
+  const auto staged = infer_topology(f);
+  for (const auto& l : staged.topology.links()) EXPECT_NEAR(Bps_to_GBps(l.bandwidth_Bps), 12.0, 1e-9);  // Gen3 x16, NCCL's figure
+  EXPECT_EQ(staged.report.unexplained_count(), 0U);
+  for (const auto& p : staged.report.pairs) EXPECT_TRUE(p.staged);
+  EXPECT_NE(staged.report.text().find("staged through host memory"), std::string::npos);
+  const Topology& t = staged.topology;
+  ASSERT_TRUE(t.staged_copy_Bps(*t.find("gpu0"), *t.find("gpu1")).has_value());
+  EXPECT_NEAR(Bps_to_GBps(*t.staged_copy_Bps(*t.find("gpu0"), *t.find("gpu1"))), 5.72, 1e-9);
+
+  // Peer access both ways: the measured rate is the links', no copy is staged.
+  f.p2p_supported = std::vector<std::vector<bool>>{{true, true}, {true, true}};
+  const auto peer = infer_topology(f);
+  for (const auto& l : peer.topology.links()) EXPECT_NEAR(Bps_to_GBps(l.bandwidth_Bps), 5.72, 1e-9);
+  EXPECT_FALSE(peer.topology.staged_copy_Bps(*peer.topology.find("gpu0"), *peer.topology.find("gpu1")).has_value());
+
+  // A GPU model not known: nothing to take instead, the staged figure stays the links'.
+  f.description = "2 x some GPU";
+  f.p2p_supported = std::vector<std::vector<bool>>{{true, false}, {false, true}};
+  const auto unknown = infer_topology(f);
+  for (const auto& l : unknown.topology.links()) EXPECT_NEAR(Bps_to_GBps(l.bandwidth_Bps), 5.72, 1e-9);
+  EXPECT_EQ(unknown.report.unexplained_count(), 0U);
+}

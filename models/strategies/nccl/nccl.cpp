@@ -150,7 +150,7 @@ constexpr double kShmEfficiencyLow = 0.45, kShmEfficiencyHigh = 0.8;
 struct ErrorBand {
   double low, high;
 };
-constexpr ErrorBand kHostLarge{-0.22, 0.65}, kHostSmall{-0.36, 2.22};
+constexpr ErrorBand kHostLarge{-0.19, 0.55}, kHostSmall{-0.36, 1.04};
 constexpr ErrorBand kHostP2pLarge{-0.03, 2.69}, kHostP2pSmall{0.08, 2.30};
 constexpr ErrorBand kClusterLarge{-0.28, 0.80}, kClusterSmall{-0.41, 0.14};
 

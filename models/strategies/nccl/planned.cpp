@@ -245,7 +245,10 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
       // one), which the channels share. The schedule's walk on the links finds the same bound;
       // the closed form (the open facts' plans) needs it said. (Over NVLink, channels take
       // other rings through other links: the walk alone prices them.)
-      if (plan.hosts.size() == 1 && lay.algorithm == kRing && plan.comm.graph(kRing).type_intra > kPathNvb) {
+      // An SHM hop does not take the pair's measured copy either: its bytes go to host memory and
+      // back (its limit below), where a pair without peer access measured a copy staged through
+      // host memory, one half after the other (SHM's sender and receiver overlap).
+      if (plan.hosts.size() == 1 && lay.algorithm == kRing && plan.comm.graph(kRing).type_intra > kPathNvb && !transports.shm(from, to)) {
         const double route_Bps =
             ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(from)], ctx.placement.ranks[pos(to)]);
         if (route_Bps > 0 && route_Bps * share / load / 1e9 < bw) {
