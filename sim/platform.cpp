@@ -17,12 +17,14 @@ void set_network_model(s4u::Engine& engine, const std::string& model) {
   // would otherwise run it at 10 GB/s.
   engine.set_config("network/loopback-bw:1e18");
   if (model == "CM02") {
-    // No TCP-window cap and no cross-traffic: a lone flow gets latency + size / bandwidth. The
-    // window is made boundless rather than 0: with 0, CM02 drops a transfer's own rate
-    // (Comm::set_rate, an engine's Op::max_Bps) wherever its route has latency.
+    // No TCP-window cap and no cross-traffic: a lone flow gets latency + size / bandwidth.
     engine.set_config("network/crosstraffic:0");
-    engine.set_config("network/TCP-gamma:1e30");
+    engine.set_config("network/TCP-gamma:0");
   }
+}
+
+void keep_transfer_rates(s4u::Engine& engine, const std::string& model) {
+  if (model == "CM02") engine.set_config("network/TCP-gamma:1e30");
 }
 
 Platform build_platform(const models::Topology& t, const std::vector<std::pair<std::size_t, std::size_t>>& pairs,

@@ -23,6 +23,12 @@ namespace gradsync::sim {
 // "CM02" (bandwidth and latency exactly as given: closed forms hold) or "LV08"
 // (SimGrid's default TCP model: latency x 13.01, bandwidth x 0.97).
 void set_network_model(simgrid::s4u::Engine& engine, const std::string& model);
+// With CM02's TCP window off (gamma 0), SimGrid drops a transfer's own rate (Comm::set_rate: an
+// engine's Op::max_Bps, a copy staged through host memory) wherever its route has latency; a
+// boundless window keeps it. Every flow then carries a bound, which slows the solver (the
+// 1,024-GPU recommend bench by a fifth), so only simulations whose capped transfers cross links
+// with latency call it, before the platform is built.
+void keep_transfer_rates(simgrid::s4u::Engine& engine, const std::string& model);
 
 struct Platform {
   std::unordered_map<std::size_t, simgrid::s4u::Host*> hosts;  // topology node -> host

@@ -423,6 +423,7 @@ class Simulation {
     std::set<std::pair<std::size_t, std::size_t>> pairs;
     std::vector<std::set<int>> async_peers(static_cast<std::size_t>(s_.participant_count()));
     std::vector<Op> ops;
+    bool capped = false;  // a transfer with a rate of its own
     for (std::size_t r = 0; r < s_.rounds.size(); ++r) {
       if (s_.rounds[r].same_as >= 0) continue;  // the same peers as that earlier round
       for (int p = 0; p < s_.participant_count(); ++p) {
@@ -433,6 +434,7 @@ class Simulation {
           const std::size_t a = s_.participants[static_cast<std::size_t>(p)].node;
           const std::size_t b = s_.participants[static_cast<std::size_t>(op.peer)].node;
           if (a != b) pairs.insert(op.kind == OpKind::send ? std::make_pair(a, b) : std::make_pair(b, a));
+          capped = capped || (op.kind == OpKind::send && (op.max_Bps > 0 || t_.staged_copy_Bps(a, b)));
           if (is_server(p) && is_async(r)) async_peers[static_cast<std::size_t>(p)].insert(op.peer);
         }
       }
@@ -441,6 +443,7 @@ class Simulation {
     std::map<std::size_t, int> cores;
     for (const auto& part : s_.participants) cores[part.node] += 1;
     for (auto& [node, count] : cores) count += 1 + static_cast<int>(s_.participants.size());
+    if (capped && !s_.latency_in_ops) keep_transfer_rates(*s4u::Engine::get_instance(), o_.network.name);
     const Platform platform = build_platform(t_, {pairs.begin(), pairs.end()}, cores, !s_.latency_in_ops);
 
     for (int p = 0; p < s_.participant_count(); ++p) {
