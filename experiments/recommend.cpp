@@ -500,6 +500,15 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
   auto bound_text = [](const Choice& c) -> std::string {
     const Choice::Bound b = c.bound();
     if (b.what.empty() || c.analytic.time_per_sync_s <= 0) return "";
+    if (c.analytic.asynchronous) {
+      // The links were timed on the server's exchanges with every worker at once, not on one
+      // worker's exchange (its synchronisation, which its own compute may hide): no share of it.
+      std::string text = "its exchanges through the server, every worker's at once, are bound by " + b.what;
+      for (const std::string& note : c.analytic.notes) {
+        if (note.rfind("steady state bounded by the ", 0) == 0) text += " (the " + note + ")";
+      }
+      return text;
+    }
     const double share = b.seconds / c.analytic.time_per_sync_s;
     const std::string rest = share < 0.9 ? " (the rest: latency, other links and local work — packing, reducing)" : "";
     const std::string head = "its synchronisation (" + format_seconds(c.analytic.time_per_sync_s) + ") is bound ";

@@ -140,6 +140,20 @@ TEST(RecommendCli, OnAClusterNcclsOwnPickIsWeighedAndExplained) {
 // (NCCL_ALGO): every one is a ranked choice whose time is what predict gives for it, the
 // explanation compares them, and algorithms a fixed or default parameter rules out (NVLS with
 // nvls=off, CollNet without collnet=on) are not tried.
+// An asynchronous strategy's links were timed on the server's exchanges with every worker at
+// once, not on one worker's synchronisation: its explanation gives no share of the latter (it
+// read "for 7000 % of the time" for Downpour on the InfiniBand cluster).
+TEST(RecommendCli, AnAsynchronousChoiceIsExplainedWithoutAShareOfItsSync) {
+  const auto r = run_cli("recommend --workload source-c-nmt --topology cluster-2x4gpu-ib-10GBps --gpus 8 --confirm 0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto next = r.out.find("Next other strategy: downpour");
+  ASSERT_NE(next, std::string::npos) << r.out;
+  const std::string line = r.out.substr(next, r.out.find('\n', next) - next);
+  EXPECT_NE(line.find("its exchanges through the server, every worker's at once, are bound by"), std::string::npos) << line;
+  EXPECT_NE(line.find("(the steady state bounded by the "), std::string::npos) << line;
+  EXPECT_EQ(line.find("% of the time"), std::string::npos) << line;
+}
+
 TEST(RecommendCli, NcclsAlgorithmsAreWeighedAgainstItsOwnPick) {
   const std::string topology = GRADSYNC_PUBLISHED_DATA "/multinode/h100-hgx-2node-8x400g-ib.json";
   // GPUDirect RDMA stated: left open, each process would also plan without it, and that plan's
