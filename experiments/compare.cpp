@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "models/support/stats.h"
 #include "models/support/error.h"
@@ -28,7 +30,10 @@ const models::NcclTestsTiming* timing_of(const models::NcclTestsRow& row, bool i
   return t ? &*t : nullptr;
 }
 
-// The run's ranks on the GPUs its device lines name (one host), else the first GPUs.
+// The run's ranks on the GPUs its device lines name: on one host the GPU of each device index;
+// across hosts (a generated cluster's "n<h>-gpu<d>") the hosts in the order the lines first name
+// them, so that 10 ranks of one GPU a host sit on ten hosts, not on the first host's GPUs. Else the
+// first GPUs.
 models::Placement placement_of(const models::Topology& topology, const models::NcclTestsRun& run) {
   const int n = run.ranks();
   if (n > static_cast<int>(topology.gpus().size())) {
@@ -36,13 +41,16 @@ models::Placement placement_of(const models::Topology& topology, const models::N
                              topology.name() + " has " + std::to_string(topology.gpus().size()) +
                              " GPUs; expected the log and the topology of one machine");
   }
-  std::vector<std::string> ids;
-  bool one_host = true;
+  std::vector<std::string> hosts;
   for (const auto& d : run.devices) {
-    one_host = one_host && d.host == run.devices.front().host;
-    ids.push_back("gpu" + std::to_string(d.device));
+    if (std::find(hosts.begin(), hosts.end(), d.host) == hosts.end()) hosts.push_back(d.host);
   }
-  bool all_there = one_host && static_cast<int>(ids.size()) == n;
+  std::vector<std::string> ids;
+  for (const auto& d : run.devices) {
+    const auto h = std::find(hosts.begin(), hosts.end(), d.host) - hosts.begin();
+    ids.push_back((hosts.size() > 1 ? "n" + std::to_string(h) + "-" : std::string()) + "gpu" + std::to_string(d.device));
+  }
+  bool all_there = static_cast<int>(ids.size()) == n && std::set<std::string>(ids.begin(), ids.end()).size() == ids.size();
   for (const auto& id : ids) all_there = all_there && topology.find(id).has_value();
   return all_there ? models::named_gpus(topology, ids, run.where) : models::first_gpus(topology, n);
 }

@@ -134,6 +134,46 @@ TEST(CompareCli, MultiNodeLogsAgainstTheirClusters) {
   EXPECT_LE(median(errors), 0.25);
 }
 
+TEST(CompareCli, EverySharedClusterFileIsComparedOnItsStatedHardware) {
+  // Every table of every published multi-node file against the cluster its header states
+  // (multinode/*.json): each is compared, none left out; the ten-node runs at 1, 2 and 4 GPUs a
+  // node sit on the GPUs the log names on each host (one GPU on each of ten hosts), not on the
+  // first host's GPUs.
+  const std::vector<std::pair<const char*, const char*>> files = {
+      {"a100-abci-2node-4xhdr-ib-sharp.json", "a100-abci-2node-16gpu-4xhdr-ib-sharp.txt"},
+      {"a100-oci-oke-2node-16x100g-roce.json", "a100-oci-oke-2node-16gpu-16x100g-roce.txt"},
+      {"a100-polaris-8node-2x200g-slingshot.json", "a100-polaris-8node-32gpu-2x200g-slingshot.txt"},
+      {"a100pcie-2node-1xhdr-ib.json", "a100pcie-2node-2gpu-1xhdr-ib.txt"},
+      {"b200-lambda-2node-8x400g-ib.json", "b200-lambda-2node-16gpu-8x400g-ib.txt"},
+      {"h100-gcp-a3mega-2node-8x200g-tcpxo.json", "h100-gcp-a3mega-2node-16gpu-8x200g-tcpxo.txt"},
+      {"v100-aws-p3dn-2node-1x100g-efa.json", "v100-aws-p3dn-2node-16gpu-1x100g-efa.txt"},
+      {"h100-10node-8x400g.json", "h100-10node-8gpu-nicscaling-g1-g2-g4-g8.txt"},
+  };
+  std::set<std::string> collectives;
+  for (const auto& [cluster, log] : files) {
+    const std::string out = temp_file(std::string("compare-cluster-") + log + ".jsonl", "");
+    const auto r = run_cli({"compare", published(std::string("multinode/") + cluster), published(std::string("multinode/") + log), "-x",
+                            "analytic", "-o", out},
+                           false);
+    ASSERT_EQ(r.status, 0) << log << "\n" << r.out;
+    EXPECT_EQ(r.out.find("not compared"), std::string::npos) << log << "\n" << r.out;
+    const auto records = json_lines(read_all(out));
+    ASSERT_FALSE(records.empty()) << log;
+    for (std::size_t i = 0; i + 1 < records.size(); i += 2) {
+      const json& m = records[i];
+      const json& p = records[i + 1];
+      ASSERT_EQ(m["executor"], "measured");
+      collectives.insert(m["params"]["collective"].get<std::string>());
+      if (std::string(log).rfind("h100-10node", 0) == 0 && p["ranks"].get<int>() == 10) {
+        std::set<std::string> hosts;
+        for (const auto& node : p["rank_nodes"]) hosts.insert(node.get<std::string>().substr(0, node.get<std::string>().find('-')));
+        EXPECT_EQ(hosts.size(), 10u) << "ten ranks, one on each host: " << p["rank_nodes"].dump();
+      }
+    }
+  }
+  EXPECT_EQ(collectives, (std::set<std::string>{"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv"}));
+}
+
 TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   const std::string file = published("rtx2080ti-2gpu-pix.txt");
   // SHM at 0.66 of the PCIe rate (this box's own figure): the two GPUs share their switch's Gen3 x16

@@ -737,7 +737,7 @@ TEST(NcclTests, ATableAloneIsARunWhereItsProgramIsNamed) {
             "*_perf program");
   // A section heading that names no program is another part of the text: the program named in
   // prose above it is not its run's (a published all_gather log under such a heading once read
-  // as the all_reduce its file's notes name).
+  // as the all_reduce its file's notes name); the output it names is.
   runs = read_nccl_tests("# ... launched as aprun -n 32 -N 4 all_reduce_perf -b 4 -e 1073741824 -f 2 -g 1\n"
                          "### a100-polaris-8node-32gpu-2x200g-slingshot: all_gather_log\n"
                          "# nThread 1 nGpus 1 minBytes 4 maxBytes 1073741824\n" + table +
@@ -745,10 +745,35 @@ TEST(NcclTests, ATableAloneIsARunWhereItsProgramIsNamed) {
                          "# nThread 1 nGpus 1 minBytes 4 maxBytes 1073741824\n" + table,
                          "p.txt");
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(runs[0].collective, "");
+  EXPECT_EQ(runs[0].collective, "all_gather");
   EXPECT_EQ(runs[1].collective, "all_reduce");
 
   // A second table in one run, with no program named between them, is still an error.
   EXPECT_EQ(error_of([&] { read_nccl_tests("# nThread 1 nGpus 2\n" + table + "#\n" + table, "b.txt"); }),
             "b.txt:5: a second nccl-tests table in the run that starts at line 1; expected one table per run");
+}
+
+TEST(NcclTests, AHeadingNamesItsCollectiveByItsSavedOutput) {
+  // ALCF's runs were saved as all_gather_output.dat, all_reduce_output.dat...: a section heading
+  // that names one collective's output (and no program) names the run's collective; one that
+  // names two, or none, names none.
+  const std::string table =
+      "# nThread 1 nGpus 1 minBytes 4 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+      "#\n"
+      "# Using devices\n"
+      "#  Rank  0 Group  0 Pid  81063 on x3207c0s13b1n0 device  0 [0x07] NVIDIA A100-SXM4-40GB\n"
+      "#  Rank  1 Group  0 Pid  79012 on x3207c0s19b0n0 device  0 [0x07] NVIDIA A100-SXM4-40GB\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "           8             2     float     sum      -1    38.82    0.00    0.00      0    38.16    0.00    0.00      0\n";
+  const auto runs = read_nccl_tests("### polaris: all_gather_log\n" + table + "### polaris: all_reduce_output.dat.4\n" + table +
+                                        "### polaris: alltoall_log and sendrecv_log\n" + table + "### polaris: notes_log\n" + table,
+                                    "polaris.txt");
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_EQ(runs[0].collective, "all_gather");
+  EXPECT_EQ(runs[1].collective, "all_reduce");
+  EXPECT_EQ(runs[2].collective, "");
+  EXPECT_EQ(runs[3].collective, "");
+  EXPECT_EQ(runs[0].devices.size(), 2u);
+  EXPECT_NE(runs[0].devices[0].host, runs[0].devices[1].host);
 }

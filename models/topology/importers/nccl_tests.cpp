@@ -24,6 +24,10 @@ const std::regex kNcclThreads(R"(^nThread\s+(\d+)\s+nGpus\s+(\d+)\b.*)");
 const std::regex kNcclDevice(R"(^Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*)$)");
 const std::regex kNcclStarting(R"(^Collective test starting:\s*(\S+?)(?:_perf(?:_mpi)?)?\s*$)");
 const std::regex kNcclProgram(R"(^(?:.*/)?([a-z0-9_]+)_perf(?:_mpi)?$)");
+// A section heading's name for one collective's output where it names no program: a saved log's
+// file name, such as ALCF's "all_reduce_output.dat" or "### ...: all_gather_log".
+const std::regex kHeadingOutput(
+    R"(^(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|scatter|gather|hypercube)_(?:log|output)(?:\.[a-z0-9.]+)?$)");
 const std::regex kNcclVersion(R"(^nccl-tests version\s+(.+)$)");
 const std::regex kNcclOutOfBounds(R"(^Out of bounds values\s*:\s*(\d+)\b.*)");
 const std::regex kNcclAvgBusbw(R"(^Avg bus bandwidth\s*:\s*(\S+).*)");
@@ -69,6 +73,19 @@ std::optional<std::string> program_of(const std::string& line) {
     const std::string t = bare(tok);
     if (!std::regex_match(t, m, kNcclProgram)) continue;
     if (found && *found != m[1].str()) return std::nullopt;  // a list of programs, not a command
+    found = m[1].str();
+  }
+  return found;
+}
+
+// The collective a section heading that names no program names by its output's name, if one.
+std::optional<std::string> heading_output_of(const std::string& line) {
+  std::optional<std::string> found;
+  for (const auto& tok : tokens(line)) {
+    std::smatch m;
+    const std::string t = bare(tok);
+    if (!std::regex_match(t, m, kHeadingOutput)) continue;
+    if (found && *found != m[1].str()) return std::nullopt;
     found = m[1].str();
   }
   return found;
@@ -436,8 +453,9 @@ class Scanner {
       }
     } else if (body.rfind('#', 0) == 0) {
       // A section heading ("## ...", "### ...") that names no program starts another part of
-      // the text: a program named before it (in prose above, say) is not its run's.
-      pending_collective_.clear();
+      // the text: a program named before it (in prose above, say) is not its run's. One that
+      // names a collective's output ("### ...: all_gather_log") names the run's collective.
+      pending_collective_ = heading_output_of(body).value_or("");
     }
   }
 
