@@ -650,3 +650,41 @@ TEST(NcclPlanner, PassesThatFoundNothingAreNotRunAgain) {
   }
   EXPECT_EQ(trees_through_the_cpu, 2);
 }
+
+// A point-to-point message rides the channels NCCL gives it (p2p_channels.h), each network
+// channel carrying `net_channel_share` (0.38) of its NIC's 50 GB/s: 19 GB/s. sendrecv of 1 GiB
+// on HGX H100 nodes of 8 NICs (PCIe Gen5: NCCL's 48 GB/s), by 2.29's rules (paths.cc,
+// enqueue.cc):
+// - one rank on each of 10 hosts: the communicator's 4 channels (asserted) make 4 point-to-point
+//   channels; a network peer gets max(1 NIC, ceil(48 / 14)) = 4, across hosts halved while
+//   4 x ceil(10 / 8) > 4: 2 a peer; a message takes 1 (1 x 10 > 4 halves 2 to 1), doubled while its
+//   part exceeds one 128 KiB step, up to 2: 2 channels, 38 GB/s.
+// - 8 ranks on each: 16 channels (asserted); a peer's least is 4 (its NVLink peers have 36),
+//   4 x ceil(80 / 8) = 40 > 16 halves it to 2, 20 > 16 to 1: 1 channel, 19 GB/s.
+// - 2.18's rules, one rank a host: a network peer gets 2; a message 1 (2 x 10 > 4), at most 1
+//   (2 x 10 > 4 x 4): 19 GB/s.
+TEST(NcclPlanner, PointToPointMessagesRideTheChannelsNcclGivesThem) {
+  const Topology t = hgx(10);
+  const auto busbw = [&](int per_node, const std::string& version, int expect_channels) {
+    PredictRequest q = nccl_request(t, 1, 1 << 30, {"collective=sendrecv", "nccl_version=" + version, "gpudirect=on"});
+    q.placement = spread(t, 10, per_node);
+    std::vector<std::size_t> gpus = q.placement.ranks;
+    PlanOptions o;
+    o.nccl_version = nccl_version_code(version + ".0");
+    o.gpudirect = true;
+    EXPECT_EQ(make_plan(t, gpus, 1 << 30, o).comm.channels, expect_channels);
+    const ResultRecord r = find_executor("analytic").evaluate(q, ExecutorSettings{});
+    std::string notes;
+    for (const auto& n : r.notes) notes += n + "\n";
+    return std::make_pair(r.busbw_GBps().value_or(0), notes);
+  };
+  auto [ten, ten_notes] = busbw(1, "2.29", 4);
+  EXPECT_NEAR(ten, 2 * 0.38 * 50, 0.5);
+  EXPECT_NE(ten_notes.find("2 channels a message (of 2 a peer, 4 for point-to-point work)"), std::string::npos) << ten_notes;
+  auto [eighty, eighty_notes] = busbw(8, "2.29", 16);
+  EXPECT_NEAR(eighty, 0.38 * 50, 0.3);
+  EXPECT_NE(eighty_notes.find("1 channel a message (of 1 a peer, 16 for point-to-point work)"), std::string::npos) << eighty_notes;
+  auto [old, old_notes] = busbw(1, "2.18", 4);
+  EXPECT_NEAR(old, 0.38 * 50, 0.3);
+  EXPECT_NE(old_notes.find("1 channel a message (of 2 a peer"), std::string::npos) << old_notes;
+}

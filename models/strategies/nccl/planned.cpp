@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "models/strategies/common.h"
+#include "models/strategies/nccl/p2p_channels.h"
 #include "models/strategies/nccl/pipeline.h"
 #include "models/strategies/nccl/transports.h"
 #include "models/support/error.h"
@@ -583,7 +584,47 @@ struct PointToPoint {
   double latency_s = 0;
   double share = 1;
   double message_bytes = 0;
+  int channels = 1;                 // what carries one message (p2p_channels.h)
+  std::vector<double> channel_cap;  // per pair: what its channels move at most, link bytes/s (0: no cap)
+  std::string cap_note;
 };
+
+// What the channels that carry one message move at most, per pair: between hosts each channel
+// is a network connection carrying `net_channel_share` of its NIC's rate; over PCIe with P2P each
+// channel's threads copy `p2p_channel_GBps` (Simple). NVLink and SHM are bounded by their links
+// and by SHM's share of host memory (transports.h).
+void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const std::vector<std::size_t>& host_of, const std::vector<int>& local_of,
+                     PointToPoint& p) {
+  std::vector<double> pcie(pos(ctx.N()), 0.0);
+  HostTransports transports(ctx, plan);
+  for (int r = 0; r < ctx.N(); ++r) pcie[pos(r)] = transports.pcie_Bps(r);
+  const P2pChannels c = p2p_channels(ctx, plan, pcie);
+  p.channels = message_channels(c, plan, p.message_bytes);
+  const double net = ctx.params.number("net_channel_share") * plan.nic_GBps * 1e9;
+  const double pci = ctx.params.number("p2p_channel_GBps") * 1e9;
+  bool any_net = false, any_pci = false;
+  for (const auto& [a, b] : p.pairs) {
+    double cap = 0;
+    if (host_of[pos(a)] != host_of[pos(b)]) {
+      cap = net;
+      any_net = any_net || net > 0;
+    } else if (plan.protocol() != kLL && !transports.shm(a, b) &&
+               plan.host_links(host_of[pos(a)]).path_between(local_of[pos(a)], local_of[pos(b)]) > kPathNvb) {
+      cap = pci;
+      any_pci = true;
+    }
+    p.channel_cap.push_back(cap > 0 ? cap * p.channels / p.share : 0.0);
+  }
+  if (any_net || any_pci) {
+    p.cap_note = std::to_string(p.channels) + " channel" + (p.channels == 1 ? "" : "s") + " a message (of " + std::to_string(c.per_peer) +
+                 " a peer, " + std::to_string(c.channels) + " for point-to-point work), each carrying " +
+                 (any_net ? format_fixed(ctx.params.number("net_channel_share"), 2) + " of its NIC's " + format_fixed(plan.nic_GBps, 1) +
+                                " GB/s between hosts (net_channel_share)"
+                          : "") +
+                 (any_net && any_pci ? ", " : "") +
+                 (any_pci ? format_fixed(ctx.params.number("p2p_channel_GBps"), 1) + " GB/s over PCIe (p2p_channel_GBps)" : "");
+  }
+}
 
 PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan) {
   PointToPoint p;
@@ -610,6 +651,7 @@ PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan) {
   p.latency_s = (base_latency_us(kRing, plan.protocol()) + hop_us) * 1e-6;
   p.share = kPayloadShare[pos(plan.protocol())];
   p.message_bytes = p2p_message_bytes(plan, ctx.bytes(), n);
+  cap_by_channels(ctx, plan, host_of, local_of, p);
   return p;
 }
 
@@ -624,9 +666,11 @@ double point_to_point_seconds(const StrategyContext& ctx, const Plan& plan, doub
   const int messages = plan.collective == Collective::alltoall ? n - 1 : 1;
   transports.set_shm_traffic(std::vector<int>(pos(n), messages), std::vector<int>(pos(n), messages));
   double slowest = std::numeric_limits<double>::infinity();
-  for (const auto& [a, b] : p.pairs) {
+  for (std::size_t i = 0; i < p.pairs.size(); ++i) {
+    const auto [a, b] = p.pairs[i];
     const double links = ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(a)], ctx.placement.ranks[pos(b)]) / messages;
-    const double limit = transports.limit_Bps(a, b, plan.protocol(), p.share);
+    double limit = transports.limit_Bps(a, b, plan.protocol(), p.share);
+    if (p.channel_cap[i] > 0) limit = limit > 0 ? std::min(limit, p.channel_cap[i]) : p.channel_cap[i];
     slowest = std::min(slowest, p.share * (limit > 0 ? std::min(limit, links) : links));
   }
   return launch_s + p.latency_s + (std::isfinite(slowest) && slowest > 0 ? p.message_bytes / slowest : 0.0);
@@ -654,10 +698,17 @@ Schedule point_to_point_schedule(const StrategyContext& ctx, const Plan& plan, d
   if (whole > 0 && n > 1) {
     const double share = p.share;
     const std::string phase = alltoall ? "alltoall" : "sendrecv";
+    // Each pair's channel cap on its sends and receives.
+    auto caps = std::make_shared<std::vector<double>>(pos(n) * pos(n), 0.0);
+    for (std::size_t i = 0; i < p.pairs.size(); ++i) (*caps)[pos(p.pairs[i].first) * pos(n) + pos(p.pairs[i].second)] = p.channel_cap[i];
     s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
                                if (q >= n) return;
-                               auto engined = [share](Op op) {
+                               auto engined = [share, caps, n, q](Op op) {
                                  op.payload_share = share;
+                                 const int from = op.kind == OpKind::send ? q : op.peer;
+                                 const int to = op.kind == OpKind::send ? op.peer : q;
+                                 const double cap = (*caps)[pos(from) * pos(n) + pos(to)];
+                                 if (cap > 0) op.max_Bps = op.max_Bps > 0 ? std::min(op.max_Bps, cap) : cap;
                                  return op;
                                };
                                if (!alltoall) {
@@ -841,6 +892,7 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
                   format_fixed(p.latency_s * 1e6, 1) + " us");
     const std::string hops = transports_of(ctx, plan, kRing);
     if (!hops.empty()) out.push_back((plan.collective == Collective::alltoall ? "pairs (in rank order):" : "pairs:") + hops);
+    if (!p.cap_note.empty()) out.push_back(p.cap_note);
     const HostTransports transports(ctx, plan);
     if (transports.any_shm()) out.push_back(transports.note());
     return out;

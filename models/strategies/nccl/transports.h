@@ -49,9 +49,10 @@ class HostTransports {
   // "SHM through host memory at 0.66 of the PCIe rate ...; PCIe rate: ..." where a pair uses SHM.
   std::string note() const;
   bool any_shm() const { return any_shm_; }
+  // NCCL's PCIe rate of a rank's GPU (the measured copies', else the nominal one).
+  double pcie_Bps(int rank) const;
 
  private:
-  double pcie_Bps(int rank) const;
   int uplink_sharers(int rank, bool sending) const;
 
   const StrategyContext& ctx_;
