@@ -175,7 +175,7 @@ TEST(CompareCli, EverySharedClusterFileIsComparedOnItsStatedHardware) {
 
   // The simulator holds a point-to-point message to the channels NCCL gives it as the closed
   // form does: the ten-node sendrecv run at one GPU a host (2 network channels a message, each
-  // 0.38 of its NIC: 38 GB/s, where the NIC alone would allow 48).
+  // 0.3 of its NIC: 30 GB/s, where the NIC alone would allow 48).
   const std::string all = read_all(published("multinode/h100-10node-8gpu-nicscaling-g1-g2-g4-g8.txt"));
   const auto from = all.find("# nccl-tests version", all.find("Collective test concluded: alltoall_perf"));
   const auto to = all.find("Collective test concluded: sendrecv_perf", from);
@@ -193,7 +193,7 @@ TEST(CompareCli, EverySharedClusterFileIsComparedOnItsStatedHardware) {
     ASSERT_EQ(records[i + 2]["executor"], "sim");
     const double analytic = records[i + 1]["busbw_GBps"], sim = records[i + 2]["busbw_GBps"];
     EXPECT_NEAR(sim, analytic, 0.02 * analytic);
-    EXPECT_LT(analytic, 40.0);
+    EXPECT_LT(analytic, 32.0);
   }
 }
 
@@ -289,10 +289,11 @@ TEST(CalibrateCli, ShmMachinesLeftOutInTurnMeetTheTargets) {
   EXPECT_NE(all.out.find("calibrate nccl on 1 machines (5 tables, one size per octave from 64 KiB)"), std::string::npos) << all.out;
 }
 
-// The published multi-node runs: two logs of the 2-node cluster are one machine (left out
-// together), and the share of its NIC's rate a channel carries between hosts, fitted on the
-// other clusters, is the shipped one (net_channel_share=0.39) or a neighbour, never the grid's
-// ends: without it (1) the 4- and 8-node rings are 15-18 % too fast, at 0.3 too slow.
+// The published H100 multi-node runs: two logs of the 2-node cluster are one machine (left out
+// together), and the share of its NIC's rate a channel carries between hosts, fitted on these
+// H100 clusters, is 0.38 (held out: 0.38 or a neighbour), never the grid's ends: without it (1)
+// the 4- and 8-node rings are 15-18 % too fast, at 0.3 too slow. (Fitted across every published
+// cluster, other fabrics too, it is 0.3, the shipped default: docs/fidelity.md.)
 TEST(CalibrateCli, MultiNodeRunsOfOneClusterAreOneMachine) {
   const std::string two = published("multinode/h100-hgx-2node-8x400g-ib.json");
   const auto r = run_cli({"calibrate", "--machine", two, published("multinode/h100-hgx-2node-16gpu-8x400g-ib-a.txt"), "--machine", two,
@@ -304,7 +305,7 @@ TEST(CalibrateCli, MultiNodeRunsOfOneClusterAreOneMachine) {
                          false);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("calibrate nccl on 3 machines (6 tables, one size per octave from 64 KiB)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("fitted on every machine: net_channel_share=0.38 "), std::string::npos) << r.out;  // the shipped default
+  EXPECT_NE(r.out.find("fitted on every machine: net_channel_share=0.38 "), std::string::npos) << r.out;
   for (const char* machine : {"h100-hgx-2node-8x400g-ib", "h100-hgx-4node-8x400g-ib", "h100-hgx-8node-8x400g-ib"}) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n") + machine + " +net_channel_share=0\\.(38|39|4) ")))
         << machine << "\n" << r.out;

@@ -150,13 +150,14 @@ constexpr double kShmEfficiencyLow = 0.45, kShmEfficiencyHigh = 0.8;
 struct ErrorBand {
   double low, high;
 };
-constexpr ErrorBand kHostLarge{-0.19, 0.55}, kHostSmall{-0.36, 1.04};
-constexpr ErrorBand kHostP2pLarge{-0.03, 2.69}, kHostP2pSmall{0.08, 2.30};
-constexpr ErrorBand kClusterLarge{-0.28, 0.80}, kClusterSmall{-0.41, 0.14};
+constexpr ErrorBand kHostLarge{-0.23, 0.57}, kHostSmall{-0.36, 1.04};
+constexpr ErrorBand kHostP2pLarge{-0.03, 2.22}, kHostP2pSmall{-0.19, 1.41};
+constexpr ErrorBand kClusterLarge{-0.36, 0.60}, kClusterSmall{-0.42, 5.04};
 
-// NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else
-// 4 (src/device/common_kernel.h, reduceCopy): an alltoall whose blocks are not a multiple of 16
-// bytes takes that path, which gradsync does not price. The one published run of it (8 x A100
+// NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else one
+// element a thread, and point-to-point work is of bytes (src/device/common_kernel.h, reduceCopy;
+// enqueue.cc gives sends and receives ncclInt8): an alltoall whose blocks are not a multiple of 16
+// bytes copies them a byte at a time, which gradsync does not price. The one published run of it (8 x A100
 // SXM, 5 and 7 ranks) went up to 30 times slower than aligned blocks: the range goes that far.
 constexpr double kMisalignedSlowdown = 30;
 
@@ -255,9 +256,9 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
     const std::uint64_t block = ctx.elements / static_cast<std::uint64_t>(ctx.N()) * static_cast<std::uint64_t>(ctx.element_bytes);
     if (block % 16 != 0) {
       s.open_facts.push_back(OpenFact{"alltoall blocks off 16-byte alignment", "copied as fast as aligned ones",
-                                      {{"NCCL's 4-byte copies, up to 30 times slower", kMisalignedSlowdown}}, ""});
+                                      {{"NCCL's byte-wise copies, up to 30 times slower", kMisalignedSlowdown}}, ""});
       said += std::string(said.empty() ? "" : ", ") + "alltoall blocks of " + std::to_string(block) +
-              " bytes, off 16-byte alignment (NCCL's 4-byte copies: up to 30 times slower)";
+              " bytes, off 16-byte alignment (NCCL's byte-wise copies: up to 30 times slower)";
     }
   }
   // The model's own error, as its held-out figures have it.
@@ -414,7 +415,7 @@ Strategy definition() {
                 rate_domain(false)},
       ParamSpec{"launch_us", "4", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
-      ParamSpec{"net_channel_share", "0.38",
+      ParamSpec{"net_channel_share", "0.3",
                 "share of its NIC's line rate one channel's connection between hosts carries at most (fitted once across "
                 "the published multi-node runs)",
                 real_domain(0, 1, false, true)},
