@@ -41,6 +41,16 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+// `gradsync compare ARGS -o NAME`'s records, the run checked: it succeeds and compares every table.
+std::vector<json> compared(std::vector<std::string> args, const std::string& name) {
+  const std::string out = temp_file(name, "");
+  args.insert(args.end(), {"-o", out});
+  const auto r = run_cli(args, false);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("not compared"), std::string::npos) << r.out;
+  return json_lines(read_all(out));
+}
+
 }  // namespace
 
 TEST(CompareCli, EveryPublishedAllReduceTableWithItsSummary) {
@@ -102,13 +112,10 @@ TEST(CompareCli, MultiNodeLogsAgainstTheirClusters) {
   std::set<std::string> algorithms;
   int tables = 0;
   for (const auto& [cluster, log] : files) {
-    const std::string out = temp_file(std::string("compare-multinode-") + std::to_string(tables) + ".jsonl", "");
     // GPUDirect RDMA stated (NCCL's default, as assumed): the plan without it, an open fact, would
     // run NCCL's search to its step budget in each process (most of this test's time).
-    const auto r = run_cli({"compare", published(cluster), published(log), "-x", "analytic", "-o", out, "--param", "gpudirect=on"}, false);
-    ASSERT_EQ(r.status, 0) << r.out;
-    EXPECT_EQ(r.out.find("not compared"), std::string::npos) << r.out;
-    const auto records = json_lines(read_all(out));
+    const auto records = compared({"compare", published(cluster), published(log), "-x", "analytic", "--param", "gpudirect=on"},
+                                  "compare-multinode-" + std::to_string(tables) + ".jsonl");
     ASSERT_FALSE(records.empty()) << log;
     for (std::size_t i = 0; i + 1 < records.size(); i += 2) {
       const json& m = records[i];
@@ -151,13 +158,8 @@ TEST(CompareCli, EverySharedClusterFileIsComparedOnItsStatedHardware) {
   };
   std::set<std::string> collectives;
   for (const auto& [cluster, log] : files) {
-    const std::string out = temp_file(std::string("compare-cluster-") + log + ".jsonl", "");
-    const auto r = run_cli({"compare", published(std::string("multinode/") + cluster), published(std::string("multinode/") + log), "-x",
-                            "analytic", "-o", out},
-                           false);
-    ASSERT_EQ(r.status, 0) << log << "\n" << r.out;
-    EXPECT_EQ(r.out.find("not compared"), std::string::npos) << log << "\n" << r.out;
-    const auto records = json_lines(read_all(out));
+    const auto records = compared({"compare", published(std::string("multinode/") + cluster), published(std::string("multinode/") + log), "-x", "analytic"},
+                                  std::string("compare-cluster-") + log + ".jsonl");
     ASSERT_FALSE(records.empty()) << log;
     for (std::size_t i = 0; i + 1 < records.size(); i += 2) {
       const json& m = records[i];

@@ -64,32 +64,25 @@ std::string bare(const std::string& token) {
   return token.substr(a, b - a);
 }
 
-// The collective a line names: the one token naming a *_perf program (a command, or a
-// heading such as "### nccl-tests all_reduce_perf, default settings").
-std::optional<std::string> program_of(const std::string& line) {
+// The one name a line's tokens give by `pattern`'s first group (none where they give two).
+std::optional<std::string> one_name(const std::string& line, const std::regex& pattern) {
   std::optional<std::string> found;
   for (const auto& tok : tokens(line)) {
     std::smatch m;
     const std::string t = bare(tok);
-    if (!std::regex_match(t, m, kNcclProgram)) continue;
-    if (found && *found != m[1].str()) return std::nullopt;  // a list of programs, not a command
+    if (!std::regex_match(t, m, pattern)) continue;
+    if (found && *found != m[1].str()) return std::nullopt;  // a list of them, not one
     found = m[1].str();
   }
   return found;
 }
 
+// The collective a line names: the one token naming a *_perf program (a command, or a
+// heading such as "### nccl-tests all_reduce_perf, default settings").
+std::optional<std::string> program_of(const std::string& line) { return one_name(line, kNcclProgram); }
+
 // The collective a section heading that names no program names by its output's name, if one.
-std::optional<std::string> heading_output_of(const std::string& line) {
-  std::optional<std::string> found;
-  for (const auto& tok : tokens(line)) {
-    std::smatch m;
-    const std::string t = bare(tok);
-    if (!std::regex_match(t, m, kHeadingOutput)) continue;
-    if (found && *found != m[1].str()) return std::nullopt;
-    found = m[1].str();
-  }
-  return found;
-}
+std::optional<std::string> heading_output_of(const std::string& line) { return one_name(line, kHeadingOutput); }
 
 std::vector<std::string> split_list_items(const std::string& text) {
   std::vector<std::string> items;
