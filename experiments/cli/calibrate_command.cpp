@@ -197,7 +197,7 @@ Action add_calibrate(CLI::App& app) {
       "  gradsync calibrate tests/data/published/*.txt --grid shm_efficiency=0.5:0.9:0.02 \\\n"
       "      --grid ll_channel_GBps=2:4:0.2 --grid launch_us=0:6:1\n"
       "  gradsync calibrate --machine 2node.json 2node-run-a.txt --machine 2node.json 2node-run-b.txt \\\n"
-      "      --machine 4node.json 4node-run.txt --grid net_channel_share=0.3:0.6:0.01");
+      "      --machine 4node.json 4node-run.txt --grid net_window_MiB=2:8:0.5");
   cmd->add_option("files", f->files, "files holding a machine's tool outputs and its nccl-tests log")
       ->check(CLI::ExistingFile);
   cmd->add_option("--machine", f->pairs, "a machine as TOPOLOGY LOG (a topology or tool outputs, and its nccl-tests "

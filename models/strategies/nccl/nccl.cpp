@@ -415,10 +415,10 @@ Strategy definition() {
                 rate_domain(false)},
       ParamSpec{"launch_us", "4", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
-      ParamSpec{"net_channel_share", "0.3",
-                "share of its NIC's line rate one channel's connection between hosts carries at most (fitted once across "
-                "the published multi-node runs)",
-                real_domain(0, 1, false, true)},
+      ParamSpec{"net_window_MiB", "5",
+                "bytes in flight a channel's connection between hosts needs to fill its NIC, MiB: with NCCL's 8 steps "
+                "of its buffer it moves their share of the NIC's rate (fitted once across the published multi-node runs)",
+                real_domain(0, 1e6, false, true, 64)},
   };
   for (ParamSpec& p : s.params) {
     if (p.name == "algorithm" || p.name == "protocol" || p.name == "channels") {

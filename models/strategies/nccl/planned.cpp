@@ -190,22 +190,32 @@ double ring_passes(const Plan& plan) { return all_gather_like(plan.collective) ?
 // all-reduce, (N-1)/N for one half of it, all of it along a chain.
 double hop_load(const Plan& plan, double n) { return chained(plan) ? 1.0 : ring_passes(plan) * (n - 1) / n; }
 
-// One channel's connection between two hosts carries at most `net_channel_share` of its NIC's
-// line rate, which bounds the algorithm bandwidth: a ring channel moves 2(N-1)/N of its part
-// through each of its hops (hop_load), a tree's part crosses each edge between hosts once each way.
+// One channel's connection between two hosts moves at most what its steps in flight allow
+// (transports.h net_connection_Bps), which bounds the algorithm bandwidth: a ring channel moves
+// 2(N-1)/N of its part through each of its hops (hop_load), a tree's part crosses each edge
+// between hosts once each way.
 // Within a host, what its transports move (transports.h) bounds it likewise: a GPU's SHM sends
 // share its PCIe link, and LL moves a channel's part at LL's rate over PCIe.
 double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
   double bw = lay.time.bw_GBps;
   if (bw <= 0) return bw;
   const double n = ctx.N();
-  const double cap = ctx.params.number("net_channel_share") * plan.nic_GBps;
+  const double step = collective_net_step_bytes(lay.protocol);
+  const double window = ctx.params.number("net_window_MiB") * 1048576.0;
+  double cap = net_connection_Bps(step, plan.nic_GBps * 1e9, window) / 1e9 * kPayloadShare[pos(lay.protocol)];
+  std::string why = std::to_string(kNcclSteps) + " steps of " + format_bytes(step) + " in flight of the " +
+                    format_fixed(ctx.params.number("net_window_MiB"), 1) + " MiB that fill a NIC: net_window_MiB";
+  // net.cc: a sender's LL buffer lives in host memory whatever GPUDirect allows, so its threads
+  // store LL's flagged lines across PCIe, at LL's rate over PCIe.
+  if (lay.protocol == kLL && ctx.params.number("ll_channel_GBps") < cap) {
+    cap = ctx.params.number("ll_channel_GBps");
+    why = "LL's sender writes into host memory, at ll_channel_GBps";
+  }
   if (plan.hosts.size() > 1 && cap > 0) {
     const double limit = lay.algorithm == kRing ? cap * lay.parts / hop_load(plan, n) : cap * lay.parts;
     if (limit < bw) {
       bw = limit;
-      lay.capped_by = "each of " + std::to_string(lay.parts) + " channels carries " + format_fixed(ctx.params.number("net_channel_share"), 2) +
-                      " of its NIC's " + format_fixed(plan.nic_GBps, 1) + " GB/s between hosts (net_channel_share)";
+      lay.capped_by = "each of " + std::to_string(lay.parts) + " channels moves " + format_fixed(cap, 1) + " GB/s between hosts at most (" + why + ")";
     }
   }
   if (lay.algorithm != kRing && lay.algorithm != kTree && lay.algorithm != kCollnetChain) return bw;
@@ -596,7 +606,7 @@ struct PointToPoint {
 };
 
 // What the channels that carry one message move at most, per pair: between hosts each channel
-// is a network connection carrying `net_channel_share` of its NIC's rate; over PCIe with P2P each
+// is a network connection with its steps of P2P_NET_CHUNKSIZE in flight (transports.h); over PCIe with P2P each
 // channel's threads copy `p2p_channel_GBps` (Simple). NVLink and SHM are bounded by their links
 // and by SHM's share of host memory (transports.h).
 void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const std::vector<std::size_t>& host_of, const std::vector<int>& local_of,
@@ -606,8 +616,8 @@ void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const std::ve
   for (int r = 0; r < ctx.N(); ++r) pcie[pos(r)] = transports.pcie_Bps(r);
   const P2pChannels c = p2p_channels(ctx, plan, pcie);
   p.channels = message_channels(c, plan, p.message_bytes);
-  const double net = ctx.params.number("net_channel_share") * plan.nic_GBps * 1e9;
-  const double pci = ctx.params.number("p2p_channel_GBps") * 1e9;
+  const double net = net_connection_Bps(c.step_bytes, plan.nic_GBps * 1e9, ctx.params.number("net_window_MiB") * 1048576.0);
+  const double pci = ctx.params.number("p2p_channel_GBps") * 1e9 / p.share;  // payload: in link bytes
   bool any_net = false, any_pci = false;
   for (const auto& [a, b] : p.pairs) {
     double cap = 0;
@@ -619,13 +629,14 @@ void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const std::ve
       cap = pci;
       any_pci = true;
     }
-    p.channel_cap.push_back(cap > 0 ? cap * p.channels / p.share : 0.0);
+    p.channel_cap.push_back(cap * p.channels);
   }
   if (any_net || any_pci) {
     p.cap_note = std::to_string(p.channels) + " channel" + (p.channels == 1 ? "" : "s") + " a message (of " + std::to_string(c.per_peer) +
                  " a peer, " + std::to_string(c.channels) + " for point-to-point work), each carrying " +
-                 (any_net ? format_fixed(ctx.params.number("net_channel_share"), 2) + " of its NIC's " + format_fixed(plan.nic_GBps, 1) +
-                                " GB/s between hosts (net_channel_share)"
+                 (any_net ? format_fixed(net / 1e9, 1) + " GB/s between hosts at most (" + std::to_string(kNcclSteps) + " steps of " +
+                                format_bytes(c.step_bytes) + " in flight of the " + format_fixed(ctx.params.number("net_window_MiB"), 1) +
+                                " MiB that fill a NIC: net_window_MiB)"
                           : "") +
                  (any_net && any_pci ? ", " : "") +
                  (any_pci ? format_fixed(ctx.params.number("p2p_channel_GBps"), 1) + " GB/s over PCIe (p2p_channel_GBps)" : "");

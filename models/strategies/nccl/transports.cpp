@@ -130,4 +130,15 @@ double p2p_message_bytes(const Plan& plan, double bytes, int ranks) {
   return plan.collective == Collective::alltoall && ranks > 0 ? bytes / ranks : bytes;
 }
 
+double collective_net_step_bytes(int protocol) {
+  // init.cc: DEFAULT_LL_BUFFSIZE (8 lines x 512 threads x 8 steps x 16 B), DEFAULT_LL128_BUFFSIZE
+  // (120 elements x 640 threads x 8 steps x 8 B), DEFAULT_BUFFSIZE (4 MiB).
+  const double buffer = protocol == kLL ? 8.0 * 512 * kNcclSteps * 16 : protocol == kLL128 ? 120.0 * 640 * kNcclSteps * 8 : 4194304.0;
+  return buffer / kNcclSteps;
+}
+
+double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes) {
+  return window_bytes > 0 ? nic_Bps * std::min(1.0, kNcclSteps * step_bytes / window_bytes) : nic_Bps;
+}
+
 }  // namespace gradsync::models::nccl

@@ -64,6 +64,18 @@ class HostTransports {
   mutable std::string pcie_note_;
 };
 
+// Between hosts, a channel's network connection keeps NCCL_STEPS (8) steps of its buffer in
+// flight (the proxy posts a step when the GPU has filled it, the receiver's proxy hands it on
+// and frees the slot), each step coming back after `net_loop_us`, so the connection moves at
+// most 8 steps per loop whatever its NIC allows. A step is NCCL's (init.cc computeBuffSizes):
+// a collective's protocol buffer over 8 (Simple 4 MiB, LL128 4.9 MB, LL 512 KiB), a point-to-
+// point message's P2P_NET_CHUNKSIZE (p2p_channels.h). The loop's time is no figure NCCL or a
+// vendor states: it is fitted once across the published multi-node runs (docs/fidelity.md).
+inline constexpr int kNcclSteps = 8;
+double collective_net_step_bytes(int protocol);
+// What one connection moves at most, link bytes per second.
+double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes);
+
 // nccl-tests' bytes of one message of a point-to-point collective: alltoall sends S/N to each
 // rank, sendrecv S to the next.
 double p2p_message_bytes(const Plan& plan, double bytes, int ranks);
