@@ -28,7 +28,8 @@ void keep_transfer_rates(s4u::Engine& engine, const std::string& model) {
 }
 
 Platform build_platform(const models::Topology& t, const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
-                        const std::map<std::size_t, int>& cores, bool with_latency) {
+                        const std::map<std::size_t, int>& cores, bool with_latency,
+                        const std::vector<std::array<std::size_t, 4>>& through) {
   s4u::NetZone* zone = s4u::create_full_zone("gradsync");
   Platform platform;
   for (std::size_t i = 0; i < t.node_count(); ++i) {
@@ -63,18 +64,18 @@ Platform build_platform(const models::Topology& t, const std::vector<std::pair<s
       both_ways[l]->seal();
     }
   }
-  auto add = [&](std::size_t a, std::size_t b) {
+  auto add_route = [&](s4u::Host* from, s4u::Host* to, const models::Route& hops) {
     std::vector<s4u::LinkInRoute> route;
-    for (const models::Hop& h : t.route(a, b)) {
+    for (const models::Hop& h : hops) {
       const bool split = t.links()[h.link].full_duplex;
       route.emplace_back(links[h.link], split ? (h.forward ? s4u::LinkInRoute::Direction::UP
                                                            : s4u::LinkInRoute::Direction::DOWN)
                                               : s4u::LinkInRoute::Direction::NONE);
       if (both_ways[h.link]) route.emplace_back(both_ways[h.link]);
     }
-    zone->add_route(platform.hosts.at(a)->get_netpoint(), platform.hosts.at(b)->get_netpoint(), nullptr, nullptr, route,
-                    false);
+    zone->add_route(from->get_netpoint(), to->get_netpoint(), nullptr, nullptr, route, false);
   };
+  auto add = [&](std::size_t a, std::size_t b) { add_route(platform.hosts.at(a), platform.hosts.at(b), t.route(a, b)); };
   if (pairs.empty()) {
     for (const auto& [a, ha] : platform.hosts) {
       for (const auto& [b, hb] : platform.hosts) {
@@ -85,6 +86,17 @@ Platform build_platform(const models::Topology& t, const std::vector<std::pair<s
     for (const auto& [a, b] : pairs) {
       if (a != b) add(a, b);
     }
+  }
+  for (const auto& [a, first, second, b] : through) {
+    s4u::Host*& from = platform.through[{a, first, second}];
+    if (from == nullptr) {
+      std::string name = t.node(a).id + " via";
+      for (const std::size_t v : {first, second}) {
+        if (v != models::Topology::npos) name += " " + t.node(v).id;
+      }
+      from = zone->create_host(name, kHostSpeed);
+    }
+    add_route(from, platform.hosts.at(b), t.route_through(a, first, second, b));
   }
   zone->seal();
   return platform;

@@ -8,6 +8,7 @@
 // large topologies do not pay for N² routes.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -33,6 +34,9 @@ void keep_transfer_rates(simgrid::s4u::Engine& engine, const std::string& model)
 struct Platform {
   std::unordered_map<std::size_t, simgrid::s4u::Host*> hosts;  // topology node -> host
   simgrid::s4u::Host* host(std::size_t node) const { return hosts.at(node); }
+  // A transfer routed through chosen nodes (Op::via) leaves from a host of its own at the
+  // sender's node, whose routes pass through them: (sender node, first, second) -> that host.
+  std::map<std::array<std::size_t, 3>, simgrid::s4u::Host*> through;
 };
 
 // Endpoint host speed: actors compute by executing seconds x kHostSpeed flops.
@@ -43,8 +47,12 @@ inline constexpr double kHostSpeed = 1e9;
 // `cores` gives hosts more cores than 1 (several actors on one host compute without
 // slowing each other down).
 // `with_latency` false: links without latency (a schedule that charges latency itself).
+// `through`: (sender node, first, second, receiver node) of the transfers routed through chosen
+// nodes (Topology::route_through; npos: none), each given a host at the sender's node
+// (Platform::through) and a route from it to the receiver.
 Platform build_platform(const models::Topology& topology,
                         const std::vector<std::pair<std::size_t, std::size_t>>& pairs = {},
-                        const std::map<std::size_t, int>& cores = {}, bool with_latency = true);
+                        const std::map<std::size_t, int>& cores = {}, bool with_latency = true,
+                        const std::vector<std::array<std::size_t, 4>>& through = {});
 
 }  // namespace gradsync::sim

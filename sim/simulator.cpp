@@ -99,6 +99,7 @@ Message kSynchronous;  // the payload of every synchronous transfer (only server
 // Per-participant vectors reused round after round, and when its last rounds started.
 struct Scratch {
   std::vector<s4u::CommPtr> comms;
+  std::vector<s4u::ActorPtr> routed;  // sends routed through chosen nodes (Op::via), each by an actor of its own
   std::vector<bool> is_send;
   std::vector<Message*> received;
   double started[2] = {-1, -1};  // the round before last, the last
@@ -165,6 +166,7 @@ class Simulation {
                  int peer = -1) {
     const double start = s4u::Engine::get_clock();
     w.comms.clear();
+    w.routed.clear();
     w.is_send.clear();
     w.received.clear();
     w.received.reserve(ops.size());
@@ -183,15 +185,28 @@ class Simulation {
           }
           // What crosses the links (a protocol's flags included), at most at the engine's rate,
           // or without one, between GPUs without peer access, at the staged copy's.
-          s4u::CommPtr comm = mailbox(owner, op.peer)->put_init(m, static_cast<std::uint64_t>(op.link_bytes()));
-          if (op.max_Bps > 0) {
-            comm->set_rate(op.max_Bps);
-          } else if (const auto staged = t_.staged_copy_Bps(s_.participants[static_cast<std::size_t>(owner)].node,
-                                                             s_.participants[static_cast<std::size_t>(op.peer)].node)) {
-            comm->set_rate(*staged);
+          double rate = op.max_Bps;
+          if (rate <= 0) {
+            rate = t_.staged_copy_Bps(s_.participants[static_cast<std::size_t>(owner)].node, s_.participants[static_cast<std::size_t>(op.peer)].node)
+                       .value_or(0.0);
           }
-          w.comms.push_back(comm->start());
-          w.is_send.push_back(true);
+          const auto bytes = static_cast<std::uint64_t>(op.link_bytes());
+          s4u::Mailbox* to = mailbox(owner, op.peer);
+          if (op.via != models::kNoVia) {
+            // Put from the sender node's host whose routes pass through the chosen nodes: an
+            // actor there moves it, and this one waits for that actor below.
+            const std::array<std::size_t, 3> key{s_.participants[static_cast<std::size_t>(owner)].node, node_of(op.via[0]), node_of(op.via[1])};
+            w.routed.push_back(s4u::Actor::create("routed", through_hosts_.at(key), [to, m, bytes, rate] {
+              s4u::CommPtr comm = to->put_init(m, bytes);
+              if (rate > 0) comm->set_rate(rate);
+              comm->wait();
+            }));
+          } else {
+            s4u::CommPtr comm = to->put_init(m, bytes);
+            if (rate > 0) comm->set_rate(rate);
+            w.comms.push_back(comm->start());
+            w.is_send.push_back(true);
+          }
           sent_bytes += op.wire();
           ++sends;
           local_s += op.local_seconds(c);  // encoding the payload, if it is
@@ -214,6 +229,7 @@ class Simulation {
     if (!o_.trace) {
       // One wait for all; only the timeline needs each transfer's end.
       if (!w.comms.empty()) s4u::Comm::wait_all(w.comms);
+      for (const s4u::ActorPtr& a : w.routed) a->join();
       send_end = recv_end = s4u::Engine::get_clock();
     } else {
       std::vector<s4u::CommPtr> pending = w.comms;
@@ -224,6 +240,8 @@ class Simulation {
         pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
         kind.erase(kind.begin() + static_cast<std::ptrdiff_t>(k));
       }
+      for (const s4u::ActorPtr& a : w.routed) a->join();
+      if (!w.routed.empty()) send_end = std::max(send_end, s4u::Engine::get_clock());
     }
     if (sends == 0) send_end = start;
     if (recvs == 0) recv_end = start;
@@ -421,6 +439,7 @@ class Simulation {
     const auto wall_start = std::chrono::steady_clock::now();
     // Routes only for the pairs that talk.
     std::set<std::pair<std::size_t, std::size_t>> pairs;
+    std::set<std::array<std::size_t, 4>> through;  // sends routed through chosen nodes (Op::via)
     std::vector<std::set<int>> async_peers(static_cast<std::size_t>(s_.participant_count()));
     std::vector<Op> ops;
     bool capped = false;  // a transfer with a rate of its own
@@ -434,6 +453,7 @@ class Simulation {
           const std::size_t a = s_.participants[static_cast<std::size_t>(p)].node;
           const std::size_t b = s_.participants[static_cast<std::size_t>(op.peer)].node;
           if (a != b) pairs.insert(op.kind == OpKind::send ? std::make_pair(a, b) : std::make_pair(b, a));
+          if (op.kind == OpKind::send && op.via != models::kNoVia) through.insert({a, node_of(op.via[0]), node_of(op.via[1]), b});
           capped = capped || (op.kind == OpKind::send && (op.max_Bps > 0 || t_.staged_copy_Bps(a, b)));
           if (is_server(p) && is_async(r)) async_peers[static_cast<std::size_t>(p)].insert(op.peer);
         }
@@ -444,7 +464,8 @@ class Simulation {
     for (const auto& part : s_.participants) cores[part.node] += 1;
     for (auto& [node, count] : cores) count += 1 + static_cast<int>(s_.participants.size());
     if (capped && !s_.latency_in_ops) keep_transfer_rates(*s4u::Engine::get_instance(), o_.network.name);
-    const Platform platform = build_platform(t_, {pairs.begin(), pairs.end()}, cores, !s_.latency_in_ops);
+    const Platform platform = build_platform(t_, {pairs.begin(), pairs.end()}, cores, !s_.latency_in_ops, {through.begin(), through.end()});
+    through_hosts_ = platform.through;
 
     for (int p = 0; p < s_.participant_count(); ++p) {
       const auto& part = s_.participants[static_cast<std::size_t>(p)];
@@ -510,6 +531,8 @@ class Simulation {
   const Schedule& s_;
   const SimOptions& o_;
   std::unordered_map<std::uint64_t, s4u::Mailbox*> mailboxes_;
+  std::map<std::array<std::size_t, 3>, s4u::Host*> through_hosts_;  // Platform::through
+  static std::size_t node_of(std::int32_t v) { return v < 0 ? models::Topology::npos : static_cast<std::size_t>(v); }
   std::vector<Scratch> scratch_;
   std::map<int, s4u::MutexPtr> mutexes_;
   std::vector<RoundTiming> first_sync_;  // per round of the first synchronisation

@@ -224,6 +224,7 @@ class Walker {
     const PairInfo* info = nullptr;  // the map's nodes do not move
     std::uint64_t round = 0;         // the stamp of the round its group is in
     std::size_t group = 0;           // its flows' entry in routes in that round
+    Via via = kNoVia;
   };
   // Fibonacci hashing: peers a multiple of 8 apart (the same GPU of other hosts) fall apart.
   static std::size_t peer_slot(int peer) { return (static_cast<std::uint32_t>(peer) * 2654435769u) >> 29; }
@@ -264,6 +265,7 @@ class Walker {
     ContentionModel contention;
     bool loaded = false;
     std::unordered_map<std::uint64_t, PairInfo> pairs;
+    std::map<std::array<std::size_t, 4>, PairInfo> through;  // transfers routed through chosen nodes (Op::via)
     std::vector<SlotHop> arena;  // the pairs' routes
     std::vector<Op> ops;
     std::vector<LastPeer> last;
@@ -273,21 +275,25 @@ class Walker {
     std::size_t priced = std::numeric_limits<std::size_t>::max();  // the round before is, when not max
   };
 
-  const PairInfo& info(Scratch& w, int from, int to) const {
+  const PairInfo& info(Scratch& w, int from, int to, const Via& via) const {
     const std::size_t a = s_.participants[static_cast<std::size_t>(from)].node;
     const std::size_t b = s_.participants[static_cast<std::size_t>(to)].node;
+    const bool through = via != kNoVia;
     const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
-    auto it = w.pairs.find(key);
-    if (it == w.pairs.end()) {
-      const Route& route = t_.route(a, b);
-      const auto first = static_cast<std::uint32_t>(w.arena.size());
-      w.contention.compile(route, w.arena);
-      it = w.pairs.emplace(key, PairInfo{&route, a == b ? 0.0 : t_.latency_s(a, b), first, static_cast<std::uint32_t>(w.arena.size()) - first,
-                                         t_.staged_copy_Bps(a, b).value_or(0.0)})
-               .first;
+    const std::array<std::size_t, 4> through_key{a, node_of(via[0]), node_of(via[1]), b};
+    if (!through) {
+      if (auto it = w.pairs.find(key); it != w.pairs.end()) return it->second;
+    } else if (auto it = w.through.find(through_key); it != w.through.end()) {
+      return it->second;
     }
-    return it->second;
+    const Route& route = through ? t_.route_through(a, through_key[1], through_key[2], b) : t_.route(a, b);
+    const auto first = static_cast<std::uint32_t>(w.arena.size());
+    w.contention.compile(route, w.arena);
+    const PairInfo made{&route, a == b ? 0.0 : through ? t_.latency_s(route) : t_.latency_s(a, b), first,
+                        static_cast<std::uint32_t>(w.arena.size()) - first, t_.staged_copy_Bps(a, b).value_or(0.0)};
+    return through ? w.through.emplace(through_key, made).first->second : w.pairs.emplace(key, made).first->second;
   }
+  static std::size_t node_of(std::int32_t v) { return v < 0 ? Topology::npos : static_cast<std::size_t>(v); }
 
   // Round r's cost walked: its transfers (their routes' shares while the round's others run)
   // and its busiest participant's local work; with `detail`, what each participant did.
@@ -342,7 +348,7 @@ class Walker {
           case OpKind::send: {
             // Most participants talk to the same few peers round after round: check those first.
             auto& last = w.last[pi * kPeerSlots + peer_slot(op.peer)];
-            if (last.peer != op.peer) last = {op.peer, &info(w, p, op.peer)};
+            if (last.peer != op.peer || last.via != op.via) last = {op.peer, &info(w, p, op.peer, op.via), 0, 0, op.via};
             const PairInfo& pair = *last.info;
             const double latency = s_.latency_in_ops ? 0.0 : pair.latency, bytes = op.link_bytes();
             const auto [cap, cap_kind] = cap_of(op, pair);

@@ -87,6 +87,13 @@ struct LocalCosts {
   double codec_s_per_byte = 0;
 };
 
+// The nodes a transfer's route passes through on its way, in order, where the strategy chooses
+// them (NCCL: the NICs a channel leaves its host by and enters the peer's by); -1: none, the
+// topology's own route. Executors that model time route the transfer through them; the runtime
+// ignores them.
+using Via = std::array<std::int32_t, 2>;
+inline constexpr Via kNoVia{-1, -1};
+
 struct Op {
   OpKind kind = OpKind::compute;
   int peer = -1;  // participant index (send / recv / recv_reduce)
@@ -103,6 +110,7 @@ struct Op {
   // fast whatever the links allow (GPU threads copying through host memory); 0: no limit.
   double payload_share = 1;
   double max_Bps = 0;
+  Via via = kNoVia;  // transfers: sender's side first, for the send and its receive alike
 
   std::uint64_t wire() const { return wire_bytes ? wire_bytes : slice.bytes; }
   // What crosses the links for it (wire() over payload_share).

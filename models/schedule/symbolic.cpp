@@ -335,7 +335,7 @@ class Checker {
   // peer and engine as c (the participant's own op where b is another's).
   static bool same_cost(const Op& a, const Op& b, const Op& c) {
     return a.kind == b.kind && a.peer == c.peer && a.slice.bytes == b.slice.bytes && a.source.bytes == b.source.bytes &&
-           a.wire() == b.wire() && a.seconds == b.seconds && a.payload_share == c.payload_share && a.max_Bps == c.max_Bps &&
+           a.wire() == b.wire() && a.seconds == b.seconds && a.payload_share == c.payload_share && a.max_Bps == c.max_Bps && a.via == c.via &&
            (a.encoding == nullptr) == (b.encoding == nullptr) &&
            (a.encoding == nullptr || (a.encoding->codec == b.encoding->codec && a.encoding->group == b.encoding->group)) &&
            (a.call == nullptr) == (b.call == nullptr) && (a.call == nullptr || a.call->kernel == b.call->kernel);

@@ -466,6 +466,45 @@ Route Topology::meet_in_the_middle(std::size_t a, std::size_t b) const {
   return r;
 }
 
+Route Topology::route_within(std::size_t a, std::size_t b) const {
+  // Dijkstra on the links' routing cost that never enters a network switch: it stays in the
+  // host, a few dozen nodes even on the largest clusters.
+  std::unordered_map<std::size_t, std::pair<double, std::size_t>> best;  // node -> (cost, link it came by)
+  using Entry = std::pair<double, std::size_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
+  best[a] = {0.0, std::numeric_limits<std::size_t>::max()};
+  queue.push({0.0, a});
+  while (!queue.empty()) {
+    const auto [d, u] = queue.top();
+    queue.pop();
+    if (d > best[u].first) continue;
+    if (u == b) break;
+    if (u != a && !forwards_traffic(nodes_[u].kind)) continue;
+    for (const std::size_t li : incident_links(u)) {
+      const Link& l = links_[li];
+      const std::size_t v = l.a == u ? l.b : l.a;
+      if (nodes_[v].kind == NodeKind::net_switch && v != b) continue;
+      const double nd = d + l.latency_s + kRouteProbeBytes / l.bandwidth_Bps;
+      auto it = best.find(v);
+      if (it == best.end() || nd < it->second.first) {
+        best[v] = {nd, li};
+        queue.push({nd, v});
+      }
+    }
+  }
+  if (!best.count(b)) throw InputError("topology \"" + name_ + "\": no route from \"" + nodes_[a].id + "\" to \"" + nodes_[b].id + "\" within a host");
+  Route r;
+  for (std::size_t v = b; v != a;) {
+    const std::size_t li = best[v].second;
+    const Link& l = links_[li];
+    const std::size_t prev = l.a == v ? l.b : l.a;
+    r.push_back(Hop{li, l.a == prev});
+    v = prev;
+  }
+  std::reverse(r.begin(), r.end());
+  return r;
+}
+
 Route Topology::single_route(std::size_t a, std::size_t b) const {
   Graph& graph = *graph_;
   const BoostGraph& g = graph.g;
@@ -572,17 +611,44 @@ const Route& Topology::route(std::size_t a, std::size_t b) const {
   return route_cache_.emplace(key, std::move(r)).first->second;
 }
 
+const Route& Topology::route_through(std::size_t a, std::size_t first, std::size_t second, std::size_t b) const {
+  const std::array<std::size_t, 4> key{a, first, second, b};
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (auto it = through_cache_.find(key); it != through_cache_.end()) return it->second;
+  }
+  Route r;
+  std::size_t at = a;
+  auto leg = [&](std::size_t next, bool inside) {
+    if (next == at) return;
+    const Route part = inside ? route_within(at, next) : route(at, next);
+    r.insert(r.end(), part.begin(), part.end());
+    at = next;
+  };
+  if (first != npos) leg(first, true);  // a to the first chosen node within its host
+  if (second != npos) {
+    leg(second, false);
+    leg(b, true);  // from the last chosen node to b within b's host
+  } else {
+    leg(b, false);
+  }
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  return through_cache_.emplace(key, std::move(r)).first->second;
+}
+
+double Topology::latency_s(const Route& route) const {
+  double lat = 0;
+  for (const Hop& h : route) lat += links_[h.link].latency_s;
+  return lat;
+}
+
 double Topology::route_bottleneck_Bps(std::size_t a, std::size_t b) const {
   double bw = std::numeric_limits<double>::infinity();
   for (const Hop& h : route(a, b)) bw = std::min(bw, links_[h.link].bandwidth_Bps);
   return bw;
 }
 
-double Topology::route_latency_s(std::size_t a, std::size_t b) const {
-  double lat = 0;
-  for (const Hop& h : route(a, b)) lat += links_[h.link].latency_s;
-  return lat;
-}
+double Topology::route_latency_s(std::size_t a, std::size_t b) const { return latency_s(route(a, b)); }
 
 void Topology::attach_measurements(MatrixForm measured) {
   measured_gpu_.assign(nodes_.size(), std::nullopt);

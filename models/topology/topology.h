@@ -13,6 +13,7 @@
 // measured pairs, route_bottleneck_Bps() always answers from the links.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -70,6 +71,7 @@ struct Link {
 struct Hop {
   std::size_t link = 0;
   bool forward = true;
+  bool operator==(const Hop&) const = default;
 };
 using Route = std::vector<Hop>;
 
@@ -113,6 +115,14 @@ class Topology {
   const Route& route(std::size_t a, std::size_t b) const;
   double route_bottleneck_Bps(std::size_t a, std::size_t b) const;
   double route_latency_s(std::size_t a, std::size_t b) const;
+  // The links a flow from a to b crosses when it passes through `first` and then `second` on
+  // its way (npos: no such node): each leg's route in turn, the legs to `first` and from
+  // `second` kept off the network's switches (within a host). (NCCL's channel between two hosts
+  // leaves by the NIC its search gave the channel, which need not be the one nearest the GPU;
+  // the GPU reaches it within its host, never out through another NIC and back.)
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  const Route& route_through(std::size_t a, std::size_t first, std::size_t second, std::size_t b) const;
+  double latency_s(const Route& route) const;
   // As above, but a measured per-pair figure wins where one was kept.
   double bottleneck_Bps(std::size_t a, std::size_t b) const;
   double latency_s(std::size_t a, std::size_t b) const;
@@ -135,6 +145,8 @@ class Topology {
   std::vector<std::size_t> shortest_paths(std::size_t source) const;
   // The least-cost route from a to b, searching only as far as b (callers hold cache_mutex_).
   Route single_route(std::size_t a, std::size_t b) const;
+  // The least-cost route from a to b through no network switch (callers do not hold cache_mutex_).
+  Route route_within(std::size_t a, std::size_t b) const;
   // The same, searching from both ends at once until the searches meet (graphs of more than
   // kSearchBothEndsAbove nodes: on an 8,192-GPU cluster a search from one end reaches every
   // NIC before a GPU in the next node; from both ends, a few leaves).
@@ -162,6 +174,7 @@ class Topology {
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<std::size_t, std::vector<std::size_t>> predecessor_cache_;
   mutable std::unordered_map<std::uint64_t, Route> route_cache_;
+  mutable std::map<std::array<std::size_t, 4>, Route> through_cache_;
   mutable std::unordered_map<std::size_t, std::size_t> requests_from_;
   mutable std::map<std::vector<std::size_t>, std::vector<int>> memo_;
 };

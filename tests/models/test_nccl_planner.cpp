@@ -695,3 +695,28 @@ TEST(NcclPlanner, PointToPointMessagesRideTheChannelsNcclGivesThem) {
   EXPECT_NEAR(old, channel, 0.3);
   EXPECT_NE(old_notes.find("1 channel a message (of 2 a peer"), std::string::npos) << old_notes;
 }
+
+// More NIC ports than GPUs (an OCI A100 shape: 8 GPUs two to a PCIe switch, 16 ports of
+// 100 Gb/s, four to a switch): NCCL's search spreads its channels over the NICs
+// (Graph::inter) and each channel's transfers between hosts leave and enter by its own
+// (search.cc ncclTopoGetNetDev), not by the NIC nearest the GPU. A 1 GiB tree all-reduce on two
+// such nodes moves each byte across the network once each way (up one tree, down the other):
+// per host S a direction. Through the four NICs nearest the GPUs that is at most 4 x 12.5 = 50
+// GB/s of algorithm bandwidth (93.75 of bus bandwidth, x 2 x 15 / 16); through all sixteen 200
+// (375). The prediction lies half again above the first and within the second.
+TEST(NcclPlanner, ChannelsLeaveByTheNicsTheSearchGaveThem) {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.gpus_per_pcie_switch = 2;
+  s.nics_per_node = 16;
+  s.nic_GBps = 12.5;
+  s.gpu = "A100-SXM4";
+  s.nvlink_GBps = 300;
+  s.gpudirect = "true";
+  const Topology t = generate_cluster(s);
+  const ResultRecord r = predict(nccl_request(t, 16, 1024.0 * 1024 * 1024, {"algorithm=Tree", "protocol=Simple", "cpu=intel"}));
+  const double busbw = r.busbw_GBps().value_or(0);
+  EXPECT_GT(busbw, 1.5 * 93.75);
+  EXPECT_LE(busbw, 375.0);
+}

@@ -9,6 +9,7 @@
 #include "models/support/json_input.h"
 #include "models/topology/topology_io.h"
 #include "models/support/units.h"
+#include "models/topology/cluster_generator.h"
 #include "models/topology/contention.h"
 
 using namespace gradsync::models;
@@ -240,4 +241,28 @@ TEST(Contention, KeptLoadsGiveTheSharesOfAFreshCount) {
   fresh.share(one, b);
   EXPECT_EQ(a, b);
   EXPECT_EQ(a[0], 10e9);  // g0 -> sw (10) then sw -> g1 (half duplex, 10) alone
+}
+
+// A transfer NCCL sends through chosen NICs: from n0-gpu1 out by n0-nic0 (not its own nic1) and
+// into n1-gpu0 by n1-nic3. Its GPU reaches the NIC within its host (over PCIe, through the root
+// complex), never out through its own NIC and back in through the switch, though that costs
+// about the same; so the route crosses the network exactly twice, leaving by n0-nic0 and
+// entering by n1-nic3. Without chosen nodes it is the plain route.
+TEST(Topology, RouteThroughChosenNicsStaysWithinTheHostsToThem) {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.nics_per_node = 8;
+  s.network = ClusterNetwork::single;
+  const Topology t = generate_cluster(s);
+  const auto id = [&](const char* name) { return t.require(name, "test"); };
+  const Route& r = t.route_through(id("n0-gpu1"), id("n0-nic0"), id("n1-nic3"), id("n1-gpu0"));
+  std::vector<std::string> network;
+  for (const Hop& h : r) {
+    const Link& l = t.links()[h.link];
+    const std::string a = t.node(l.a).id, b = t.node(l.b).id;
+    if (a == "net-switch" || b == "net-switch") network.push_back(h.forward ? a + ">" + b : b + ">" + a);
+  }
+  EXPECT_EQ(network, (std::vector<std::string>{"n0-nic0>net-switch", "net-switch>n1-nic3"}));
+  EXPECT_EQ(t.route_through(id("n0-gpu1"), Topology::npos, Topology::npos, id("n1-gpu0")), t.route(id("n0-gpu1"), id("n1-gpu0")));
 }

@@ -20,10 +20,17 @@ Op engined(Op op, const Engine& e) {
   return op;
 }
 
+Op routed(Op op, const Via& via) {
+  op.via = via;
+  return op;
+}
+
+Via reversed(const Via& v) { return {v[1], v[0]}; }
+
 }  // namespace
 
 void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, Region region, const Engine& engine,
-                       const std::string& prefix, RingHalves halves) {
+                       const std::string& prefix, RingHalves halves, const std::vector<std::vector<Via>>& vias) {
   if (rings.empty()) return;
   const int n = static_cast<int>(rings.front().size());
   const int channels = static_cast<int>(rings.size());
@@ -39,6 +46,8 @@ void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, 
   for (int c = 0; c < channels; ++c) {
     for (int j = 0; j < n; ++j) (*position)[ix(c)][ix(rings[ix(c)][ix(j)])] = j;
   }
+  auto hop = std::make_shared<const std::vector<std::vector<Via>>>(vias);
+  auto via = [hop](int c, int j) { return ix(c) < hop->size() && ix(j) < (*hop)[ix(c)].size() ? (*hop)[ix(c)][ix(j)] : kNoVia; };
   auto slice = [region, block, block_bytes, n](int channel, int b) {
     const std::uint64_t at = (static_cast<std::uint64_t>(channel) * static_cast<std::uint64_t>(n) + static_cast<std::uint64_t>(b)) * block;
     return Slice{region.base + at * static_cast<std::uint64_t>(region.element_bytes), block_bytes};
@@ -57,8 +66,9 @@ void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, 
                       const int next = ring[ix((j + 1) % n)], prev = ring[ix((j + n - 1) % n)];
                       const int sent = gather ? (j + 1 - step + 2 * n) % n : (j - step + 2 * n) % n;
                       const int got = gather ? (j - step + 2 * n) % n : (j - step - 1 + 2 * n) % n;
-                      out.push_back(engined(Op::send(next, slice(c, sent)), engine));
-                      out.push_back(engined(gather ? Op::recv(prev, slice(c, got)) : Op::recv_reduce(prev, slice(c, got)), engine));
+                      out.push_back(routed(engined(Op::send(next, slice(c, sent)), engine), via(c, j)));
+                      out.push_back(routed(engined(gather ? Op::recv(prev, slice(c, got)) : Op::recv_reduce(prev, slice(c, got)), engine),
+                                           via(c, (j + n - 1) % n)));
                     }
                     if (engine.step_s > 0) out.push_back(Op::compute(engine.step_s));
                   }};
@@ -77,7 +87,8 @@ void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, 
 }
 
 void add_channel_chains(Schedule& s, const std::vector<std::vector<int>>& chains, Region region, int chunks, bool up,
-                        const Engine& engine, const std::string& phase, const std::function<bool(int, int)>& local) {
+                        const Engine& engine, const std::string& phase, const std::function<bool(int, int)>& local,
+                        const std::vector<std::vector<Via>>& vias) {
   if (chains.empty() || region.elements == 0) return;
   const int n = static_cast<int>(chains.front().size());
   const auto channels = static_cast<std::uint64_t>(chains.size());
@@ -111,13 +122,16 @@ void add_channel_chains(Schedule& s, const std::vector<std::vector<int>>& chains
       for (int j = 0; j + 1 < n; ++j) (*near)[c][ix(j)] = local(chains[c][ix(j)], chains[c][ix(j + 1)]);
     }
   }
+  auto edge = std::make_shared<const std::vector<std::vector<Via>>>(vias);
   for (int r = 0; r < rounds; ++r) {
     Round round{phase, "step latency", [=](int q, std::vector<Op>& out) {
                   if (ix(q) >= (*position)[0].size() || (*position)[0][ix(q)] < 0) return;
-                  // A transfer over chain c's edge j (positions j, j + 1), at its engine.
+                  // A transfer over chain c's edge j (positions j, j + 1), at its engine, through
+                  // the edge's nodes (the way it goes: up from j + 1 to j).
                   auto moved = [&](Op op, std::size_t c, int j) {
                     op = engined(op, engine);
                     if ((*near)[c][ix(j)]) op.max_Bps = engine.local_max_Bps;
+                    if (c < edge->size() && ix(j) < (*edge)[c].size()) op.via = up ? reversed((*edge)[c][ix(j)]) : (*edge)[c][ix(j)];
                     out.push_back(op);
                   };
                   for (std::size_t c = 0; c < order->size(); ++c) {
@@ -244,6 +258,7 @@ struct Entry {
   int offset = 0;  // the chunk moved at round r is r - offset
   bool replaces = false;
   bool local = false;
+  Via via = kNoVia;  // as the transfer goes (sender's side first)
 };
 
 }  // namespace
@@ -301,10 +316,11 @@ void add_pipelined_trees(Schedule& s, const std::vector<PipelinedTree>& trees, i
       const int up = sh.height[v];                           // chunk k goes up at k + the child's height
       const int down = sh.top + sh.depth[ix(parent)];         // and down at k + the root's height + the parent's depth
       const bool replaces = tree.nodes[v].replaces, local = tree.nodes[v].local;
-      (*entries)[ix(child_p)].push_back({static_cast<int>(t), 0, static_cast<int>(v), true, parent_p, up, false, local});
-      (*entries)[ix(parent_p)].push_back({static_cast<int>(t), 0, static_cast<int>(v), false, child_p, up, replaces, local});
-      (*entries)[ix(parent_p)].push_back({static_cast<int>(t), 1, static_cast<int>(v), true, child_p, down, false, local});
-      (*entries)[ix(child_p)].push_back({static_cast<int>(t), 1, static_cast<int>(v), false, parent_p, down, false, local});
+      const Via via = tree.nodes[v].via, back = reversed(via);
+      (*entries)[ix(child_p)].push_back({static_cast<int>(t), 0, static_cast<int>(v), true, parent_p, up, false, local, via});
+      (*entries)[ix(parent_p)].push_back({static_cast<int>(t), 0, static_cast<int>(v), false, child_p, up, replaces, local, via});
+      (*entries)[ix(parent_p)].push_back({static_cast<int>(t), 1, static_cast<int>(v), true, child_p, down, false, local, back});
+      (*entries)[ix(child_p)].push_back({static_cast<int>(t), 1, static_cast<int>(v), false, parent_p, down, false, local, back});
     }
   }
   // Both ends of every edge list it in the same order: sends and receives between two
@@ -345,7 +361,7 @@ void add_pipelined_trees(Schedule& s, const std::vector<PipelinedTree>& trees, i
                     Op op = e.sends ? Op::send(e.peer, slice)
                             : (e.down || e.replaces) ? Op::recv(e.peer, slice)
                                                      : Op::recv_reduce(e.peer, slice);
-                    op = engined(op, engine);
+                    op = routed(engined(op, engine), e.via);
                     if (e.local && engine.local_max_Bps > 0) op.max_Bps = engine.local_max_Bps;
                     out.push_back(op);
                   }

@@ -32,9 +32,10 @@ struct Engine {
 // after the first of each phase declared equal to it.
 // `halves`: both (the all-reduce), or one of them alone (N-1 rounds): then the schedule's expected
 // result is that half's (each channel's block b reduced on, or gathered from, position b-1 of its ring).
+// `vias`, where given: vias[c][j] routes ring c's hop from position j to j + 1 (Op::via).
 enum class RingHalves { both, reduce_scatter, all_gather };
 void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, Region region, const Engine& engine,
-                       const std::string& prefix, RingHalves halves = RingHalves::both);
+                       const std::string& prefix, RingHalves halves = RingHalves::both, const std::vector<std::vector<Via>>& vias = {});
 
 // Channel chains (NCCL's broadcast and reduce: each channel's ring cut at the root), each an
 // order of the same workers with chain[0] the root, each moving its equal part of `region`
@@ -45,8 +46,11 @@ void add_channel_rings(Schedule& s, const std::vector<std::vector<int>>& rings, 
 // position p at round c + N - 1 - p. Steady rounds whose chunks are all of one size are declared
 // equal to the first such round. The schedule's expected result is the caller's. Where `local`
 // says an edge's two participants share a host, its transfers move at Engine::local_max_Bps.
+// `vias`, where given: vias[c][j] routes chain c's edge from position j to j + 1 (and back, its
+// two nodes the other way round).
 void add_channel_chains(Schedule& s, const std::vector<std::vector<int>>& chains, Region region, int chunks, bool up,
-                        const Engine& engine, const std::string& phase, const std::function<bool(int, int)>& local = {});
+                        const Engine& engine, const std::string& phase, const std::function<bool(int, int)>& local = {},
+                        const std::vector<std::vector<Via>>& vias = {});
 
 // How long those rounds take, in rounds of a full chunk at Engine::max_Bps, where the edges
 // within a host (`local`) move `local_speedup` times faster: a round in which some edge between
@@ -65,6 +69,9 @@ struct TreeNode {
   bool replaces = false;
   // Its edge to the parent stays within a host (NVLink, PCIe): it moves at Engine::local_max_Bps.
   bool local = false;
+  // Its edge to the parent goes through these nodes (Op::via), the node's first; up as they
+  // stand, down the other way round.
+  Via via = kNoVia;
 };
 
 struct PipelinedTree {

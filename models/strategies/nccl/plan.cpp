@@ -109,6 +109,11 @@ void agree(Graph& into, const Graph& host, bool first) {
 
 }  // namespace
 
+std::int32_t Plan::host_nic(std::size_t host, int index) const {
+  if (host >= host_nics.size() || index < 0 || static_cast<std::size_t>(index) >= host_nics[host].size()) return -1;
+  return static_cast<std::int32_t>(host_nics[host][static_cast<std::size_t>(index)]);
+}
+
 double Plan::algorithm_GBps() const {
   const double rest_us = choice.time_us - latency_us();
   return rest_us > 0 ? bytes / (1000.0 * rest_us) : 0.0;
@@ -289,6 +294,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     options.nccl_version = o.nccl_version;
     options.peer_access = o.peer_access;
     System system(*seen, host_gpus, options, false);
+    std::vector<std::size_t>& nics = plan.host_nics.emplace_back();
+    if (seen == &t) {
+      for (int net : system.of_type(NodeType::net)) nics.push_back(system.nodes()[static_cast<std::size_t>(net)].topology_node);
+    }
     const std::string key = signature(system) + ':' + system.pair_facts() + ':' + std::to_string(system.p2p_level()) + ':' + std::to_string(system.gdr_level()) +
                             ':' + std::to_string(system.pxn());
     auto [it, added] = shape_of.emplace(key, static_cast<int>(systems.size()));

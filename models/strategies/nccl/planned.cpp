@@ -146,6 +146,54 @@ std::function<bool(int, int)> same_host(const Plan& plan) {
   return [host](int a, int b) { return pos(a) < host->size() && pos(b) < host->size() && (*host)[pos(a)] == (*host)[pos(b)]; };
 }
 
+// The NICs a channel's transfers between hosts leave and enter by, as NCCL's search gave them to
+// the channel (search.cc ncclTopoGetNetDev: the channel's first GPU on a host talks through the
+// graph's first NIC of that channel, any other GPU through its second); kNoVia within a host, and
+// where the host's NICs are not known (the route nearest the GPU then).
+class ChannelNics {
+ public:
+  explicit ChannelNics(const Plan& plan) : plan_(plan), host_(pos(1), 0), local_(pos(1), 0) {
+    for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+      for (std::size_t i = 0; i < plan.hosts[h].size(); ++i) {
+        const auto r = pos(plan.hosts[h][i]);
+        if (r >= host_.size()) {
+          host_.resize(r + 1, 0);
+          local_.resize(r + 1, 0);
+        }
+        host_[r] = h;
+        local_[r] = static_cast<int>(i);
+      }
+    }
+  }
+  Via between(int algorithm, int channel, int from, int to) const {
+    if (host_[pos(from)] == host_[pos(to)]) return kNoVia;
+    return {nic(algorithm, channel, from), nic(algorithm, channel, to)};
+  }
+  // For each hop of `order` (order[j] to order[j + 1], the last back to the first where `closed`).
+  std::vector<Via> hops(int algorithm, int channel, const std::vector<int>& order, bool closed) const {
+    std::vector<Via> out(order.size(), kNoVia);
+    for (std::size_t j = 0; j < order.size(); ++j) {
+      if (j + 1 < order.size() || closed) out[j] = between(algorithm, channel, order[j], order[(j + 1) % order.size()]);
+    }
+    return out;
+  }
+
+ private:
+  std::int32_t nic(int algorithm, int channel, int rank) const {
+    const std::size_t h = host_[pos(rank)];
+    const Graph& g = plan_.host_graph(h, algorithm);
+    if (g.intra.empty()) return -1;
+    const std::size_t c = pos(channel % static_cast<int>(g.intra.size()));
+    if (c >= g.inter.size()) return -1;
+    const int index = !g.intra[c].empty() && g.intra[c].front() == local_[pos(rank)] ? 0 : 1;
+    return plan_.host_nic(h, g.inter[c][pos(index)]);
+  }
+
+  const Plan& plan_;
+  std::vector<std::size_t> host_;
+  std::vector<int> local_;
+};
+
 // How the plan's algorithm cuts the buffer: rings or trees, chunks per tree.
 struct Layout {
   int algorithm = kRing;
@@ -408,6 +456,7 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
   const int nodes = static_cast<int>(plan.hosts.size());
   std::vector<PipelinedTree> trees;
   const std::uint64_t per = elements / static_cast<std::uint64_t>(lay.parts);
+  const ChannelNics nics(plan);
   for (int k = 0; k < lay.parts; ++k) {
     PipelinedTree t;
     const std::uint64_t first = per * static_cast<std::uint64_t>(k);
@@ -437,7 +486,9 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
         const int child1 = pattern == Pattern::split_tree ? 1 : 0;
         int at = up.child_type == 0 ? child0 : child1;
         at = std::min(at, static_cast<int>(chains[pos(up.parent)].size()) - 1);
-        t.nodes[pos(offset[pos(h)])].parent = offset[pos(up.parent)] + at;
+        TreeNode& head = t.nodes[pos(offset[pos(h)])];
+        head.parent = offset[pos(up.parent)] + at;
+        head.via = nics.between(kTree, channel, head.participant, t.nodes[pos(head.parent)].participant);
       }
     } else if (is_collnet(lay.algorithm)) {
       // The network's switch reduces the hosts' parts (SHARP): the root, a server participant
@@ -820,23 +871,29 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
                         .step_s = spread_s / (lay.chunks + n - 2)};
     const std::string phase = up ? "reduce" : "broadcast";
     const auto local = same_host(plan);
-    add_channel_chains(s, chains, main, lay.chunks, up, engine, phase, local);
+    const ChannelNics nics(plan);
+    std::vector<std::vector<Via>> vias;
+    for (std::size_t c = 0; c < chains.size(); ++c) vias.push_back(nics.hops(kRing, static_cast<int>(c), chains[c], false));
+    add_channel_chains(s, chains, main, lay.chunks, up, engine, phase, local, vias);
     if (main.elements < ctx.elements) {
       const Region rest{main.slice().end(), ctx.elements - main.elements, ctx.element_bytes};
       Engine rest_engine = engine;  // NCCL's latencies are all charged in the chains' rounds
       rest_engine.step_s = 0;
-      add_channel_chains(s, {chains.front()}, rest, 1, up, rest_engine, "remainder " + phase, local);
+      add_channel_chains(s, {chains.front()}, rest, 1, up, rest_engine, "remainder " + phase, local, {vias.front()});
     }
     const Slice whole{0, ctx.elements * static_cast<std::uint64_t>(ctx.element_bytes)};
     s.expected = {up ? ExpectedRegion{whole, true, false, {}, 1, false, {0}} : ExpectedRegion{whole, false, false, {0}}};
   } else if (a == kRing) {
     std::vector<std::vector<int>> rings;
+    std::vector<std::vector<Via>> vias;
+    const ChannelNics nics(plan);
     for (int c = 0; c < lay.parts; ++c) {
       std::vector<int> ring;
       for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
         const std::vector<int> order = host_order(plan, h, kRing, c);
         ring.insert(ring.end(), order.begin(), order.end());
       }
+      vias.push_back(nics.hops(kRing, c, ring, true));
       rings.push_back(std::move(ring));
     }
     // Each channel moves its share of the bus bandwidth: 2(N-1)/N of the bytes at the algorithm
@@ -849,7 +906,7 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
     const RingHalves halves = plan.collective == Collective::all_gather       ? RingHalves::all_gather
                               : plan.collective == Collective::reduce_scatter ? RingHalves::reduce_scatter
                                                                               : RingHalves::both;
-    add_channel_rings(s, rings, main, engine, "", halves);
+    add_channel_rings(s, rings, main, engine, "", halves, vias);
     if (main.elements < ctx.elements) {
       const Region rest{main.slice().end(), ctx.elements - main.elements, ctx.element_bytes};
       if (halves == RingHalves::both) {
