@@ -247,6 +247,14 @@ double hop_load(const Plan& plan, double n) { return chained(plan) ? 1.0 : ring_
 double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
   double bw = lay.time.bw_GBps;
   if (bw <= 0) return bw;
+  if (lay.algorithm == kNvlsTree) {
+    const double speedup = nvls_tree_kernel_speedup(plan.comm, plan.collective);
+    if (speedup > 1) {
+      bw *= speedup;
+      lay.capped_by = "NCCL's model prices the NVSwitch stage at the NIC-set search speed; its kernels run at the network's and NCCL's "
+                      "per-channel NVLS tree ceiling";
+    }
+  }
   const double n = ctx.N();
   const double step = collective_net_step_bytes(lay.protocol);
   const double window = ctx.params.number("net_window_MiB") * 1048576.0;

@@ -112,6 +112,14 @@ StepBandwidths step_bandwidths(const Comm& comm, Collective coll, int a) {
   return {intra, g.bw_inter * (comm.nodes <= 2 && a == kNvlsTree ? 2 : 1)};
 }
 
+double nvls_tree_kernel_speedup(const Comm& comm, Collective coll) {
+  if (comm.nodes < 2 || comm.graph(kNvlsTree).n_channels < 2) return 1.0;
+  const StepBandwidths steps = step_bandwidths(comm, coll, kNvlsTree);
+  const double ceiling = std::min(steps.inter, kNvlsTreePerCh[cc_index(comm.cc_min)][comm.nodes <= 2 ? 1 : 2]);
+  const double priced = std::min(steps.intra, ceiling);
+  return priced > 0 && priced < ceiling ? ceiling / priced : 1.0;
+}
+
 Costs tune(const Comm& comm, Collective coll) {
   Costs c;
   const int n_nodes = comm.nodes, n_ranks = comm.ranks;

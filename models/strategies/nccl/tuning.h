@@ -65,6 +65,16 @@ struct StepBandwidths {
 };
 StepBandwidths step_bandwidths(const Comm& comm, Collective collective, int algorithm);
 
+// How much faster than NCCL's model the NVLS tree's kernels run across hosts. NCCL prices its
+// NVSwitch stage at the graph's per-channel speed times the switch's efficiency; an NVLS graph
+// has one speed for both sides, which across hosts the NIC sets (the search finds no channel
+// faster than the network takes), so the stage's price follows the NIC's rate, not the NVLinks'.
+// Where that term alone holds NCCL's per-channel bandwidth below the network's and NCCL's own
+// per-channel ceiling for the NVLS tree (perChMaxNVLSTreeBws, its measured figure), the kernels
+// run at those (Blackwell, two nodes of 400 Gb/s NICs: 96 GB/s a channel against 62); 1
+// elsewhere (on Hopper the ceiling binds first).
+double nvls_tree_kernel_speedup(const Comm& comm, Collective collective);
+
 // ncclTopoTuneModel for one collective, with NCCL's enable rules and the user's choices applied.
 Costs tune(const Comm& comm, Collective collective);
 // ncclTopoGetAlgoTime, in its parts: the latency (us, the ring's plateau applied) and the
