@@ -720,3 +720,28 @@ TEST(NcclPlanner, ChannelsLeaveByTheNicsTheSearchGaveThem) {
   EXPECT_GT(busbw, 1.5 * 93.75);
   EXPECT_LE(busbw, 375.0);
 }
+
+// Two B200 nodes, eight 400 Gb/s NICs each, 1 GiB: NCCL plans the NVLS tree. Its model
+// (tuning.cc) prices a channel at min(NVSwitch term, network term, per-channel ceiling): the NVLS
+// graph's one search speed, 48 GB/s (the NIC's 50 sets it), x 0.74 (Blackwell's NVLS efficiency)
+// x 7/8 x 2 = 62.2; the network's 2 x 48 = 96 (two nodes); the ceiling 96 (perChMaxNVLSTreeBws,
+// Blackwell, two nodes). Eight channels: 497 GB/s of bus bandwidth in NCCL's model, of which only
+// the NVSwitch term, priced at the NIC's speed, holds it below 768. The kernels run at the ceiling,
+// so the prediction passes 1.2 x 497; each host sends S a direction across its 8 x 50 GB/s, so
+// it stays within 400 GB/s of algorithm bandwidth, 750 of bus bandwidth.
+TEST(NcclPlanner, BlackwellNvlsTreeRunsAtNcclsPerChannelCeiling) {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.nics_per_node = 8;
+  s.gpu = "B200";
+  s.gpudirect = "true";
+  s.nvlink_sharp = "true";
+  const Topology t = generate_cluster(s);
+  const ResultRecord r = predict(nccl_request(t, 16, 1024.0 * 1024 * 1024, {"cpu=intel"}));
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_EQ(r.notes.front().rfind("NVLSTree/Simple", 0), 0u) << r.notes.front();
+  const double busbw = r.busbw_GBps().value_or(0);
+  EXPECT_GT(busbw, 1.2 * 8 * 48 * 0.74 * 7 / 8 * 2);
+  EXPECT_LE(busbw, 750.0);
+}
