@@ -152,7 +152,8 @@ struct ErrorBand {
 };
 constexpr ErrorBand kHostLarge{-0.23, 0.57}, kHostSmall{-0.36, 1.04};
 constexpr ErrorBand kHostP2pLarge{-0.03, 2.22}, kHostP2pSmall{-0.19, 1.41};
-constexpr ErrorBand kClusterLarge{-0.36, 0.60}, kClusterSmall{-0.42, 5.04};
+constexpr ErrorBand kClusterLarge{-0.21, 0.95}, kClusterSmall{-0.53, 2.37};
+constexpr ErrorBand kClusterP2pLarge{-0.45, 0.15}, kClusterP2pSmall{-0.42, -0.24};
 
 // NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else one
 // element a thread, and point-to-point work is of bytes (src/device/common_kernel.h, reduceCopy;
@@ -264,7 +265,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   // The model's own error, as its held-out figures have it.
   const bool large = ctx.bytes() >= 1024.0 * 1024;
   const bool p2p = nccl::point_to_point(plan.collective);
-  const ErrorBand band = plan.hosts.size() > 1 ? (large ? kClusterLarge : kClusterSmall)
+  const ErrorBand band = plan.hosts.size() > 1 ? (p2p ? (large ? kClusterP2pLarge : kClusterP2pSmall) : (large ? kClusterLarge : kClusterSmall))
                          : p2p                 ? (large ? kHostP2pLarge : kHostP2pSmall)
                                                : (large ? kHostLarge : kHostSmall);
   s.open_facts.push_back(OpenFact{"the model's own error", "none",
