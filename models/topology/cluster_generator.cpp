@@ -22,8 +22,8 @@ const std::vector<ClusterParam>& cluster_params() {
        "(nvswitch) or 450 / (GPUs - 1) rounded down to whole 25 GB/s links (nvlink)",
        &ClusterSpec::nvlink_GBps, false},
       {"gpus_per_pcie_switch",
-       "GPUs under each PCIe switch (with the NICs spread over the switches: a switch holding two NICs gives its GPUs "
-       "two equal routes, of which the model takes one)",
+       "GPUs under each PCIe switch (with the NICs spread over the switches; NCCL's channels leave by the NICs its "
+       "search gives them, other strategies' transfers by the GPU's nearest)",
        &ClusterSpec::gpus_per_pcie_switch},
       {"pcie_GBps", "each PCIe link, per direction; default: the GPU model's (NCCL: Gen4 x16 24, Gen5 x16 48)",
        &ClusterSpec::pcie_GBps, false},

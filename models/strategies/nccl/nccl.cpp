@@ -152,7 +152,7 @@ struct ErrorBand {
 };
 constexpr ErrorBand kHostLarge{-0.23, 0.57}, kHostSmall{-0.36, 1.04};
 constexpr ErrorBand kHostP2pLarge{-0.03, 2.22}, kHostP2pSmall{-0.19, 1.41};
-constexpr ErrorBand kClusterLarge{-0.21, 0.95}, kClusterSmall{-0.53, 2.37};
+constexpr ErrorBand kClusterLarge{-0.16, 1.03}, kClusterSmall{-0.53, 2.37};
 constexpr ErrorBand kClusterP2pLarge{-0.45, 0.15}, kClusterP2pSmall{-0.42, -0.24};
 
 // NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else one

@@ -214,14 +214,27 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
 
 // Each tree moves its part at the algorithm's bandwidth. Its steps within a host go faster where
 // NCCL's model has them faster: a chain's NVLink hops by the ratio of its per-channel
-// bandwidths; across hosts an NVSwitch's two hops (to the switch and on) are one NVLS step, a
-// load-reduce through the switch, so each takes half of it. That holds only where the steps
+// bandwidths; across hosts an NVSwitch's hops (to the switch and on: an NVLS load-reduce or
+// multicast store) go at the NVLinks' pace, as much faster than the network's as a GPU's
+// NVLinks outpace its share of the host's NICs (never less than twice: NCCL's model prices the
+// two hops of one NVLS step alike with a network step). That holds only where the steps
 // between hosts set the pace: on one host every round of the pipeline is NVSwitch hops alone,
 // and each must take a whole chunk's time at the algorithm's bandwidth, or the all-reduce would
 // run at twice NCCL's rate (NVLS on one HGX H100 node: 476 GB/s of bus bandwidth in NCCL's model
 // and in nccl-tests runs).
-double local_speedup_of(const Plan& plan, int a) {
-  if (a == kNvls || a == kNvlsTree) return plan.hosts.size() > 1 ? 2.0 : 1.0;
+double local_speedup_of(const StrategyContext& ctx, const Plan& plan, int a) {
+  if (a == kNvls || a == kNvlsTree) {
+    if (plan.hosts.size() < 2) return 1.0;
+    const std::size_t gpu = ctx.placement.ranks[pos(plan.hosts.front().front())];
+    const std::optional<std::size_t> nvswitch = nvswitch_of(ctx.topology, gpu);
+    double nvlink_GBps = 0;
+    for (const std::size_t li : ctx.topology.incident_links(gpu)) {
+      const Link& l = ctx.topology.links()[li];
+      if (nvswitch && (l.a == *nvswitch || l.b == *nvswitch)) nvlink_GBps += l.bandwidth_Bps / 1e9;
+    }
+    const double nic_share = plan.host.gpus > 0 ? plan.nic_GBps * plan.host.nics / plan.host.gpus : 0.0;
+    return nic_share > 0 ? std::max(2.0, nvlink_GBps / nic_share) : 2.0;
+  }
   if (plan.hosts.size() < 2 || is_collnet(a)) return 1.0;
   const StepBandwidths steps = step_bandwidths(plan.comm, Collective::all_reduce, a);
   const double slower = std::min(steps.intra, steps.inter);
@@ -369,7 +382,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
     }
     lay.chunks = static_cast<int>(std::clamp<double>(chunks, 1.0, static_cast<double>(std::max<std::uint64_t>(1, part))));
     lay.span = static_cast<int>(n) - 1;
-    lay.local_speedup = local_speedup_of(plan, kRing);
+    lay.local_speedup = local_speedup_of(ctx, plan, kRing);
     lay.chunk_times = chain_chunk_times(chains_of(plan, lay.parts), lay.chunks, plan.collective == Collective::reduce, lay.local_speedup,
                                         same_host(plan));
     lay.bw_GBps = capped_GBps(ctx, plan, lay);
@@ -443,7 +456,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   for (std::size_t h = 0; h <= plan.hosts.size(); ++h) servers.push_back(ctx.N() + static_cast<int>(h));
   const std::vector<PipelinedTree> trees = trees_of(plan, lay, servers, ctx.elements, ctx.element_bytes);
   lay.span = pipelined_rounds(trees, lay.chunks) - lay.chunks + 1;
-  lay.local_speedup = local_speedup_of(plan, lay.algorithm);
+  lay.local_speedup = local_speedup_of(ctx, plan, lay.algorithm);
   if (lay.algorithm == kTree && lay.protocol != kSimple && nodes > 1) {
     // LL and LL128 pass each line on as its flag arrives: within a host a chunk does not wait
     // for the whole chunk before the next hop, only for the warp's unit (prims_ll.h,
