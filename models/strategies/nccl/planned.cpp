@@ -11,6 +11,7 @@
 #include "models/strategies/common.h"
 #include "models/strategies/nccl/p2p_channels.h"
 #include "models/strategies/nccl/pipeline.h"
+#include "models/strategies/nccl/point_to_point.h"
 #include "models/strategies/nccl/transports.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
@@ -34,9 +35,6 @@ std::size_t pos(T v) {
   return static_cast<std::size_t>(v);
 }
 
-// The payload share of each protocol's lines: LL stores a flag beside every 4 bytes, LL128 120
-// of every 128 bytes, Simple only data.
-constexpr std::array<double, kProtocols> kPayloadShare = {0.5, 120.0 / 128.0, 1.0};
 // enqueue.cc: a tree step's chunk is the protocol's buffer over NCCL_STEPS (8): LL's 512 KiB
 // of lines (half of it payload), LL128's 4.9 MB (15/16 payload), Simple's 4 MiB. The ring's
 // broadcast and reduce move chunks of one step too (BROADCAST_CHUNKSTEPS, REDUCE_CHUNKSTEPS: 1).
@@ -590,253 +588,6 @@ double fill_of(const Layout& lay) {
   return is_tree(lay.algorithm) || lay.span > 0 ? lay.chunk_times / lay.chunks : 1.0;
 }
 
-// The transfers of rounds [first, end) between two ranks of one host, each at most what its
-// transport moves (transports.h): SHM's share of the PCIe links, LL's rate per channel over PCIe.
-// Each rank's SHM transfers at once are counted in the busiest of those rounds.
-void limit_by_transports(Schedule& s, std::size_t first, HostTransports& transports, const Plan& plan, int protocol, int workers) {
-  if (first >= s.rounds.size()) return;
-  const double share = kPayloadShare[pos(protocol)];
-  if (transports.any_shm()) {
-    // Each rank's SHM transfers at once, in the first round and a middle one (a pipeline's
-    // steady state).
-    std::vector<int> sends(pos(workers), 0), receives(pos(workers), 0);
-    std::vector<Op> ops;
-    for (const std::size_t r : {first, first + (s.rounds.size() - first) / 2}) {
-      for (int p = 0; p < workers; ++p) {
-        ops.clear();
-        s.rounds[r].ops(p, ops);
-        int out = 0, in = 0;
-        for (const Op& op : ops) {
-          if (op.kind == OpKind::send && transports.shm(p, op.peer)) ++out;
-          if ((op.kind == OpKind::recv || op.kind == OpKind::recv_reduce) && transports.shm(op.peer, p)) ++in;
-        }
-        sends[pos(p)] = std::max(sends[pos(p)], out);
-        receives[pos(p)] = std::max(receives[pos(p)], in);
-      }
-    }
-    transports.set_shm_traffic(sends, receives);
-  }
-  // limits[sender]: (receiver on its host, link bytes per second at most).
-  auto limits = std::make_shared<std::vector<std::vector<std::pair<int, double>>>>(pos(workers));
-  bool any = false;
-  for (const std::vector<int>& host : plan.hosts) {
-    for (int a : host) {
-      for (int b : host) {
-        const double limit = a == b ? 0.0 : transports.limit_Bps(a, b, protocol, share);
-        if (limit > 0) {
-          (*limits)[pos(a)].emplace_back(b, limit);
-          any = true;
-        }
-      }
-    }
-  }
-  if (!any) return;
-  for (std::size_t r = first; r < s.rounds.size(); ++r) {
-    Round& round = s.rounds[r];
-    round.ops = [inner = std::move(round.ops), limits, workers](int q, std::vector<Op>& out) {
-      const std::size_t start = out.size();
-      inner(q, out);
-      for (std::size_t i = start; i < out.size(); ++i) {
-        Op& op = out[i];
-        if (!op.is_transfer()) continue;
-        const int sender = op.kind == OpKind::send ? q : op.peer;
-        const int receiver = op.kind == OpKind::send ? op.peer : q;
-        if (sender < 0 || sender >= workers) continue;
-        for (const auto& [to, limit] : (*limits)[pos(sender)]) {
-          if (to == receiver) op.max_Bps = op.max_Bps > 0 ? std::min(op.max_Bps, limit) : limit;
-        }
-      }
-    };
-  }
-}
-
-// The hardware kind of the path between two ranks, for NCCL's per-hop latency: NVLink, PCIe or
-// the network.
-int hop_hw(const Plan& plan, const std::vector<std::size_t>& host_of, const std::vector<int>& local_of, int a, int b) {
-  if (host_of[pos(a)] != host_of[pos(b)]) return kNetHw;
-  return plan.host_links(host_of[pos(a)]).path_between(local_of[pos(a)], local_of[pos(b)]) <= kPathNvb ? kNvlinkHw : kPciHw;
-}
-
-// Point-to-point work as nccl-tests runs it (alltoall_perf, sendrecv_perf): in one group, each
-// rank's messages to every other rank (alltoall: S/N each) or S to the next rank (sendrecv),
-// all at once, each over its pair's transport. NCCL has no cost model for it: the launch, the
-// protocol's base latency, and one step over the slowest kind of path (NCCL's per-step latency
-// of a ring on that hardware), then one more for each further message a rank sends or receives,
-// in turn (a sendrecv's send and receive overlap: one step). The published
-// alltoall runs take that much longer at small sizes the more peers a rank has (on 8 x A100, 18 us
-// at 2 ranks, 50 at 8, one thread a GPU; 86 at 8 with one thread driving all 8), though NCCL puts
-// the messages on channels of their own (p2p_channels.h): what serialises them is not found in
-// NCCL's source, so the step latency, NCCL's own figure, prices it rather than a fitted constant.
-struct PointToPoint {
-  std::vector<std::pair<int, int>> pairs;  // (from, to)
-  double latency_s = 0;
-  double share = 1;
-  double message_bytes = 0;
-  int channels = 1;                 // what carries one message (p2p_channels.h)
-  std::vector<double> channel_cap;  // per pair: what its channels move at most, link bytes/s (0: no cap)
-  std::string cap_note;
-};
-
-// What the channels that carry one message move at most, per pair: between hosts each channel
-// is a network connection with its steps of P2P_NET_CHUNKSIZE in flight (transports.h); over PCIe with P2P each
-// channel's threads copy `p2p_channel_GBps` (Simple). NVLink and SHM are bounded by their links
-// and by SHM's share of host memory (transports.h).
-void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const std::vector<std::size_t>& host_of, const std::vector<int>& local_of,
-                     PointToPoint& p) {
-  std::vector<double> pcie(pos(ctx.N()), 0.0);
-  HostTransports transports(ctx, plan);
-  for (int r = 0; r < ctx.N(); ++r) pcie[pos(r)] = transports.pcie_Bps(r);
-  const P2pChannels c = p2p_channels(ctx, plan, pcie);
-  p.channels = message_channels(c, plan, p.message_bytes);
-  const double net = net_connection_Bps(c.step_bytes, plan.nic_GBps * 1e9, ctx.params.number("net_window_MiB") * 1048576.0);
-  const double pci = ctx.params.number("p2p_channel_GBps") * 1e9 / p.share;  // payload: in link bytes
-  bool any_net = false, any_pci = false;
-  for (const auto& [a, b] : p.pairs) {
-    double cap = 0;
-    if (host_of[pos(a)] != host_of[pos(b)]) {
-      cap = net;
-      any_net = any_net || net > 0;
-    } else if (plan.protocol() != kLL && !transports.shm(a, b) &&
-               plan.host_links(host_of[pos(a)]).path_between(local_of[pos(a)], local_of[pos(b)]) > kPathNvb) {
-      cap = pci;
-      any_pci = true;
-    }
-    p.channel_cap.push_back(cap * p.channels);
-  }
-  if (any_net || any_pci) {
-    p.cap_note = std::to_string(p.channels) + " channel" + (p.channels == 1 ? "" : "s") + " a message (of " + std::to_string(c.per_peer) +
-                 " a peer, " + std::to_string(c.channels) + " for point-to-point work), each carrying " +
-                 (any_net ? format_fixed(net / 1e9, 1) + " GB/s between hosts at most (" + std::to_string(kNcclSteps) + " steps of " +
-                                format_bytes(c.step_bytes) + " in flight of the " + format_fixed(ctx.params.number("net_window_MiB"), 1) +
-                                " MiB that fill a NIC: net_window_MiB)"
-                          : "") +
-                 (any_net && any_pci ? ", " : "") +
-                 (any_pci ? format_fixed(ctx.params.number("p2p_channel_GBps"), 1) + " GB/s over PCIe (p2p_channel_GBps)" : "");
-  }
-}
-
-PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan) {
-  PointToPoint p;
-  const int n = ctx.N();
-  std::vector<std::size_t> host_of(pos(n), 0);
-  std::vector<int> local_of(pos(n), 0);
-  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-    for (std::size_t k = 0; k < plan.hosts[h].size(); ++k) {
-      host_of[pos(plan.hosts[h][k])] = h;
-      local_of[pos(plan.hosts[h][k])] = static_cast<int>(k);
-    }
-  }
-  if (plan.collective == Collective::alltoall) {
-    for (int a = 0; a < n; ++a) {
-      for (int b = 0; b < n; ++b) {
-        if (a != b) p.pairs.emplace_back(a, b);
-      }
-    }
-  } else {
-    for (int a = 0; a < n && n > 1; ++a) p.pairs.emplace_back(a, (a + 1) % n);
-  }
-  double hop_us = 0;
-  for (const auto& [a, b] : p.pairs) hop_us = std::max(hop_us, hop_latency_us(hop_hw(plan, host_of, local_of, a, b), kRing, plan.protocol()));
-  const int messages = plan.collective == Collective::alltoall ? 2 * (n - 1) : 2;
-  p.latency_s = (base_latency_us(kRing, plan.protocol()) + (messages - 1) * hop_us) * 1e-6;
-  p.share = kPayloadShare[pos(plan.protocol())];
-  p.message_bytes = p2p_message_bytes(plan, ctx.bytes(), n);
-  cap_by_channels(ctx, plan, host_of, local_of, p);
-  return p;
-}
-
-// The closed form: the latency, then every message at once, each at its pair's rate (the
-// transport's limit, or its share of the route's bottleneck, which a GPU's N - 1 alltoall
-// messages share).
-double point_to_point_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s) {
-  const PointToPoint p = point_to_point_of(ctx, plan);
-  if (p.pairs.empty()) return 0.0;
-  HostTransports transports(ctx, plan);
-  const int n = ctx.N();
-  const int messages = plan.collective == Collective::alltoall ? n - 1 : 1;
-  transports.set_shm_traffic(std::vector<int>(pos(n), messages), std::vector<int>(pos(n), messages));
-  double slowest = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < p.pairs.size(); ++i) {
-    const auto [a, b] = p.pairs[i];
-    const double links = ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(a)], ctx.placement.ranks[pos(b)]) / messages;
-    double limit = transports.limit_Bps(a, b, plan.protocol(), p.share);
-    if (p.channel_cap[i] > 0) limit = limit > 0 ? std::min(limit, p.channel_cap[i]) : p.channel_cap[i];
-    slowest = std::min(slowest, p.share * (limit > 0 ? std::min(limit, links) : links));
-  }
-  return launch_s + p.latency_s + (std::isfinite(slowest) && slowest > 0 ? p.message_bytes / slowest : 0.0);
-}
-
-// The schedule: each rank sends its block q to rank q (alltoall) or its buffer to the next rank
-// (sendrecv), and receives into the receive buffer (scratch, after the gradient), then takes the
-// receive buffer as its result (nccl-tests' out-of-place runs); an alltoall's sizes that are not
-// a whole number of blocks leave the rest as it was.
-Schedule point_to_point_schedule(const StrategyContext& ctx, const Plan& plan, double launch_s) {
-  Schedule s = start_schedule("nccl", ctx);
-  for (Participant& part : s.participants) part.costs = LocalCosts{};
-  s.latency_in_ops = true;
-  const PointToPoint p = point_to_point_of(ctx, plan);
-  const int n = ctx.N();
-  const bool alltoall = plan.collective == Collective::alltoall;
-  const auto eb = static_cast<std::uint64_t>(ctx.element_bytes);
-  const std::uint64_t per = alltoall && n > 0 ? ctx.elements / static_cast<std::uint64_t>(n) : ctx.elements;
-  const std::uint64_t block = per * eb;
-  const std::uint64_t whole = alltoall ? per * static_cast<std::uint64_t>(n) * eb : block;
-  const std::uint64_t received = ctx.elements * eb;  // the receive buffer: scratch, after the gradient
-  s.scratch_bytes = whole;
-  if (n > 1) add_compute(s, all_workers(s), launch_s + p.latency_s, "launch + latency");
-  const std::size_t first = s.rounds.size();
-  if (whole > 0 && n > 1) {
-    const double share = p.share;
-    const std::string phase = alltoall ? "alltoall" : "sendrecv";
-    // Each pair's channel cap on its sends and receives.
-    auto caps = std::make_shared<std::vector<double>>(pos(n) * pos(n), 0.0);
-    for (std::size_t i = 0; i < p.pairs.size(); ++i) (*caps)[pos(p.pairs[i].first) * pos(n) + pos(p.pairs[i].second)] = p.channel_cap[i];
-    s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
-                               if (q >= n) return;
-                               auto engined = [share, caps, n, q](Op op) {
-                                 op.payload_share = share;
-                                 const int from = op.kind == OpKind::send ? q : op.peer;
-                                 const int to = op.kind == OpKind::send ? op.peer : q;
-                                 const double cap = (*caps)[pos(from) * pos(n) + pos(to)];
-                                 if (cap > 0) op.max_Bps = op.max_Bps > 0 ? std::min(op.max_Bps, cap) : cap;
-                                 return op;
-                               };
-                               if (!alltoall) {
-                                 out.push_back(engined(Op::send((q + 1) % n, Slice{0, block})));
-                                 out.push_back(engined(Op::recv((q + n - 1) % n, Slice{received, block})));
-                                 return;
-                               }
-                               for (int k = 0; k < n; ++k) {
-                                 const Slice mine{static_cast<std::uint64_t>(k) * block, block};
-                                 const Slice theirs{received + static_cast<std::uint64_t>(k) * block, block};
-                                 if (k == q) {
-                                   out.push_back(Op::copy(mine, theirs));
-                                   continue;
-                                 }
-                                 out.push_back(engined(Op::send(k, mine)));
-                                 out.push_back(engined(Op::recv(k, theirs)));
-                               }
-                             }});
-    s.rounds.push_back(Round{phase, "", [=](int q, std::vector<Op>& out) {
-                               if (q < n) out.push_back(Op::copy(Slice{received, whole}, Slice{0, whole}));
-                             }});
-    if (alltoall) {
-      ExpectedRegion e{Slice{0, whole}, false, false, {}};
-      e.transposed_blocks = n;
-      s.expected.push_back(e);
-    } else {
-      ExpectedRegion e{Slice{0, whole}, false, false, {}};
-      e.from_previous = 1;
-      s.expected.push_back(e);
-    }
-  }
-  const std::uint64_t done = n > 1 ? whole : 0;  // one rank alone keeps its buffer as it is
-  if (done < ctx.elements * eb) s.expected.push_back(ExpectedRegion{Slice{done, ctx.elements * eb - done}, false, true, {}});
-  if (s.expected.empty()) s.expected.push_back(ExpectedRegion{Slice{0, 0}, false, true, {}});
-  HostTransports transports(ctx, plan);
-  limit_by_transports(s, first, transports, plan, plan.protocol(), n);
-  return s;
-}
 
 }  // namespace
 
@@ -962,9 +713,9 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
 std::string transports_of(const StrategyContext& ctx, const Plan& plan, int algorithm) {
   const HostTransports transports(ctx, plan);
   std::string out;
-  const bool closed = (algorithm == kRing || point_to_point(plan.collective)) && plan.hosts.size() == 1;
+  const bool closed = algorithm == kRing && plan.hosts.size() == 1;
   for (std::size_t h = 0; h < plan.hosts.size() && h < 2; ++h) {
-    const std::vector<int> order = point_to_point(plan.collective) ? plan.hosts[h] : host_order(plan, h, algorithm, 0);
+    const std::vector<int> order = host_order(plan, h, algorithm, 0);
     const HostLinks& l = plan.host_links(h);
     const std::size_t hops = closed ? order.size() : order.size() - 1;
     for (std::size_t i = 0; i < hops && order.size() > 1; ++i) {
@@ -979,20 +730,7 @@ std::string transports_of(const StrategyContext& ctx, const Plan& plan, int algo
 
 std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& plan) {
   std::vector<std::string> out;
-  if (point_to_point(plan.collective)) {
-    const PointToPoint p = point_to_point_of(ctx, plan);
-    out.push_back(std::string("protocol ") + protocol_name(plan.protocol()) + ", " + collective_name(plan.collective) +
-                  (plan.collective == Collective::alltoall ? ": a message of S/N to every other rank at once"
-                                                           : ": S from every rank to the next at once") +
-                  " (ncclSend / ncclRecv in a group, NCCL's point-to-point work), copies only; latency " +
-                  format_fixed(p.latency_s * 1e6, 1) + " us");
-    const std::string hops = transports_of(ctx, plan, kRing);
-    if (!hops.empty()) out.push_back((plan.collective == Collective::alltoall ? "pairs (in rank order):" : "pairs:") + hops);
-    if (!p.cap_note.empty()) out.push_back(p.cap_note);
-    const HostTransports transports(ctx, plan);
-    if (transports.any_shm()) out.push_back(transports.note());
-    return out;
-  }
+  if (point_to_point(plan.collective)) return describe_point_to_point(ctx, plan);
   const Layout lay = layout_of(ctx, plan);
   const int a = lay.algorithm;
   std::string line = std::string(algorithm_name(a)) + "/" + protocol_name(lay.protocol) + " by NCCL 2.30.7's planner";

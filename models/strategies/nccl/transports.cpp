@@ -1,6 +1,7 @@
 #include "models/strategies/nccl/transports.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "models/support/format.h"
@@ -139,6 +140,63 @@ double collective_net_step_bytes(int protocol) {
 
 double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes) {
   return window_bytes > 0 ? nic_Bps * std::min(1.0, kNcclSteps * step_bytes / window_bytes) : nic_Bps;
+}
+
+void limit_by_transports(Schedule& s, std::size_t first, HostTransports& transports, const Plan& plan, int protocol, int workers) {
+  if (first >= s.rounds.size()) return;
+  const double share = kPayloadShare[ix(protocol)];
+  if (transports.any_shm()) {
+    // Each rank's SHM transfers at once, in the first round and a middle one (a pipeline's
+    // steady state).
+    std::vector<int> sends(ix(workers), 0), receives(ix(workers), 0);
+    std::vector<Op> ops;
+    for (const std::size_t r : {first, first + (s.rounds.size() - first) / 2}) {
+      for (int p = 0; p < workers; ++p) {
+        ops.clear();
+        s.rounds[r].ops(p, ops);
+        int out = 0, in = 0;
+        for (const Op& op : ops) {
+          if (op.kind == OpKind::send && transports.shm(p, op.peer)) ++out;
+          if ((op.kind == OpKind::recv || op.kind == OpKind::recv_reduce) && transports.shm(op.peer, p)) ++in;
+        }
+        sends[ix(p)] = std::max(sends[ix(p)], out);
+        receives[ix(p)] = std::max(receives[ix(p)], in);
+      }
+    }
+    transports.set_shm_traffic(sends, receives);
+  }
+  // limits[sender]: (receiver on its host, link bytes per second at most).
+  auto limits = std::make_shared<std::vector<std::vector<std::pair<int, double>>>>(ix(workers));
+  bool any = false;
+  for (const std::vector<int>& host : plan.hosts) {
+    for (int a : host) {
+      for (int b : host) {
+        const double limit = a == b ? 0.0 : transports.limit_Bps(a, b, protocol, share);
+        if (limit > 0) {
+          (*limits)[ix(a)].emplace_back(b, limit);
+          any = true;
+        }
+      }
+    }
+  }
+  if (!any) return;
+  for (std::size_t r = first; r < s.rounds.size(); ++r) {
+    Round& round = s.rounds[r];
+    round.ops = [inner = std::move(round.ops), limits, workers](int q, std::vector<Op>& out) {
+      const std::size_t start = out.size();
+      inner(q, out);
+      for (std::size_t i = start; i < out.size(); ++i) {
+        Op& op = out[i];
+        if (!op.is_transfer()) continue;
+        const int sender = op.kind == OpKind::send ? q : op.peer;
+        const int receiver = op.kind == OpKind::send ? op.peer : q;
+        if (sender < 0 || sender >= workers) continue;
+        for (const auto& [to, limit] : (*limits)[ix(sender)]) {
+          if (to == receiver) op.max_Bps = op.max_Bps > 0 ? std::min(op.max_Bps, limit) : limit;
+        }
+      }
+    };
+  }
 }
 
 }  // namespace gradsync::models::nccl

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "models/schedule/schedule.h"
 #include "models/strategies/nccl/plan.h"
 #include "models/strategies/strategy_context.h"
 
@@ -75,6 +76,11 @@ inline constexpr int kNcclSteps = 8;
 double collective_net_step_bytes(int protocol);
 // What one connection moves at most, link bytes per second.
 double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes);
+
+// The transfers of rounds [first, end) between two ranks of one host, each at most what its
+// transport moves (transports.h): SHM's share of the PCIe links, LL's rate per channel over PCIe.
+// Each rank's SHM transfers at once are counted in the busiest of those rounds.
+void limit_by_transports(Schedule& s, std::size_t first, HostTransports& transports, const Plan& plan, int protocol, int workers);
 
 // nccl-tests' bytes of one message of a point-to-point collective: alltoall sends S/N to each
 // rank, sendrecv S to the next.

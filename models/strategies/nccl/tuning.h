@@ -20,6 +20,9 @@ enum Algorithm : int { kTree = 0, kRing = 1, kCollnetDirect = 2, kCollnetChain =
 constexpr int kAlgorithms = 7;
 enum Protocol : int { kLL = 0, kLL128 = 1, kSimple = 2 };
 constexpr int kProtocols = 3;
+// The payload share of each protocol's lines: LL stores a flag beside every 4 bytes, LL128 120
+// of every 128 bytes, Simple only data.
+inline constexpr std::array<double, kProtocols> kPayloadShare = {0.5, 120.0 / 128.0, 1.0};
 enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
 // All-gather and reduce-scatter: one half of an all-reduce's ring.
 bool all_gather_like(Collective c);
