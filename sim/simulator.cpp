@@ -192,11 +192,13 @@ class Simulation {
           }
           const auto bytes = static_cast<std::uint64_t>(op.link_bytes());
           s4u::Mailbox* to = mailbox(owner, op.peer);
-          if (op.via != models::kNoVia) {
+          const auto via_host = op.via == models::kNoVia
+                                  ? through_hosts_.end()
+                                  : through_hosts_.find({s_.participants[static_cast<std::size_t>(owner)].node, node_of(op.via[0]), node_of(op.via[1])});
+          if (via_host != through_hosts_.end()) {
             // Put from the sender node's host whose routes pass through the chosen nodes: an
             // actor there moves it, and this one waits for that actor below.
-            const std::array<std::size_t, 3> key{s_.participants[static_cast<std::size_t>(owner)].node, node_of(op.via[0]), node_of(op.via[1])};
-            w.routed.push_back(s4u::Actor::create("routed", through_hosts_.at(key), [to, m, bytes, rate] {
+            w.routed.push_back(s4u::Actor::create("routed", via_host->second, [to, m, bytes, rate] {
               s4u::CommPtr comm = to->put_init(m, bytes);
               if (rate > 0) comm->set_rate(rate);
               comm->wait();
