@@ -194,7 +194,7 @@ class Simulation {
           s4u::Mailbox* to = mailbox(owner, op.peer);
           const auto via_host = op.via == models::kNoVia
                                   ? through_hosts_.end()
-                                  : through_hosts_.find({s_.participants[static_cast<std::size_t>(owner)].node, node_of(op.via[0]), node_of(op.via[1])});
+                                  : through_hosts_.find({s_.participants[static_cast<std::size_t>(owner)].node, models::via_node(op.via[0]), models::via_node(op.via[1])});
           if (via_host != through_hosts_.end()) {
             // Put from the sender node's host whose routes pass through the chosen nodes: an
             // actor there moves it, and this one waits for that actor below.
@@ -455,7 +455,7 @@ class Simulation {
           const std::size_t a = s_.participants[static_cast<std::size_t>(p)].node;
           const std::size_t b = s_.participants[static_cast<std::size_t>(op.peer)].node;
           if (a != b) pairs.insert(op.kind == OpKind::send ? std::make_pair(a, b) : std::make_pair(b, a));
-          if (op.kind == OpKind::send && op.via != models::kNoVia) through.insert({a, node_of(op.via[0]), node_of(op.via[1]), b});
+          if (op.kind == OpKind::send && op.via != models::kNoVia) through.insert({a, models::via_node(op.via[0]), models::via_node(op.via[1]), b});
           capped = capped || (op.kind == OpKind::send && (op.max_Bps > 0 || t_.staged_copy_Bps(a, b)));
           if (is_server(p) && is_async(r)) async_peers[static_cast<std::size_t>(p)].insert(op.peer);
         }
@@ -534,7 +534,6 @@ class Simulation {
   const SimOptions& o_;
   std::unordered_map<std::uint64_t, s4u::Mailbox*> mailboxes_;
   std::map<std::array<std::size_t, 3>, s4u::Host*> through_hosts_;  // Platform::through
-  static std::size_t node_of(std::int32_t v) { return v < 0 ? models::Topology::npos : static_cast<std::size_t>(v); }
   std::vector<Scratch> scratch_;
   std::map<int, s4u::MutexPtr> mutexes_;
   std::vector<RoundTiming> first_sync_;  // per round of the first synchronisation

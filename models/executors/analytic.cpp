@@ -280,7 +280,7 @@ class Walker {
     const std::size_t b = s_.participants[static_cast<std::size_t>(to)].node;
     const bool through = via != kNoVia;
     const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
-    const std::array<std::size_t, 4> through_key{a, node_of(via[0]), node_of(via[1]), b};
+    const std::array<std::size_t, 4> through_key{a, via_node(via[0]), via_node(via[1]), b};
     if (!through) {
       if (auto it = w.pairs.find(key); it != w.pairs.end()) return it->second;
     } else if (auto it = w.through.find(through_key); it != w.through.end()) {
@@ -293,7 +293,6 @@ class Walker {
                         static_cast<std::uint32_t>(w.arena.size()) - first, t_.staged_copy_Bps(a, b).value_or(0.0)};
     return through ? w.through.emplace(through_key, made).first->second : w.pairs.emplace(key, made).first->second;
   }
-  static std::size_t node_of(std::int32_t v) { return v < 0 ? Topology::npos : static_cast<std::size_t>(v); }
 
   // Round r's cost walked: its transfers (their routes' shares while the round's others run)
   // and its busiest participant's local work; with `detail`, what each participant did.

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -93,6 +94,8 @@ struct LocalCosts {
 // ignores them.
 using Via = std::array<std::int32_t, 2>;
 inline constexpr Via kNoVia{-1, -1};
+// A Via entry as a topology node index (Topology::npos, the largest size_t, where none).
+inline std::size_t via_node(std::int32_t v) { return v < 0 ? static_cast<std::size_t>(-1) : static_cast<std::size_t>(v); }
 
 struct Op {
   OpKind kind = OpKind::compute;

@@ -235,6 +235,14 @@ std::shared_ptr<const Topology> classes_view(const Topology& t) {
 Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const PlanOptions& o) {
   Plan plan;
   plan.hosts = hosts_of(t, gpus);
+  plan.rank_host.assign(gpus.size(), -1);
+  plan.rank_local.assign(gpus.size(), -1);
+  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+    for (std::size_t k = 0; k < plan.hosts[h].size(); ++k) {
+      plan.rank_host[static_cast<std::size_t>(plan.hosts[h][k])] = static_cast<int>(h);
+      plan.rank_local[static_cast<std::size_t>(plan.hosts[h][k])] = static_cast<int>(k);
+    }
+  }
   const int nodes = static_cast<int>(plan.hosts.size());
   const bool inter = nodes > 1;
 

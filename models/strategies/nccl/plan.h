@@ -76,6 +76,8 @@ struct Plan {
   // The ranks (positions in the placement) on each host, in rank order; hosts in the order of
   // their first rank (NCCL's node index).
   std::vector<std::vector<int>> hosts;
+  // Each rank's host (index into hosts) and its position there.
+  std::vector<int> rank_host, rank_local;
   // Per host: its graphs (Comm::graph order by algorithm), the search's result for that host.
   std::vector<int> host_shape;         // host -> index into shapes
   std::vector<Comm> shapes;            // one per distinct host: its own graphs (intra orders)

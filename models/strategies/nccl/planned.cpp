@@ -134,13 +134,7 @@ std::vector<std::vector<int>> chains_of(const Plan& plan, int channels) {
 
 // Whether two ranks share a host.
 std::function<bool(int, int)> same_host(const Plan& plan) {
-  auto host = std::make_shared<std::vector<std::size_t>>();
-  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-    for (int r : plan.hosts[h]) {
-      if (pos(r) >= host->size()) host->resize(pos(r) + 1, 0);
-      (*host)[pos(r)] = h;
-    }
-  }
+  auto host = std::make_shared<const std::vector<int>>(plan.rank_host);
   return [host](int a, int b) { return pos(a) < host->size() && pos(b) < host->size() && (*host)[pos(a)] == (*host)[pos(b)]; };
 }
 
@@ -150,21 +144,9 @@ std::function<bool(int, int)> same_host(const Plan& plan) {
 // where the host's NICs are not known (the route nearest the GPU then).
 class ChannelNics {
  public:
-  explicit ChannelNics(const Plan& plan) : plan_(plan), host_(pos(1), 0), local_(pos(1), 0) {
-    for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-      for (std::size_t i = 0; i < plan.hosts[h].size(); ++i) {
-        const auto r = pos(plan.hosts[h][i]);
-        if (r >= host_.size()) {
-          host_.resize(r + 1, 0);
-          local_.resize(r + 1, 0);
-        }
-        host_[r] = h;
-        local_[r] = static_cast<int>(i);
-      }
-    }
-  }
+  explicit ChannelNics(const Plan& plan) : plan_(plan) {}
   Via between(int algorithm, int channel, int from, int to) const {
-    if (host_[pos(from)] == host_[pos(to)]) return kNoVia;
+    if (plan_.rank_host[pos(from)] == plan_.rank_host[pos(to)]) return kNoVia;
     return {nic(algorithm, channel, from), nic(algorithm, channel, to)};
   }
   // For each hop of `order` (order[j] to order[j + 1], the last back to the first where `closed`).
@@ -178,18 +160,16 @@ class ChannelNics {
 
  private:
   std::int32_t nic(int algorithm, int channel, int rank) const {
-    const std::size_t h = host_[pos(rank)];
+    const auto h = pos(plan_.rank_host[pos(rank)]);
     const Graph& g = plan_.host_graph(h, algorithm);
     if (g.intra.empty()) return -1;
     const std::size_t c = pos(channel % static_cast<int>(g.intra.size()));
     if (c >= g.inter.size()) return -1;
-    const int index = !g.intra[c].empty() && g.intra[c].front() == local_[pos(rank)] ? 0 : 1;
+    const int index = !g.intra[c].empty() && g.intra[c].front() == plan_.rank_local[pos(rank)] ? 0 : 1;
     return plan_.host_nic(h, g.inter[c][pos(index)]);
   }
 
   const Plan& plan_;
-  std::vector<std::size_t> host_;
-  std::vector<int> local_;
 };
 
 // How the plan's algorithm cuts the buffer: rings or trees, chunks per tree.

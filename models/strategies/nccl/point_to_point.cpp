@@ -26,9 +26,10 @@ std::size_t p2p_ix(T v) {
 
 // The hardware kind of the path between two ranks, for NCCL's per-hop latency: NVLink, PCIe or
 // the network.
-int hop_hw(const Plan& plan, const std::vector<std::size_t>& host_of, const std::vector<int>& local_of, int a, int b) {
-  if (host_of[p2p_ix(a)] != host_of[p2p_ix(b)]) return kNetHw;
-  return plan.host_links(host_of[p2p_ix(a)]).path_between(local_of[p2p_ix(a)], local_of[p2p_ix(b)]) <= kPathNvb ? kNvlinkHw : kPciHw;
+int hop_hw(const Plan& plan, int a, int b) {
+  const int h = plan.rank_host[p2p_ix(a)];
+  if (h != plan.rank_host[p2p_ix(b)]) return kNetHw;
+  return plan.host_links(p2p_ix(h)).path_between(plan.rank_local[p2p_ix(a)], plan.rank_local[p2p_ix(b)]) <= kPathNvb ? kNvlinkHw : kPciHw;
 }
 
 // Point-to-point work as nccl-tests runs it (alltoall_perf, sendrecv_perf): in one group, each
@@ -55,8 +56,7 @@ struct PointToPoint {
 // is a network connection with its steps of P2P_NET_CHUNKSIZE in flight (transports.h); over PCIe with P2P each
 // channel's threads copy `p2p_channel_GBps` (Simple). NVLink and SHM are bounded by their links
 // and by SHM's share of host memory (transports.h).
-void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const HostTransports& transports, const std::vector<std::size_t>& host_of,
-                     const std::vector<int>& local_of, PointToPoint& p) {
+void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const HostTransports& transports, PointToPoint& p) {
   std::vector<double> pcie(p2p_ix(ctx.N()), 0.0);
   for (int r = 0; r < ctx.N(); ++r) pcie[p2p_ix(r)] = transports.pcie_Bps(r);
   const P2pChannels c = p2p_channels(ctx, plan, pcie);
@@ -66,11 +66,12 @@ void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const HostTra
   bool any_net = false, any_pci = false;
   for (const auto& [a, b] : p.pairs) {
     double cap = 0;
-    if (host_of[p2p_ix(a)] != host_of[p2p_ix(b)]) {
+    const int h = plan.rank_host[p2p_ix(a)];
+    if (h != plan.rank_host[p2p_ix(b)]) {
       cap = net;
       any_net = any_net || net > 0;
     } else if (plan.protocol() != kLL && !transports.shm(a, b) &&
-               plan.host_links(host_of[p2p_ix(a)]).path_between(local_of[p2p_ix(a)], local_of[p2p_ix(b)]) > kPathNvb) {
+               plan.host_links(p2p_ix(h)).path_between(plan.rank_local[p2p_ix(a)], plan.rank_local[p2p_ix(b)]) > kPathNvb) {
       cap = pci;
       any_pci = true;
     }
@@ -91,14 +92,6 @@ void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const HostTra
 PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan, const HostTransports& transports) {
   PointToPoint p;
   const int n = ctx.N();
-  std::vector<std::size_t> host_of(p2p_ix(n), 0);
-  std::vector<int> local_of(p2p_ix(n), 0);
-  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-    for (std::size_t k = 0; k < plan.hosts[h].size(); ++k) {
-      host_of[p2p_ix(plan.hosts[h][k])] = h;
-      local_of[p2p_ix(plan.hosts[h][k])] = static_cast<int>(k);
-    }
-  }
   if (plan.collective == Collective::alltoall) {
     for (int a = 0; a < n; ++a) {
       for (int b = 0; b < n; ++b) {
@@ -109,12 +102,12 @@ PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan, con
     for (int a = 0; a < n && n > 1; ++a) p.pairs.emplace_back(a, (a + 1) % n);
   }
   double hop_us = 0;
-  for (const auto& [a, b] : p.pairs) hop_us = std::max(hop_us, hop_latency_us(hop_hw(plan, host_of, local_of, a, b), kRing, plan.protocol()));
+  for (const auto& [a, b] : p.pairs) hop_us = std::max(hop_us, hop_latency_us(hop_hw(plan, a, b), kRing, plan.protocol()));
   const int messages = plan.collective == Collective::alltoall ? 2 * (n - 1) : 2;
   p.latency_s = (base_latency_us(kRing, plan.protocol()) + (messages - 1) * hop_us) * 1e-6;
   p.share = kPayloadShare[p2p_ix(plan.protocol())];
   p.message_bytes = p2p_message_bytes(plan, ctx.bytes(), n);
-  cap_by_channels(ctx, plan, transports, host_of, local_of, p);
+  cap_by_channels(ctx, plan, transports, p);
   return p;
 }
 

@@ -16,15 +16,9 @@ std::size_t ix(int v) { return static_cast<std::size_t>(v); }
 }  // namespace
 
 HostTransports::HostTransports(const StrategyContext& ctx, const Plan& plan)
-    : ctx_(ctx), plan_(plan), host_of_(ix(ctx.N()), -1), local_of_(ix(ctx.N()), -1) {
-  for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-    for (std::size_t k = 0; k < plan.hosts[h].size(); ++k) {
-      const int r = plan.hosts[h][k];
-      if (r < 0 || r >= ctx.N()) continue;
-      host_of_[ix(r)] = static_cast<int>(h);
-      local_of_[ix(r)] = static_cast<int>(k);
-    }
-  }
+    : ctx_(ctx), plan_(plan), host_of_(plan.rank_host), local_of_(plan.rank_local) {
+  host_of_.resize(ix(ctx.N()), -1);
+  local_of_.resize(ix(ctx.N()), -1);
   for (const std::vector<int>& host : plan.hosts) {
     for (int a : host) {
       for (int b : host) any_shm_ = any_shm_ || shm(a, b);
