@@ -160,6 +160,8 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
     if (models::declares(strategy, "gpus_per_thread") && !run_params.get("gpus_per_thread")) {
       run_params.set("gpus_per_thread", std::to_string(std::max(1, run.gpus_per_thread)));
     }
+    // The columns compared: in place, a strategy that models the out-of-place copy leaves it out.
+    if (options.in_place && models::declares(strategy, "in_place") && !run_params.get("in_place")) run_params.set("in_place", "on");
     // The NCCL release the log states (major.minor), whose rules apply, unless the user said.
     if (models::declares(strategy, "nccl_version") && !run_params.get("nccl_version") && !run.nccl_version.empty()) {
       const std::string release = run.nccl_version.substr(0, run.nccl_version.rfind('.'));

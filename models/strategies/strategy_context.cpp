@@ -3,11 +3,13 @@
 #include "models/topology/ring_order.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
 #include "models/support/error.h"
 #include "models/support/units.h"
+#include "models/topology/hardware.h"
 
 namespace gradsync::models {
 namespace {
@@ -86,6 +88,27 @@ double StrategyContext::gpu_reduce_s_per_byte() const {
   }
   resolved_as("reduce_GBps", number_text(Bps_to_GBps(Bps), 4));
   return 1.0 / Bps;
+}
+
+double StrategyContext::gpu_copy_Bps() const {
+  const auto& m = topology.measured();
+  double Bps = std::numeric_limits<double>::infinity();
+  for (std::size_t r : placement.ranks) {
+    double rank = 0;
+    if (m && m->device_local_Bps) {
+      for (std::size_t i = 0; i < m->gpus.size(); ++i) {
+        if (m->gpus[i] == topology.node(r).id) rank = (*m->device_local_Bps)[i] / 2.0;
+      }
+    }
+    if (rank <= 0) {
+      const hardware::GpuModel* g = hardware::find_gpu_model(topology.node(r).facts.gpu_model);
+      if (!g) g = hardware::gpu_model_of(topology.description());
+      if (g) rank = GBps_to_Bps(g->memory_GBps) / 2.0;
+    }
+    if (rank <= 0) return 0.0;
+    Bps = std::min(Bps, rank);
+  }
+  return std::isfinite(Bps) ? Bps : 0.0;
 }
 
 double StrategyContext::colocation_slowdown(bool quantize) const {

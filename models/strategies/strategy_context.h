@@ -49,6 +49,11 @@ struct StrategyContext {
   double server_Bps() const;
   double server_latency_s() const;
   double gpu_reduce_s_per_byte() const;
+  // What the slowest rank's GPU copies within its own memory, bytes/s: half its memory's bandwidth
+  // (a copy reads and writes every byte), measured (p2pBandwidthLatencyTest's diagonal, which
+  // moves a copy's bytes both ways, near the memory's rate) or else its model's; 0 where neither
+  // is known.
+  double gpu_copy_Bps() const;
   // How many times slower a rank's measured local work (copies and reductions, or 1-bit
   // coding when `quantize`) runs while this run's ranks all work at once: the measurement's
   // ranks_at_once rate alone over the rate with as many ranks; 1 where it was not measured.

@@ -1,7 +1,7 @@
 // Documented hardware facts gradsync uses where a machine's own measurements are missing,
 // with NCCL 2.30.7's (NVIDIA/nccl 5067397c) figures for them (src/graph/topo.h, topo.cc):
-// GPU models' PCIe generation and width and compute capability (vendors' specification
-// sheets), the GB/s NCCL credits a PCIe link, an NVLink and an inter-socket link.
+// GPU models' PCIe generation and width, compute capability and memory bandwidth (vendors'
+// specification sheets), the GB/s NCCL credits a PCIe link, an NVLink and an inter-socket link.
 #pragma once
 
 #include <string>
@@ -18,6 +18,9 @@ struct GpuModel {
   // links (A100-SXM4: 12, H100 80GB HBM3: 18), 0 for a PCIe card (whose NVLink, if any, is a
   // bridge to one peer), -1 where the name does not say ("A100", "NVIDIA H100").
   int nvlinks = 0;
+  // The memory's bandwidth, GB/s (spec sheets; where the name leaves the module open, the first SXM
+  // module's: "A100" and "A100-SXM4" the 40 GB one's 1,555, "H100" the SXM's 3,350).
+  double memory_GBps = 0;
 };
 
 // The model named in `description` (the longest name found), or nullptr. Device names carry

@@ -219,7 +219,8 @@ TEST(CompareCli, EverySharedClusterFileIsComparedOnItsStatedHardware) {
 TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   const std::string file = published("rtx2080ti-2gpu-pix.txt");
   // SHM at 0.66 of the PCIe rate (this box's own figure): the two GPUs share their switch's Gen3 x16
-  // uplink each way, so each sends 0.66 x 12 / 2 = 3.96 GB/s.
+  // uplink each way, so each sends 0.66 x 12 / 2 = 3.96 GB/s; out of place each also copies its own
+  // half within its memory (616 GB/s on a 2080 Ti: 308 GB/s copied), 1 / (1 / 3.96 + 1 / 308) = 3.91.
   const auto r = run_cli({"compare", file, file, "-x", "analytic", "-p", "shm_efficiency=0.66"}, false);
   ASSERT_EQ(r.status, 0) << r.out;
   // All-gather: compared, as nccl's collective=all_gather (half a ring's steps, its bus factor (N-1)/N).
@@ -229,7 +230,7 @@ TEST(CompareCli, AllGatherIsComparedOtherCollectivesAreNamed) {
   const std::string table = r.out.substr(gather, next - gather);
   EXPECT_NE(table.find("analytic: sizes >= 1 MiB: median |error|"), std::string::npos) << table;
   EXPECT_NE(table.find("Ring/Simple by NCCL 2.30.7's planner on 1 host"), std::string::npos) << table;
-  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.9[0-9] +[-+][0-9]+ %)"))) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(\n +67\.1 MB +[0-9.]+ +Ring/Simple +3\.(8[5-9]|9[01]) +[-+][0-9]+ %)"))) << table;
   EXPECT_NE(r.out.find("reduce_perf, 1 rank, 28 sizes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not compared: one rank: nothing to synchronise"), std::string::npos) << r.out;
   // Alltoall: compared, as a message of S/N from every rank to every other at once (bus factor (N-1)/N).

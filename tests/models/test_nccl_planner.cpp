@@ -320,6 +320,39 @@ TEST(NcclPlanner, AllGatherAndReduceScatterAreHalfOfItsRings) {
   EXPECT_THROW(build_schedule(q), gradsync::models::InputError);
 }
 
+// Out of place (nccl-tests' first columns), an all-gather on rings and an alltoall also copy each
+// rank's own block within its GPU: S/N bytes at half the memory's bandwidth (a copy reads and
+// writes each byte), after the transfers. The generated cluster's GPUs are H100 SXM, whose
+// memory moves 3,350 GB/s (NVIDIA's H100 datasheet); in place there is no such copy, and an
+// all-reduce, a reduce-scatter and a broadcast copy nothing of their own either way.
+TEST(NcclPlanner, OutOfPlaceAllGatherAndAlltoallCopyTheOwnBlock) {
+  const Topology t = cluster(1, 8, IntraFabric::nvswitch, 8);
+  const double bytes = 1024.0 * 1024 * 1024;
+  for (int n : {2, 8}) {
+    const double own_s = bytes / n / (3350e9 / 2);
+    for (const char* collective : {"all_gather", "alltoall", "all_reduce", "reduce_scatter", "broadcast"}) {
+      const std::string c = collective;
+      const bool copies = c == "all_gather" || c == "alltoall";
+      std::vector<std::string> params{"collective=" + c};
+      if (c != "alltoall") params.push_back("algorithm=Ring");
+      PredictRequest q = nccl_request(t, n, bytes, params);
+      for (const char* executor : {"analytic", "formula"}) {
+        const Executor& e = find_executor(executor);
+        q.params.set("in_place", "off");
+        const ResultRecord out_of_place = e.evaluate(q, {});
+        q.params.set("in_place", "on");
+        const ResultRecord in_place = e.evaluate(q, {});
+        EXPECT_NEAR(out_of_place.time_per_sync_s - in_place.time_per_sync_s, copies ? own_s : 0.0, own_s * 1e-3)
+            << collective << " on " << n << " GPUs, " << executor;
+        if (!copies || std::string(executor) != "analytic") continue;  // the walked schedule names its phases
+        double phase_s = 0;
+        for (const auto& ph : out_of_place.phases) phase_s += ph.name == "own block copy" ? ph.seconds : 0.0;
+        EXPECT_NEAR(phase_s, own_s, own_s * 1e-3) << collective << ", " << executor;
+      }
+    }
+  }
+}
+
 // Broadcast and reduce across hosts and on NVSwitch hosts: each channel's ring cut into a chain at
 // rank 0, its part pipelined along it in chunks of one step (NCCL's BROADCAST_CHUNKSTEPS and
 // REDUCE_CHUNKSTEPS are 1); the root's buffer on every rank, or every rank's sum on the root

@@ -403,6 +403,11 @@ Strategy definition() {
                 word_domain(nccl_versions(), true)},
       ParamSpec{"pcie", "auto", "the GPUs' PCIe generation (x16) for SHM; auto: measured host copies, else the GPU model",
                 word_domain({"gen3", "gen4", "gen5", "gen6"}, true)},
+      ParamSpec{"in_place", "off",
+                "whether each rank's result takes the place of its input (nccl-tests' in-place columns); off: out of "
+                "place, as nccl-tests' first columns, where an all-gather on rings and an alltoall also copy each "
+                "rank's own block within its GPU",
+                word_domain({"on", "off"}, false)},
       ParamSpec{"gpus_per_thread", "1", "GPUs one host thread launches kernels for (nccl-tests -g N: N)",
                 integer_domain(1, 1024, 16)},
       ParamSpec{"shm_efficiency", "0.7", "share of its PCIe rate SHM reaches (fitted once across the published machines; "

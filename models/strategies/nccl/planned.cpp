@@ -575,8 +575,9 @@ double planned_seconds(const StrategyContext& ctx, const Plan& plan, double laun
   if (ctx.N() < 2) return 0.0;
   if (point_to_point(plan.collective)) return point_to_point_seconds(ctx, plan, launch_s);
   const Layout lay = layout_of(ctx, plan);
-  if (lay.bw_GBps <= 0) return launch_s + lay.time.latency_us * 1e-6;
-  return launch_s + lay.time.latency_us * 1e-6 + ctx.bytes() / (lay.bw_GBps * 1e9) * fill_of(lay);
+  const double own_s = own_block_copy_s(ctx, plan, lay.algorithm);
+  if (lay.bw_GBps <= 0) return launch_s + lay.time.latency_us * 1e-6 + own_s;
+  return launch_s + lay.time.latency_us * 1e-6 + ctx.bytes() / (lay.bw_GBps * 1e9) * fill_of(lay) + own_s;
 }
 
 Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double launch_s) {
@@ -685,6 +686,7 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   }
   HostTransports transports(ctx, plan);
   limit_by_transports(s, first_transfer, transports, plan, p, n);
+  if (const double own_s = own_block_copy_s(ctx, plan, a); own_s > 0) add_compute(s, all_workers(s), own_s, "own block copy");
   return s;
 }
 

@@ -131,7 +131,8 @@ double point_to_point_seconds(const StrategyContext& ctx, const Plan& plan, doub
     if (p.channel_cap[i] > 0) limit = limit > 0 ? std::min(limit, p.channel_cap[i]) : p.channel_cap[i];
     slowest = std::min(slowest, p.share * (limit > 0 ? std::min(limit, links) : links));
   }
-  return launch_s + p.latency_s + (std::isfinite(slowest) && slowest > 0 ? p.message_bytes / slowest : 0.0);
+  return launch_s + p.latency_s + (std::isfinite(slowest) && slowest > 0 ? p.message_bytes / slowest : 0.0) +
+         own_block_copy_s(ctx, plan, kRing);
 }
 
 // The schedule: each rank sends its block q to rank q (alltoall) or its buffer to the next rank
@@ -203,6 +204,7 @@ Schedule point_to_point_schedule(const StrategyContext& ctx, const Plan& plan, d
   if (done < ctx.elements * eb) s.expected.push_back(ExpectedRegion{Slice{done, ctx.elements * eb - done}, false, true, {}});
   if (s.expected.empty()) s.expected.push_back(ExpectedRegion{Slice{0, 0}, false, true, {}});
   limit_by_transports(s, first, transports, plan, plan.protocol(), n);
+  if (const double own_s = own_block_copy_s(ctx, plan, kRing); own_s > 0) add_compute(s, all_workers(s), own_s, "own block copy");
   return s;
 }
 

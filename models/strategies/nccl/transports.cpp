@@ -125,6 +125,13 @@ double p2p_message_bytes(const Plan& plan, double bytes, int ranks) {
   return plan.collective == Collective::alltoall && ranks > 0 ? bytes / ranks : bytes;
 }
 
+double own_block_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm) {
+  const bool own_block = plan.collective == Collective::alltoall || (plan.collective == Collective::all_gather && algorithm == kRing);
+  if (!own_block || ctx.N() < 2 || ctx.params.text("in_place") == "on") return 0.0;
+  const double copy_Bps = ctx.gpu_copy_Bps();
+  return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
+}
+
 double collective_net_step_bytes(int protocol) {
   // init.cc: DEFAULT_LL_BUFFSIZE (8 lines x 512 threads x 8 steps x 16 B), DEFAULT_LL128_BUFFSIZE
   // (120 elements x 640 threads x 8 steps x 8 B), DEFAULT_BUFFSIZE (4 MiB).

@@ -86,4 +86,12 @@ void limit_by_transports(Schedule& s, std::size_t first, HostTransports& transpo
 // rank, sendrecv S to the next.
 double p2p_message_bytes(const Plan& plan, double bytes, int ranks);
 
+// Out of place (nccl-tests' first columns; in_place=off), a rank's own block of an all-gather on
+// rings (all_gather.h: the ring's first step copies the input to its place in the output as it
+// sends it on) and of an alltoall (the message a rank sends itself) is copied within the GPU's
+// memory: S/N bytes at StrategyContext::gpu_copy_Bps, in turn with the transfers, as the same
+// threads do both (on 2-8 x A100 under NCCL 2.18 out-of-place takes that much longer than
+// in-place). 0 in place, for other collectives and algorithms, or where the copy rate is unknown.
+double own_block_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm);
+
 }  // namespace gradsync::models::nccl
