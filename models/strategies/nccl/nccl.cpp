@@ -150,8 +150,8 @@ constexpr double kShmEfficiencyLow = 0.45, kShmEfficiencyHigh = 0.8;
 struct ErrorBand {
   double low, high;
 };
-constexpr ErrorBand kHostLarge{-0.23, 0.57}, kHostSmall{-0.36, 1.04};
-constexpr ErrorBand kHostP2pLarge{-0.03, 2.22}, kHostP2pSmall{-0.19, 1.41};
+constexpr ErrorBand kHostLarge{-0.23, 0.55}, kHostSmall{-0.34, 1.27};
+constexpr ErrorBand kHostP2pLarge{-0.05, 2.06}, kHostP2pSmall{-0.17, 1.51};
 constexpr ErrorBand kClusterLarge{-0.16, 1.03}, kClusterSmall{-0.53, 2.37};
 constexpr ErrorBand kClusterP2pLarge{-0.45, 0.15}, kClusterP2pSmall{-0.42, -0.24};
 
