@@ -12,6 +12,7 @@
 #include "models/strategies/nccl/p2p_channels.h"
 #include "models/strategies/nccl/pipeline.h"
 #include "models/strategies/nccl/point_to_point.h"
+#include "models/strategies/nccl/system.h"
 #include "models/strategies/nccl/transports.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
@@ -200,16 +201,23 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
 // and each must take a whole chunk's time at the algorithm's bandwidth, or the all-reduce would
 // run at twice NCCL's rate (NVLS on one HGX H100 node: 476 GB/s of bus bandwidth in NCCL's model
 // and in nccl-tests runs).
+// What the first host's first GPU's links to its NVSwitch carry one way, GB/s (0: no NVSwitch):
+// the topology's rate, or (`nccls`) NCCL's figure for those NVLinks.
+double nvswitch_link_GBps(const StrategyContext& ctx, const Plan& plan, bool nccls) {
+  const std::size_t gpu = ctx.placement.ranks[pos(plan.hosts.front().front())];
+  const std::optional<std::size_t> nvswitch = nvswitch_of(ctx.topology, gpu);
+  double nvlink_GBps = 0;
+  for (const std::size_t li : ctx.topology.incident_links(gpu)) {
+    const Link& l = ctx.topology.links()[li];
+    if (nvswitch && (l.a == *nvswitch || l.b == *nvswitch)) nvlink_GBps += nccls ? nccl_nvlink_GBps(l, plan.comm.cc_min) : l.bandwidth_Bps / 1e9;
+  }
+  return nvlink_GBps;
+}
+
 double local_speedup_of(const StrategyContext& ctx, const Plan& plan, int a) {
   if (a == kNvls || a == kNvlsTree) {
     if (plan.hosts.size() < 2) return 1.0;
-    const std::size_t gpu = ctx.placement.ranks[pos(plan.hosts.front().front())];
-    const std::optional<std::size_t> nvswitch = nvswitch_of(ctx.topology, gpu);
-    double nvlink_GBps = 0;
-    for (const std::size_t li : ctx.topology.incident_links(gpu)) {
-      const Link& l = ctx.topology.links()[li];
-      if (nvswitch && (l.a == *nvswitch || l.b == *nvswitch)) nvlink_GBps += l.bandwidth_Bps / 1e9;
-    }
+    const double nvlink_GBps = nvswitch_link_GBps(ctx, plan, false);
     const double nic_share = plan.host.gpus > 0 ? plan.nic_GBps * plan.host.nics / plan.host.gpus : 0.0;
     return nic_share > 0 ? std::max(2.0, nvlink_GBps / nic_share) : 2.0;
   }
@@ -238,6 +246,22 @@ double hop_load(const Plan& plan, double n) { return chained(plan) ? 1.0 : ring_
 double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
   double bw = lay.time.bw_GBps;
   if (bw <= 0) return bw;
+  if (lay.algorithm == kNvls && plan.hosts.size() == 1 && plan.collective == Collective::all_reduce) {
+    // One host's NVLS all-reduce (all_reduce.h runNvls): each rank reduces its S/N through the
+    // switch (multimem.ld_reduce: the switch reads that part from every GPU, so each GPU's links
+    // carry S out) and stores the sum to every GPU at once (multimem.st: S/N out, S in). Each
+    // direction of a GPU's NVLinks carries S (1 + 1/N), at the share of NCCL's rate for them
+    // (its per-link figure) that it credits NVLS with (nvlsEfficiency): the algorithm bandwidth
+    // is that rate x N / (N + 1). NCCL's own
+    // model, which decides the choice, prices it at the graph's channels instead.
+    const double links = nvswitch_link_GBps(ctx, plan, true) * nvls_efficiency(plan.comm.cc_min);
+    const double n = ctx.N();
+    if (links > 0) {
+      bw = links * n / (n + 1);
+      lay.capped_by = "the multicast moves S (1 + 1/N) each way over a GPU's NVLinks, at " + format_fixed(links, 1) +
+                      " GB/s (their rate x NCCL's NVLS efficiency " + format_fixed(nvls_efficiency(plan.comm.cc_min), 2) + ")";
+    }
+  }
   if (lay.algorithm == kNvlsTree) {
     const double speedup = nvls_tree_kernel_speedup(plan.comm, plan.collective);
     if (speedup > 1) {

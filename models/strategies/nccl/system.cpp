@@ -45,6 +45,8 @@ int nvlink_count(const Link& l, int cc) {
 
 }  // namespace
 
+double nccl_nvlink_GBps(const Link& link, int cc) { return nvlink_count(link, cc) * hardware::nvlink_GBps_per_link(cc); }
+
 int nccl_version_code(const std::string& text) {
   int major = 0, minor = 0, patch = 0;
   char tail = 0;
@@ -158,7 +160,7 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
       double bw = options.pcie_GBps;
       if (ta == NodeType::nvs || tb == NodeType::nvs || (ta == NodeType::gpu && tb == NodeType::gpu)) {
         type = LinkType::nvl;
-        bw = nvlink_count(l, cc) * hardware::nvlink_GBps_per_link(cc);
+        bw = nccl_nvlink_GBps(l, cc);
       } else if (ta == NodeType::cpu && tb == NodeType::cpu) {
         type = LinkType::sys;
         bw = options.inter_socket_GBps;

@@ -76,6 +76,10 @@ struct SysPath {
   int count() const { return static_cast<int>(hops.size()); }
 };
 
+// What NCCL credits a topology link of NVLinks with, GB/s: its NVLinks (the link's label
+// "nvlink xN" / "nvswitch xN", else its rate over one link's) at NCCL's per-link figure.
+double nccl_nvlink_GBps(const Link& link, int compute_capability);
+
 // NCCL's release as one number, MAJOR x 10000 + MINOR x 100 + PATCH (its NCCL_VERSION_CODE):
 // 2.30.7 is 23007. The rules gradsync models are those of 2.30.7 unless a rule says otherwise.
 constexpr int kNcclVersion = 23007;

@@ -112,6 +112,8 @@ StepBandwidths step_bandwidths(const Comm& comm, Collective coll, int a) {
   return {intra, g.bw_inter * (comm.nodes <= 2 && a == kNvlsTree ? 2 : 1)};
 }
 
+double nvls_efficiency(int compute_capability) { return kNvlsEfficiency[cc_index(compute_capability)]; }
+
 double nvls_tree_kernel_speedup(const Comm& comm, Collective coll) {
   if (comm.nodes < 2 || comm.graph(kNvlsTree).n_channels < 2) return 1.0;
   const StepBandwidths steps = step_bandwidths(comm, coll, kNvlsTree);

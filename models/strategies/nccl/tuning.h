@@ -78,6 +78,10 @@ StepBandwidths step_bandwidths(const Comm& comm, Collective collective, int algo
 // elsewhere (on Hopper the ceiling binds first).
 double nvls_tree_kernel_speedup(const Comm& comm, Collective collective);
 
+// tuning.cc's nvlsEfficiency: the share of a GPU's NVLink rate NCCL credits NVLink SHARP with
+// (Hopper 0.85, Blackwell 0.74; 0 before Hopper).
+double nvls_efficiency(int compute_capability);
+
 // ncclTopoTuneModel for one collective, with NCCL's enable rules and the user's choices applied.
 Costs tune(const Comm& comm, Collective collective);
 // ncclTopoGetAlgoTime, in its parts: the latency (us, the ring's plateau applied) and the
