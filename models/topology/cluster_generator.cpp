@@ -40,8 +40,10 @@ const std::vector<ClusterParam>& cluster_params() {
       {"cpu", "the hosts' CPU vendor (NCCL's P2P level and network overhead depend on it): auto (not stated), intel, "
               "amd or arm",
        &ClusterSpec::cpu, true, {"auto", "intel", "amd", "arm"}},
-      {"nic_link_layer", "the NICs' link layer: infiniband, roce or ethernet", &ClusterSpec::nic_link_layer, true,
-       {"infiniband", "roce", "ethernet"}},
+      {"nic_link_layer",
+       "the NICs' kind: infiniband, roce or ethernet (NCCL's own IB verbs and socket transports), efa (AWS) or "
+       "slingshot (HPE), which NCCL reaches through the aws-ofi-nccl plugin",
+       &ClusterSpec::nic_link_layer, true, {"infiniband", "roce", "ethernet", "efa", "slingshot"}},
       {"gpudirect", "GPUDirect RDMA between GPUs and NICs: auto (not stated), true or false", &ClusterSpec::gpudirect,
        true, {"auto", "true", "false"}},
       {"nic_sharp", "in-network reduction in the network's switches (SHARP, NCCL's CollNet): auto (not stated), true "

@@ -49,7 +49,7 @@ struct ClusterSpec {
   // prediction says what it assumed, or gives the range over the fact's values.
   std::string gpu = "H100";                // every GPU's model
   std::string cpu = "auto";                // intel | amd | arm
-  std::string nic_link_layer = "infiniband";  // infiniband | roce | ethernet
+  std::string nic_link_layer = "infiniband";  // infiniband | roce | ethernet | efa | slingshot
   std::string gpudirect = "auto";          // GPUDirect RDMA between GPUs and NICs: true | false
   std::string nic_sharp = "auto";          // in-network reduction at the NICs' switches (CollNet): true | false
   std::string nvlink_sharp = "auto";       // NVLink SHARP in the NVSwitch (NVLS): true | false

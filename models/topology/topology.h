@@ -41,7 +41,7 @@ bool forwards_traffic(NodeKind kind);
 // prediction that depends on it says what it assumed (or gives the range over its values).
 struct NodeFacts {
   std::string gpu_model;          // gpu: a model of models/topology/hardware.h ("H100")
-  std::string link_layer;         // nic: "infiniband", "roce" or "ethernet"
+  std::string link_layer;         // nic: "infiniband", "roce", "ethernet", "efa" or "slingshot"
   std::optional<bool> gpudirect;  // nic: GPUDirect RDMA between GPUs and this NIC
   std::optional<bool> sharp;      // nic: in-network reduction (NCCL's CollNet); nvswitch: NVLink SHARP (NVLS)
   std::string cpu_vendor;         // cpu_socket, root_complex: "intel", "amd" or "arm"

@@ -92,6 +92,7 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (ctx.params.text("min_ctas") != "auto") o.min_ctas = static_cast<int>(ctx.params.integer("min_ctas"));
   if (ctx.params.text("max_ctas") != "auto") o.max_ctas = static_cast<int>(ctx.params.integer("max_ctas"));
   if (ctx.params.text("channels") != "auto") o.min_ctas = o.max_ctas = static_cast<int>(ctx.params.integer("channels"));
+  if (ctx.params.text("net_latency_us") != "auto") o.net_latency_us = ctx.params.number("net_latency_us");
   o.collective = *nccl::collective_from_name(ctx.params.text("collective"));
   if (nccl::all_gather_like(o.collective)) {
     // All-gather and reduce-scatter as NCCL's ring: what its cost model would pick otherwise
@@ -421,6 +422,11 @@ Strategy definition() {
                 rate_domain(false)},
       ParamSpec{"launch_us", "4", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
+      ParamSpec{"net_latency_us", "auto",
+                "the latency the network plugin reports to NCCL, us (OFI_NCCL_NET_LATENCY), which NCCL's cost model adds "
+                "to each step between hosts; auto: aws-ofi-nccl's on EFA (75: p4d, p5 and its default; 35 on p5en and p6, "
+                "150 on p3dn), 0 for NCCL's own IB and socket transports and on Slingshot",
+                real_domain(0, 1e6, true, true, 1000, true)},
       ParamSpec{"net_window_MiB", "5",
                 "bytes in flight a channel's connection between hosts needs to fill its NIC, MiB: with NCCL's 8 steps "
                 "of its buffer it moves their share of the NIC's rate (fitted once across the published multi-node runs)",

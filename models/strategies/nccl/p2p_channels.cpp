@@ -91,7 +91,8 @@ P2pChannels p2p_channels(const StrategyContext& ctx, const Plan& plan, const std
     while (c.max_per_message * n > c.channels * 4 && c.max_per_message > 1) c.max_per_message /= 2;
   }
   // comm->p2pChunkSize (init.cc): across hosts NCCL_P2P_NET_CHUNKSIZE (twice it on Arm hosts of
-  // Blackwell, 2.27 on), on a host all NVLink NCCL_P2P_NVL_CHUNKSIZE, else NCCL_P2P_PCI_CHUNKSIZE.
+  // Blackwell, 2.27 on; or as the network plugin sets it: plan.h NetPlugin), on a host all NVLink
+  // NCCL_P2P_NVL_CHUNKSIZE, else NCCL_P2P_PCI_CHUNKSIZE.
   bool all_nvlink = !across;
   if (all_nvlink) {
     const HostLinks& l = plan.host_links(0);
@@ -99,7 +100,8 @@ P2pChannels p2p_channels(const StrategyContext& ctx, const Plan& plan, const std
       for (int b = 0; b < l.ranks && all_nvlink; ++b) all_nvlink = a == b || l.path_between(a, b) <= kPathNvb;
     }
   }
-  c.step_bytes = across ? 131072.0 * (plan.host.cpu_vendor == "arm" && plan.comm.cc_min >= 100 && v >= 22700 ? 2 : 1)
+  const double net_chunk = plan.net.p2p_chunk_bytes > 0 ? plan.net.p2p_chunk_bytes : 131072.0;
+  c.step_bytes = across ? net_chunk * (plan.host.cpu_vendor == "arm" && plan.comm.cc_min >= 100 && v >= 22700 ? 2 : 1)
                         : all_nvlink ? 524288.0 : 131072.0;
   return c;
 }

@@ -13,6 +13,7 @@
 #include "models/topology/matrix_inference.h"
 #include "models/topology/topology.h"
 #include "models/support/error.h"
+#include "models/support/format.h"
 
 namespace gradsync::models::nccl {
 
@@ -423,6 +424,14 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     plan.assumed.push_back({"peer access off NVLink", "allowed (no P2P connectivity matrix says otherwise)",
                             "refused by the driver (SHM through host memory)", other});
   }
+  if (inter && any_nic && plan.host.link_layer == "efa" && o.net_latency_us < 0) {
+    for (const double us : {kEfaLatencyLowUs, kEfaLatencyHighUs}) {
+      PlanOptions other = o;
+      other.net_latency_us = us;
+      plan.assumed.push_back({"EFA plugin latency", format_fixed(kEfaLatencyUs, 0) + " us (aws-ofi-nccl's figure for p4d and p5, and its default)",
+                              format_fixed(us, 0) + " us" + (us < kEfaLatencyUs ? " (p5en, p6)" : " (p3dn)"), other});
+    }
+  }
   if (!cpu_stated) {
     PlanOptions amd = o;
     amd.cpu_vendor = "amd";
@@ -482,11 +491,53 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   }
   comm.forced_algorithm = o.forced_algorithm;
   comm.forced_protocol = o.forced_protocol;
+  // The NICs' plugin: the latency it reports on every graph that leaves the host, and
+  // NCCL_PROTO=simple where it sets it (unless the user chose a protocol).
+  // Whether the NICs' provider reaches GPU memory (FI_HMEM: the NICs' GPUDirect RDMA fact, or the
+  // user's), whatever GDR level NCCL then keeps it to.
+  bool provider_gdr = false;
+  for (const System& s : systems) {
+    for (int n : s.of_type(NodeType::net)) provider_gdr = provider_gdr || s.nodes()[static_cast<std::size_t>(n)].gdr;
+  }
+  plan.net = any_nic ? net_plugin_of(plan.host.link_layer, provider_gdr, o.net_latency_us) : NetPlugin{};
+  if (inter) {
+    for (Graph* g : {&comm.ring, &comm.tree, &comm.collnet_chain, &comm.collnet_direct, &comm.nvls}) g->latency_inter = plan.net.latency_us;
+  }
+  if (plan.net.simple_only && comm.forced_protocol < 0) comm.forced_protocol = kSimple;
 
   plan.collective = o.collective;
   plan.costs = tune(comm, o.collective);
+  plan.kernel_costs = plan.costs;
+  if (inter && plan.net.latency_us > 0) {
+    Comm kernels = comm;
+    for (Graph* g : {&kernels.ring, &kernels.tree, &kernels.collnet_chain, &kernels.collnet_direct, &kernels.nvls}) g->latency_inter = 0;
+    plan.kernel_costs = tune(kernels, o.collective);
+  }
   return plan;
 }
+
+}  // namespace
+
+NetPlugin net_plugin_of(const std::string& kind, bool gpudirect, double latency_us) {
+  NetPlugin p;
+  if (kind != "efa" && kind != "slingshot") {
+    if (latency_us > 0) p.latency_us = latency_us;
+    return p;
+  }
+  p.name = "aws-ofi-nccl";
+  p.simple_only = !gpudirect;
+  if (kind == "efa") {
+    p.latency_us = kEfaLatencyUs;
+    if (gpudirect) {
+      p.buffer_bytes = 8388608;
+      p.p2p_chunk_bytes = 524288;
+    }
+  }
+  if (latency_us >= 0) p.latency_us = latency_us;
+  return p;
+}
+
+namespace {
 
 // What identifies a search: the topology (by address and shape: a topology lives as long as the
 // requests on it), the ranks' GPUs, and every option.
@@ -495,7 +546,7 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
   k << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size() << '|' << o.forced_algorithm << ','
     << o.forced_protocol << ',' << o.p2p_level << ',' << o.nccl_version << ',' << o.nccl_version_stated << ',' << o.peer_access << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
     << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
-    << o.max_ctas << ',' << static_cast<int>(o.collective) << '|';
+    << o.max_ctas << ',' << static_cast<int>(o.collective) << ',' << o.net_latency_us << '|';
   for (std::size_t g : gpus) k << g << ',';
   // The facts NCCL plans with and the links' rates, folded into one number each.
   std::size_t facts = 0;

@@ -39,6 +39,7 @@ struct PlanOptions {
   std::optional<bool> gpudirect;  // GPUDirect RDMA; unset: the NICs' fact, else assumed
   bool collnet = false;       // NCCL_COLLNET_ENABLE=1 (needs NICs whose switches reduce: SHARP)
   int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS; 0: NCCL's
+  double net_latency_us = -1;  // the latency the network plugin reports (OFI_NCCL_NET_LATENCY); -1: the plugin's own
   Collective collective = Collective::all_reduce;  // what is costed and chosen for
 };
 
@@ -63,6 +64,31 @@ struct HostFacts {
   int p2p_level = -1, gdr_level = -1;  // path types
 };
 
+// The network plugin NCCL reaches the NICs through, by their kind, and what it changes in NCCL
+// (aws-ofi-nccl at 2daf7d30: src/platform-aws.cpp, src/nccl_ofi_net.cpp). EFA and Slingshot go
+// through aws-ofi-nccl (libfabric's efa and cxi providers); InfiniBand, RoCE and Ethernet through
+// NCCL's own IB verbs and socket transports, which change nothing here.
+// - The latency it reports, which NCCL's cost model adds to each step between hosts when it
+//   chooses (twice with Simple; search.cc graph->latencyInter): on EFA the instance's figure,
+//   75 us on p4d, p4de, p5 and p5e and for instances it does not list, 35 on p5en and p6, 150 on
+//   p3dn; 0 elsewhere. It steers the choice only (Plan::kernel_costs).
+// - NCCL_PROTO=simple without GPUDirect RDMA (the provider lacks device memory, so LL's flags
+//   would be polled in host memory whose writes it does not order).
+// - On EFA with GPUDirect RDMA (p4d, p5 and later), NCCL_BUFFSIZE 8 MiB and
+//   NCCL_P2P_NET_CHUNKSIZE 512 KiB: twice and four times the bytes a connection keeps in flight.
+struct NetPlugin {
+  std::string name;            // "aws-ofi-nccl", or "" (NCCL's own transports)
+  double latency_us = 0;
+  bool simple_only = false;
+  double buffer_bytes = 0;     // NCCL_BUFFSIZE as the plugin sets it (0: NCCL's 4 MiB)
+  double p2p_chunk_bytes = 0;  // NCCL_P2P_NET_CHUNKSIZE likewise (0: NCCL's 128 KiB)
+};
+// For NICs of `kind` (NodeFacts::link_layer), GPUDirect RDMA on or off, and the latency the user
+// gave (< 0: the plugin's).
+NetPlugin net_plugin_of(const std::string& kind, bool gpudirect, double latency_us);
+// EFA's latency figures by instance family (platform-aws.cpp), the first the plugin's default.
+inline constexpr double kEfaLatencyUs = 75, kEfaLatencyLowUs = 35, kEfaLatencyHighUs = 150;
+
 // How the ranks of a host reach each other as NCCL connects them (positions on the host).
 struct HostLinks {
   int ranks = 0;
@@ -86,11 +112,16 @@ struct Plan {
   // where the host was searched on another view of it.
   std::vector<std::vector<std::size_t>> host_nics;
   Comm comm;                           // what the communicator agreed on (minima over the hosts)
-  Costs costs;
+  Costs costs;                         // NCCL's cost model, as it chooses with it
+  // The same model for how long the kernels take: without the network plugin's reported latency,
+  // which is a tuning figure (aws-ofi-nccl chose EFA's "because NCCL's internal tuner choices
+  // work better with this value"), not a measured one.
+  Costs kernel_costs;
   Choice choice;
   int nvls_channels = 16;              // comm->nvlsChannels
   double nic_GBps = 0;                 // the slowest NIC port's line rate on the hosts (GB/s; 0: no NIC)
   HostFacts host;                      // the first host's
+  NetPlugin net;                       // the first host's NICs' plugin
   std::vector<Assumption> assumed;
   double bytes = 0;
   Collective collective = Collective::all_reduce;

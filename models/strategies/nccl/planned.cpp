@@ -271,7 +271,7 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
     }
   }
   const double n = ctx.N();
-  const double step = collective_net_step_bytes(lay.protocol);
+  const double step = collective_net_step_bytes(plan, lay.protocol);
   const double window = ctx.params.number("net_window_MiB") * 1048576.0;
   double cap = net_connection_Bps(step, plan.nic_GBps * 1e9, window) / 1e9 * kPayloadShare[pos(lay.protocol)];
   std::string why = std::to_string(kNcclSteps) + " steps of " + format_bytes(step) + " in flight of the " +
@@ -360,7 +360,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   lay.algorithm = plan.algorithm();
   lay.protocol = plan.protocol();
   const double bytes = ctx.bytes();
-  lay.time = algorithm_time(plan.comm, plan.costs, plan.collective, lay.algorithm, lay.protocol, bytes);
+  lay.time = algorithm_time(plan.comm, plan.kernel_costs, plan.collective, lay.algorithm, lay.protocol, bytes);
   const auto n = static_cast<std::uint64_t>(ctx.N());
   const int channels = std::max(1, plan.comm.channels);
   const int nodes = static_cast<int>(plan.hosts.size());
@@ -803,6 +803,13 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
     facts += ", " + std::to_string(f.nics) + (f.nics == 1 ? " NIC" : " NICs") + " at " + format_fixed(plan.nic_GBps, 1) + " GB/s" +
              (f.link_layer.empty() ? "" : " (" + f.link_layer + ")") + ", GPUDirect RDMA " +
              (f.gdr ? "on (GDR level " + path_name(f.gdr_level) + ")" : "off: through host memory");
+    const NetPlugin& net = plan.net;
+    if (!net.name.empty() || net.latency_us > 0) {
+      facts += ", " + (net.name.empty() ? std::string("the network") : "through " + net.name) + ": " + format_fixed(net.latency_us, 0) +
+               " us reported latency" + (net.simple_only ? ", NCCL_PROTO=simple" : "") +
+               (net.buffer_bytes > 0 ? ", NCCL_BUFFSIZE " + format_bytes(net.buffer_bytes) : "") +
+               (net.p2p_chunk_bytes > 0 ? ", NCCL_P2P_NET_CHUNKSIZE " + format_bytes(net.p2p_chunk_bytes) : "");
+    }
   }
   out.push_back(facts);
   if (a == kNvlsTree) {

@@ -132,10 +132,11 @@ double own_block_copy_s(const StrategyContext& ctx, const Plan& plan, int algori
   return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
 }
 
-double collective_net_step_bytes(int protocol) {
+double collective_net_step_bytes(const Plan& plan, int protocol) {
   // init.cc: DEFAULT_LL_BUFFSIZE (8 lines x 512 threads x 8 steps x 16 B), DEFAULT_LL128_BUFFSIZE
   // (120 elements x 640 threads x 8 steps x 8 B), DEFAULT_BUFFSIZE (4 MiB).
-  const double buffer = protocol == kLL ? 8.0 * 512 * kNcclSteps * 16 : protocol == kLL128 ? 120.0 * 640 * kNcclSteps * 8 : 4194304.0;
+  const double simple = plan.net.buffer_bytes > 0 ? plan.net.buffer_bytes : 4194304.0;
+  const double buffer = protocol == kLL ? 8.0 * 512 * kNcclSteps * 16 : protocol == kLL128 ? 120.0 * 640 * kNcclSteps * 8 : simple;
   return buffer / kNcclSteps;
 }
 

@@ -73,7 +73,8 @@ class HostTransports {
 // point message's P2P_NET_CHUNKSIZE (p2p_channels.h). The loop's time is no figure NCCL or a
 // vendor states: it is fitted once across the published multi-node runs (docs/fidelity.md).
 inline constexpr int kNcclSteps = 8;
-double collective_net_step_bytes(int protocol);
+// (NCCL_BUFFSIZE as the network plugin sets it for Simple: plan.h NetPlugin).
+double collective_net_step_bytes(const Plan& plan, int protocol);
 // What one connection moves at most, link bytes per second.
 double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes);
 
