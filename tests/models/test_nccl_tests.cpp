@@ -753,6 +753,27 @@ TEST(NcclTests, ATableAloneIsARunWhereItsProgramIsNamed) {
             "b.txt:5: a second nccl-tests table in the run that starts at line 1; expected one table per run");
 }
 
+// One machine's file whose NCCL log is reproduced once, after the tables (as the 4 x H100 mesh's
+// INFO section): every run took that NCCL; where the file prints two versions, a run that prints
+// none is left unsaid.
+TEST(NcclTests, AFilesOneNcclVersionIsEveryRunsThatPrintsNone) {
+  const std::string table =
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "     1048576        262144     float     sum      -1    50.00   20.97   31.46      0    49.00   21.40   32.10      0\n";
+  const std::string info = "gcn155:1539476:1539476 [3] NCCL INFO NCCL version 2.22.3+cuda12.6\n";
+  auto runs = read_nccl_tests("# nThread 1 nGpus 4\n" + table + "#\n# nThread 1 nGpus 4\n" + table + "### NCCL's log\n" + info, "m.txt");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].nccl_version, "2.22.3");
+  EXPECT_EQ(runs[1].nccl_version, "2.22.3");
+  runs = read_nccl_tests("# nThread 1 nGpus 4\n" + table + "#\n" + info + "# nThread 1 nGpus 4\n" + table + "#\n" +
+                             "x:1:1 [0] NCCL INFO NCCL version 2.27.3+cuda12.9\n# nThread 1 nGpus 4\n" + table,
+                         "m.txt");
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].nccl_version, "");
+  EXPECT_EQ(runs[1].nccl_version, "2.22.3");
+  EXPECT_EQ(runs[2].nccl_version, "2.27.3");
+}
+
 TEST(NcclTests, AHeadingNamesItsCollectiveByItsSavedOutput) {
   // ALCF's runs were saved as all_gather_output.dat, all_reduce_output.dat...: a section heading
   // that names one collective's output (and no program) names the run's collective; one that

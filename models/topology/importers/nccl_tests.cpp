@@ -276,6 +276,19 @@ class Scanner {
                             "whole output of the *_perf program");
       }
     }
+    // A file holds one machine's outputs: where every NCCL version it prints is the same one
+    // (the INFO lines of one run, say, reproduced after the tables), the runs that print none
+    // ran under that one too.
+    std::set<std::string> stated;
+    for (const NcclTestsRun& run : runs_) {
+      if (!run.nccl_version.empty()) stated.insert(run.nccl_version);
+    }
+    if (!pending_library_.empty()) stated.insert(pending_library_);
+    if (stated.size() == 1) {
+      for (NcclTestsRun& run : runs_) {
+        if (run.nccl_version.empty()) run.nccl_version = *stated.begin();
+      }
+    }
     return std::move(runs_);
   }
 

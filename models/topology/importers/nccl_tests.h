@@ -90,7 +90,8 @@ struct NcclTestsRun {
   std::string version;  // "# nccl-tests version ..." when printed
   // The NCCL library's version, "2.27.3": from the run's "# nccl-tests version ... nccl-library=22703"
   // line, else from an "NCCL version 2.27.3+cuda12.9" line (NCCL's own, or an NCCL INFO line)
-  // inside the run or just before it; "" when the log does not say.
+  // inside the run or just before it; else the file's one version where every version line in
+  // it says the same (one machine's outputs); "" when the log does not say.
   std::string nccl_version;
   // From the launcher's command line, when shown: processes (mpirun -np, srun -n), processes
   // per host (mpirun -N / --npernode / --map-by ppr:K:node, srun --ntasks-per-node), hosts
