@@ -22,6 +22,7 @@
 
 namespace gradsync::models {
 class Topology;
+struct Link;
 }
 
 namespace gradsync::models::nccl {
