@@ -45,6 +45,9 @@ std::vector<std::string> split_on(const std::string& s, char sep) {
 
 std::string value_text(double v) { return models::number_text(v); }
 
+// The open fact by which a prediction states its own error band (the nccl strategy's).
+constexpr const char* kModelErrorFact = "the model's own error";
+
 // The tables of a machine the strategy models (every collective, or only all-reduce), each at one
 // size per octave from 64 KiB (the size nearest the octave's power of two): a table printed in
 // fine steps counts as much as one printed at nccl-tests' default factor 2.
@@ -79,12 +82,21 @@ MachineErrors errors_of(const std::vector<CompareRun>& compared, const std::stri
       (large ? e.large : e.small).push_back(err);
       (large ? e.large_held : e.small_held).push_back(range_holds(it->second, p.measured));
       (large ? e.large_width : e.small_width).push_back(range_width(it->second));
-      const bool known = std::all_of(it->second.open_facts.begin(), it->second.open_facts.end(),
-                                     [](const models::OpenFact& f) { return f.name == "the model's own error"; });
-      const auto coll = it->second.params.find("collective");
-      const bool p2p = coll != it->second.params.end() && (coll->second == "alltoall" || coll->second == "sendrecv");
-      if (known && !p2p) (large ? e.large_known : e.small_known).push_back(busbw_error(it->second, p.measured));
-      if (known && p2p) (large ? e.large_known_p2p : e.small_known_p2p).push_back(busbw_error(it->second, p.measured));
+      const auto band = std::find_if(it->second.open_facts.begin(), it->second.open_facts.end(),
+                                     [](const models::OpenFact& f) { return f.name == kModelErrorFact; });
+      const bool banded = band != it->second.open_facts.end();
+      if (banded && it->second.open_facts.size() == 1) e.known[band->assumed].push_back(busbw_error(it->second, p.measured));
+      BandedPoint b;
+      b.band = banded ? band->assumed : "";
+      b.large = large;
+      for (auto* r : {&b.predicted, &b.measured}) {
+        const models::ResultRecord& from = r == &b.predicted ? it->second : p.measured;
+        r->bytes = from.bytes;
+        r->time_per_sync_s = from.time_per_sync_s;
+        r->busbw_factor = from.busbw_factor;
+      }
+      b.predicted.open_facts = it->second.open_facts;
+      e.banded.push_back(std::move(b));
     }
   }
   return e;
@@ -138,13 +150,11 @@ double PooledFigures::objective() const {
 }
 
 PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
-  std::vector<double> large, small, large_width, small_width, large_known, small_known, large_known_p2p, small_known_p2p;
+  std::vector<double> large, small, large_width, small_width;
   std::vector<bool> large_held, small_held;
+  std::map<std::string, std::vector<double>> known;
   for (const auto* e : errors) {
-    large_known_p2p.insert(large_known_p2p.end(), e->large_known_p2p.begin(), e->large_known_p2p.end());
-    small_known_p2p.insert(small_known_p2p.end(), e->small_known_p2p.begin(), e->small_known_p2p.end());
-    large_known.insert(large_known.end(), e->large_known.begin(), e->large_known.end());
-    small_known.insert(small_known.end(), e->small_known.begin(), e->small_known.end());
+    for (const auto& [band, v] : e->known) known[band].insert(known[band].end(), v.begin(), v.end());
     large.insert(large.end(), e->large.begin(), e->large.end());
     small.insert(small.end(), e->small.begin(), e->small.end());
     large_held.insert(large_held.end(), e->large_held.begin(), e->large_held.end());
@@ -152,18 +162,34 @@ PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
     large_width.insert(large_width.end(), e->large_width.begin(), e->large_width.end());
     small_width.insert(small_width.end(), e->small_width.begin(), e->small_width.end());
   }
-  auto band = [](const std::vector<double>& v) -> std::optional<std::pair<double, double>> {
-    if (v.empty()) return std::nullopt;
-    return std::make_pair(models::percentile(v, 0.05), models::percentile(v, 0.95));
-  };
   PooledFigures f;
   f.large = summarize_errors(std::move(large), large_held, std::move(large_width));
   f.small = summarize_errors(std::move(small), small_held, std::move(small_width));
-  f.large_known = band(large_known);
-  f.small_known = band(small_known);
-  f.large_known_p2p = band(large_known_p2p);
-  f.small_known_p2p = band(small_known_p2p);
+  for (const auto& [band, v] : known) {
+    // A band always holds the prediction itself.
+    f.bands[band] = ErrorBandFigure{std::min(0.0, models::percentile(v, 0.05)), std::max(0.0, models::percentile(v, 0.95)),
+                                    static_cast<int>(v.size())};
+  }
   return f;
+}
+
+MachineErrors with_bands(const MachineErrors& errors, const ErrorBands& bands) {
+  MachineErrors out = errors;
+  out.large_held.clear();
+  out.small_held.clear();
+  out.large_width.clear();
+  out.small_width.clear();
+  for (const BandedPoint& p : errors.banded) {
+    models::ResultRecord restated = p.predicted;
+    const auto band = bands.find(p.band);
+    for (models::OpenFact& f : restated.open_facts) {
+      if (f.name != kModelErrorFact || band == bands.end()) continue;
+      f.relative_time = {{"measured slower", 1 + band->second.high}, {"measured faster", 1 + band->second.low}};
+    }
+    (p.large ? out.large_held : out.small_held).push_back(range_holds(restated, p.measured));
+    (p.large ? out.large_width : out.small_width).push_back(range_width(restated));
+  }
+  return out;
 }
 
 std::vector<std::string> Calibration::items(const CalibrateOptions& options, std::size_t point) const {
@@ -191,6 +217,18 @@ double Calibration::objective(std::size_t point, const std::vector<bool>& use) c
     ++count;
   }
   return count > 0 ? sum / count : 0.0;
+}
+
+std::vector<MachineErrors> Calibration::held_out_with_others_bands() const {
+  std::vector<MachineErrors> out;
+  for (std::size_t m = 0; m < best_without.size(); ++m) {
+    std::vector<const MachineErrors*> others;
+    for (std::size_t k = 0; k < best_without.size(); ++k) {
+      if (k != m) others.push_back(&errors.at(best_without[k])[k]);
+    }
+    out.push_back(with_bands(errors.at(best_without[m])[m], pool(others).bands));
+  }
+  return out;
 }
 
 std::size_t calibration_count(const std::vector<CalibrationMachine>& machines, const CalibrateOptions& options) {

@@ -12,6 +12,7 @@
 // fitted on the others only, and the held-out errors are pooled over all tables. Nothing here knows which strategy it fits.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,7 +46,17 @@ struct CalibrateOptions {
   models::ExecutorSettings settings;
 };
 
-// |errors| of one machine at one grid point, by band, with whether each prediction's stated
+// A prediction against the band of the model's own error it states (the fact "the model's own
+// error", whose assumed value names the band), kept so that its range can be restated with
+// another band: the range is the band's times the other open facts' (ResultRecord::busbw_range_GBps).
+struct BandedPoint {
+  std::string band;  // the band's name as the prediction states it ("" where none)
+  bool large = false;  // >= 1 MiB
+  models::ResultRecord predicted;  // bytes, time, busbw factor and open facts only
+  models::ResultRecord measured;   // bytes, time and busbw factor only
+};
+
+// |errors| of one machine at one grid point, by size, with whether each prediction's stated
 // range held the measurement and the range's width (hi / lo - 1).
 struct MachineErrors {
   std::vector<double> large;  // sizes >= 1 MiB
@@ -53,19 +64,30 @@ struct MachineErrors {
   std::vector<bool> large_held, small_held;
   std::vector<double> large_width, small_width;
   // Signed (predicted / measured - 1) where the prediction left nothing open but the model's own
-  // error: what that error is, measured.
-  std::vector<double> large_known, small_known;
-  std::vector<double> large_known_p2p, small_known_p2p;  // of point-to-point work (alltoall, sendrecv)
+  // error, by the band it states: what that error is, measured.
+  std::map<std::string, std::vector<double>> known;
+  std::vector<BandedPoint> banded;  // every prediction, in the order of large / small (band "" where it states none)
 };
+
+// The model's own error by band: the 5th and 95th percentiles of the signed errors of
+// predictions whose facts were all known (widened to 0 where both lie on one side: a band always
+// holds the prediction itself), and how many there were.
+struct ErrorBandFigure {
+  double low = 0, high = 0;
+  int sizes = 0;
+};
+using ErrorBands = std::map<std::string, ErrorBandFigure>;
 
 struct PooledFigures {
   std::optional<ErrorSummary> large, small;
-  // The 5th and 95th percentiles of the signed errors of predictions whose facts were all known.
-  std::optional<std::pair<double, double>> large_known, small_known;
-  std::optional<std::pair<double, double>> large_known_p2p, small_known_p2p;
+  ErrorBands bands;
   double objective() const;  // median + 90th percentile at >= 1 MiB + median at 64 KiB - 1 MiB
 };
 PooledFigures pool(const std::vector<const MachineErrors*>& errors);
+
+// The machine's errors with every stated range restated with `bands` (a band they lack stays as
+// stated): whether each then holds the measurement, and its width.
+MachineErrors with_bands(const MachineErrors& errors, const ErrorBands& bands);
 
 struct Calibration {
   std::vector<std::string> machines;
@@ -82,6 +104,10 @@ struct Calibration {
   PooledFigures figures(std::size_t point, const std::vector<bool>& machines) const;
   // What the fit minimises: the mean of those machines' own objectives at the point.
   double objective(std::size_t point, const std::vector<bool>& machines) const;
+  // Leave one machine out for the error bands too (they are fitted across machines as well): each
+  // machine at the point fitted on the others, its ranges restated with the bands of the other
+  // machines' held-out errors. Needs best_without.
+  std::vector<MachineErrors> held_out_with_others_bands() const;
 };
 
 // How many predictions calibrate() makes (for progress).

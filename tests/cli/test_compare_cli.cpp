@@ -297,10 +297,10 @@ TEST(CalibrateCli, ShmMachinesLeftOutInTurnMeetTheTargets) {
     EXPECT_TRUE(std::regex_search(r.out, std::regex(std::string("\n") + machine + " +shm_efficiency=0\\.6[4-8] launch_us=[234] ll_channel_GBps=(2\\.4|2\\.8|3\\.2) ")))
         << machine << "\n" << r.out;
   }
-  // The error targets are met held out (the ranges, as wide as the model's held-out error, are not
-  // narrow enough for the width target).
+  // The error targets are met held out. (The ranges are not: held out, each machine's error band
+  // comes from the one other machine's errors alone, which lie on one side.)
   const auto verdict = r.out.substr(r.out.find("targets on the held-out machines:"));
-  for (const char* missed : {"median at >= 1 MiB", "90th percentile at >= 1 MiB", "median at 64 KiB - 1 MiB", "range held"}) {
+  for (const char* missed : {"median at >= 1 MiB", "90th percentile at >= 1 MiB", "median at 64 KiB - 1 MiB"}) {
     EXPECT_EQ(verdict.find(missed), std::string::npos) << missed << "\n" << r.out;
   }
   // Every collective by default: the 2080 Ti's all-gather, broadcast, reduce and alltoall tables too.

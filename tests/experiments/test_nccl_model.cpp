@@ -234,6 +234,44 @@ TEST(NcclModel, EveryRecordSaysHowSureItIs) {
   EXPECT_TRUE(has_fact(r, "SHM's share of the PCIe rate")) << notes(r);
 }
 
+TEST(NcclModel, TheModelsOwnErrorIsTheBandOfWhatItKnowsBeforeTheMeasurement) {
+  // Each record names the band of held-out error it carries: one host or several, collectives or
+  // point-to-point work, and the size class; mid sizes (launches, protocols, pipelines) miss more
+  // than sizes where bandwidth rules, so a 1 GiB all-reduce states a narrower band than a 4 MiB one.
+  const double MiB = 1 << 20;
+  const Machine m = machine("a100sxm4-8gpu-nvswitch.txt");
+  auto band = [](const ResultRecord& r) -> const OpenFact* {
+    for (const OpenFact& f : r.open_facts) {
+      if (f.name == "the model's own error") return &f;
+    }
+    return nullptr;
+  };
+  auto width = [](const OpenFact& f) {
+    double lo = 1, hi = 1;
+    for (const auto& [value, relative] : f.relative_time) {
+      lo = std::min(lo, relative);
+      hi = std::max(hi, relative);
+    }
+    return hi / lo - 1;
+  };
+  const ResultRecord small = run(m.topology, "analytic", 256 * 1024), mid = run(m.topology, "analytic", 4 * MiB),
+                     large = run(m.topology, "analytic", 1024 * MiB);
+  const ResultRecord a2a = run(m.topology, "analytic", 1024 * MiB, {"collective=alltoall"});
+  ASSERT_TRUE(band(small) && band(mid) && band(large) && band(a2a));
+  EXPECT_EQ(band(small)->assumed, "one host, collectives, 0 - 1 MiB");
+  EXPECT_EQ(band(mid)->assumed, "one host, collectives, 1 - 16 MiB");
+  EXPECT_EQ(band(large)->assumed, "one host, collectives, 256 MiB and more");
+  EXPECT_EQ(band(a2a)->assumed, "one host, point-to-point, 256 MiB and more");
+  EXPECT_LT(width(*band(large)), width(*band(mid)));
+  // Every band holds the prediction itself.
+  for (const ResultRecord* r : {&small, &mid, &large, &a2a}) {
+    const auto range = r->busbw_range_GBps();
+    ASSERT_TRUE(range);
+    EXPECT_LE(range->first, *r->busbw_GBps());
+    EXPECT_GE(range->second, *r->busbw_GBps());
+  }
+}
+
 TEST(NcclModel, SourceAMachineP2pWithinASwitchShmAcross) {
   // Source A's 4 x TITAN X: two GPUs behind each of two PCIe switches. NCCL 2.30 uses P2P within a
   // switch (PIX) and SHM across (the path crosses the host bridge: past PXB).

@@ -11,6 +11,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "models/strategies/nccl/planned.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
+#include "models/support/units.h"
 #include "models/topology/importers/nccl_tests.h"
 
 namespace gradsync::models::strategies {
@@ -143,18 +145,49 @@ constexpr double kShmEfficiencyLow = 0.45, kShmEfficiencyHigh = 0.8;
 
 // How far the model itself misses where every fact is known: the 5th and 95th percentiles of the
 // signed error (predicted / measured - 1) of the held-out predictions over every published table,
-// each machine predicted with the constants fitted on the others (`gradsync calibrate`'s last line;
-// docs/fidelity.md gives the commands), at sizes >= 1 MiB and at 64 KiB - 1 MiB: collectives and
-// point-to-point work on one host, and across hosts. The published clusters' runs leave the CPU,
-// NVLink SHARP and GPUDirect RDMA open; their band is calibrate's with those given as the runs had
-// them (`-p cpu=intel -p nvls=on -p gpudirect=on`; the CPU changes none of their plans).
+// each machine predicted with the constants fitted on the others (`gradsync calibrate`'s last
+// table; docs/fidelity.md gives the commands), by what the model knows of a prediction before it
+// is measured: one host or several, collectives or point-to-point work, and the size (the model
+// misses most at mid sizes, where launches, protocols and pipelines weigh, least where bandwidth
+// rules). The published clusters' runs leave the CPU, NVLink SHARP and GPUDirect RDMA open;
+// their bands are calibrate's with those given as the runs had them (`-p cpu=intel -p nvls=on -p
+// gpudirect=on`; the CPU changes none of their plans). Each prediction names its band (the
+// fact's assumed value), so that calibrate can restate it from the other machines' errors.
 struct ErrorBand {
+  bool across_hosts, point_to_point;
+  double from_bytes;  // the band holds from this size to the next band's
   double low, high;
 };
-constexpr ErrorBand kHostLarge{-0.23, 0.55}, kHostSmall{-0.34, 1.27};
-constexpr ErrorBand kHostP2pLarge{-0.05, 2.06}, kHostP2pSmall{-0.17, 1.51};
-constexpr ErrorBand kClusterLarge{-0.16, 1.03}, kClusterSmall{-0.53, 2.37};
-constexpr ErrorBand kClusterP2pLarge{-0.45, 0.15}, kClusterP2pSmall{-0.42, -0.24};
+constexpr std::array<double, 4> kBandSizes = {0, 1 * kMiB, 16 * kMiB, 256 * kMiB};
+constexpr ErrorBand kErrorBands[] = {
+    {false, false, 0, -0.34, 1.27},       {false, false, 1 * kMiB, -0.33, 0.81},
+    {false, false, 16 * kMiB, -0.11, 0.34}, {false, false, 256 * kMiB, -0.03, 0.12},
+    {false, true, 0, -0.17, 1.51},        {false, true, 1 * kMiB, -0.12, 4.03},
+    {false, true, 16 * kMiB, -0.05, 0.88},  {false, true, 256 * kMiB, -0.05, 0.09},
+    {true, false, 0, -0.53, 2.37},        {true, false, 1 * kMiB, -0.45, 2.25},
+    {true, false, 16 * kMiB, -0.16, 1.27},  {true, false, 256 * kMiB, -0.09, 0.62},
+    {true, true, 0, -0.42, 0},            {true, true, 1 * kMiB, -0.75, 0},
+    {true, true, 16 * kMiB, -0.53, 0.44},   {true, true, 256 * kMiB, -0.45, 0.07},
+};
+
+// The band of a prediction, and its name ("one host, collectives, 16 - 256 MiB").
+const ErrorBand& error_band(bool across_hosts, bool point_to_point, double bytes) {
+  double from = 0;
+  for (const double b : kBandSizes) {
+    if (bytes >= b) from = b;
+  }
+  for (const ErrorBand& e : kErrorBands) {
+    if (e.across_hosts == across_hosts && e.point_to_point == point_to_point && e.from_bytes == from) return e;
+  }
+  throw std::logic_error("nccl: no error band for this prediction");
+}
+std::string band_name(const ErrorBand& e) {
+  const auto at = std::find(kBandSizes.begin(), kBandSizes.end(), e.from_bytes);
+  const auto mib = [](double b) { return format_fixed(b / kMiB, 0); };
+  const std::string sizes = at + 1 == kBandSizes.end() ? mib(*at) + " MiB and more" : mib(*at) + " - " + mib(*(at + 1)) + " MiB";
+  return std::string(e.across_hosts ? "across hosts" : "one host") + ", " + (e.point_to_point ? "point-to-point" : "collectives") +
+         ", " + sizes;
+}
 
 // NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else one
 // element a thread, and point-to-point work is of bytes (src/device/common_kernel.h, reduceCopy;
@@ -264,12 +297,8 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
     }
   }
   // The model's own error, as its held-out figures have it.
-  const bool large = ctx.bytes() >= 1024.0 * 1024;
-  const bool p2p = nccl::point_to_point(plan.collective);
-  const ErrorBand band = plan.hosts.size() > 1 ? (p2p ? (large ? kClusterP2pLarge : kClusterP2pSmall) : (large ? kClusterLarge : kClusterSmall))
-                         : p2p                 ? (large ? kHostP2pLarge : kHostP2pSmall)
-                                               : (large ? kHostLarge : kHostSmall);
-  s.open_facts.push_back(OpenFact{"the model's own error", "none",
+  const ErrorBand& band = error_band(plan.hosts.size() > 1, nccl::point_to_point(plan.collective), ctx.bytes());
+  s.open_facts.push_back(OpenFact{"the model's own error", band_name(band),
                                   {{"measured slower, as the held-out 95th percentile", 1 + band.high},
                                    {"measured faster, as the held-out 5th percentile", 1 + band.low}}, ""});
   // A fact whose values all give the assumed time changes nothing here: said, but no range.
@@ -284,7 +313,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   probe.open_facts = s.open_facts;
   const auto range = probe.busbw_range_GBps();
   s.notes.push_back("open facts: " + said + "; busbw " + format_fixed(range->first, 1) + "-" + format_fixed(range->second, 1) +
-                    " GB/s over them and the model's held-out error (" + format_fixed(100 * band.low, 0) + " .. +" +
+                    " GB/s over them and the model's held-out error (" + band_name(band) + ": " + format_fixed(100 * band.low, 0) + " .. +" +
                     format_fixed(100 * band.high, 0) + " %), " +
                     format_fixed(busbw(assumed_s), 1) + " as assumed (NCCL's plan, closed form)");
 }
