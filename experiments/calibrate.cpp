@@ -152,9 +152,12 @@ double PooledFigures::objective() const {
 PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
   std::vector<double> large, small, large_width, small_width;
   std::vector<bool> large_held, small_held;
-  std::map<std::string, std::vector<double>> known;
+  // Each machine weighs alike in a band, as in the fit: a machine of many tables does not set it.
+  std::map<std::string, std::vector<std::pair<double, double>>> known;
   for (const auto* e : errors) {
-    for (const auto& [band, v] : e->known) known[band].insert(known[band].end(), v.begin(), v.end());
+    for (const auto& [band, v] : e->known) {
+      for (const double x : v) known[band].emplace_back(x, 1.0 / static_cast<double>(v.size()));
+    }
     large.insert(large.end(), e->large.begin(), e->large.end());
     small.insert(small.end(), e->small.begin(), e->small.end());
     large_held.insert(large_held.end(), e->large_held.begin(), e->large_held.end());
@@ -167,8 +170,8 @@ PooledFigures pool(const std::vector<const MachineErrors*>& errors) {
   f.small = summarize_errors(std::move(small), small_held, std::move(small_width));
   for (const auto& [band, v] : known) {
     // A band always holds the prediction itself.
-    f.bands[band] = ErrorBandFigure{std::min(0.0, models::percentile(v, 0.05)), std::max(0.0, models::percentile(v, 0.95)),
-                                    static_cast<int>(v.size())};
+    f.bands[band] = ErrorBandFigure{std::min(0.0, models::weighted_percentile(v, 0.05)),
+                                    std::max(0.0, models::weighted_percentile(v, 0.95)), static_cast<int>(v.size())};
   }
   return f;
 }

@@ -70,7 +70,7 @@ struct MachineErrors {
 };
 
 // The model's own error by band: the 5th and 95th percentiles of the signed errors of
-// predictions whose facts were all known (widened to 0 where both lie on one side: a band always
+// predictions whose facts were all known, each machine weighing alike (widened to 0 where both lie on one side: a band always
 // holds the prediction itself), and how many there were.
 struct ErrorBandFigure {
   double low = 0, high = 0;

@@ -175,8 +175,8 @@ int run_calibrate(const CalibrateFlags& f) {
     std::cout << t.render() << "  targets on the held-out machines: " << verdict(pooled) << "\n";
     // The model's own error where every fact was known: what a range must hold besides the open facts.
     if (!pooled.bands.empty()) {
-      std::cout << "\nthe model's own error where every fact was known, by the band each prediction states (held out, all machines; "
-                   "5th .. 95th percentile of predicted / measured - 1):\n";
+      std::cout << "\nthe model's own error where every fact was known, by the band each prediction states (held out, all machines, each "
+                   "weighing alike; 5th .. 95th percentile of predicted / measured - 1):\n";
       Table b({"band", ">sizes", ">5th", ">95th", ">width"});
       for (const auto& [name, f] : pooled.bands) {
         b.add_row({name, std::to_string(f.sizes), models::format_percent(f.low, 0, true), models::format_percent(f.high, 0, true),

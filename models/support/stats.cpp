@@ -24,6 +24,25 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+double weighted_percentile(std::vector<std::pair<double, double>> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double total = 0;
+  for (const auto& [value, weight] : v) total += weight;
+  q = std::clamp(q, 0.0, 1.0);
+  double before = 0, previous_at = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double at = (before + v[i].second / 2) / total;
+    if (q <= at) {
+      if (i == 0) return v[0].first;
+      return v[i - 1].first + (q - previous_at) / (at - previous_at) * (v[i].first - v[i - 1].first);
+    }
+    before += v[i].second;
+    previous_at = at;
+  }
+  return v.back().first;
+}
+
 double relative_spread(const std::vector<double>& v) {
   const double m = median(v);
   if (v.size() < 2 || !(m > 0)) return 0;

@@ -176,8 +176,12 @@ TEST(Calibrate, AHeldOutMachinesRangesTakeTheOtherMachinesErrorBands) {
     const auto& errors = large ? held.large : held.small;
     const auto& narrow_held = large ? narrow.large_held : narrow.small_held;
     for (std::size_t i = 0; i < errors.size(); ++i) {
-      if (errors[i] > 0.011) EXPECT_FALSE(narrow_held[i]) << i;
-      if (errors[i] < 0.004) EXPECT_TRUE(narrow_held[i]) << i;
+      if (errors[i] > 0.011) {
+        EXPECT_FALSE(narrow_held[i]) << i;
+      }
+      if (errors[i] < 0.004) {
+        EXPECT_TRUE(narrow_held[i]) << i;
+      }
       missed += narrow_held[i] ? 0 : 1;
     }
   }
