@@ -353,6 +353,44 @@ TEST(NcclPlanner, OutOfPlaceAllGatherAndAlltoallCopyTheOwnBlock) {
   }
 }
 
+// An alltoall's block to each peer is S/N; NCCL copies point-to-point work as bytes, 16 at a time
+// a thread only where every pointer is 16-byte aligned (common_kernel.h, reduceCopy), else one.
+// 5 ranks of 2^24 and 2^25 floats each: blocks of 2^26 and 2^27 bytes, aligned; one float more a
+// block (4 bytes off) and each further byte takes bytewise_slowdown times as long to move, the
+// latency as before. The range goes from there to the instruction-bound 16 times.
+TEST(NcclPlanner, AnAlltoallOfMisalignedBlocksCopiesAByteAtATime) {
+  const Topology t = cluster(1, 8, IntraFabric::nvswitch, 8);
+  auto bytes = [](int floats_a_block) { return 4.0 * 5 * floats_a_block; };
+  auto seconds = [&](double b, const std::vector<std::string>& params, const char* executor) {
+    std::vector<std::string> all{"collective=alltoall", "in_place=on"};
+    all.insert(all.end(), params.begin(), params.end());
+    return find_executor(executor).evaluate(nccl_request(t, 5, b, all), {}).time_per_sync_s;
+  };
+  const double misaligned = bytes((1 << 24) + 1);
+  for (const char* executor : {"analytic", "formula"}) {
+    const double aligned_slope = seconds(bytes(1 << 25), {}, executor) - seconds(bytes(1 << 24), {}, executor);
+    ASSERT_GT(aligned_slope, 0) << executor;
+    for (const int slowdown : {32, 16}) {
+      const std::vector<std::string> p{"bytewise_slowdown=" + std::to_string(slowdown)};
+      const double slope = seconds(bytes((1 << 25) + 1), p, executor) - seconds(misaligned, p, executor);
+      EXPECT_NEAR(slope / aligned_slope, slowdown, 0.01 * slowdown) << executor;
+      EXPECT_NEAR(seconds(bytes(1 << 24), p, executor), seconds(bytes(1 << 24), {}, executor), 1e-12) << executor;
+    }
+  }
+  const ResultRecord r = predict(nccl_request(t, 5, misaligned, {"collective=alltoall", "in_place=on"}));
+  const auto fact = std::find_if(r.open_facts.begin(), r.open_facts.end(),
+                                 [](const OpenFact& f) { return f.name == "byte-wise copies of misaligned alltoall blocks"; });
+  ASSERT_NE(fact, r.open_facts.end());
+  ASSERT_EQ(fact->relative_time.size(), 1U);
+  EXPECT_NEAR(fact->relative_time[0].second, 0.5, 0.02);
+  const auto range = r.busbw_range_GBps();
+  ASSERT_TRUE(range.has_value());
+  EXPECT_GE(range->second, 1.9 * *r.busbw_GBps());
+  const ResultRecord none = predict(nccl_request(t, 5, bytes(1 << 24), {"collective=alltoall", "in_place=on"}));
+  EXPECT_TRUE(std::none_of(none.open_facts.begin(), none.open_facts.end(),
+                           [](const OpenFact& f) { return f.name == "byte-wise copies of misaligned alltoall blocks"; }));
+}
+
 // Broadcast and reduce across hosts and on NVSwitch hosts: each channel's ring cut into a chain at
 // rank 0, its part pipelined along it in chunks of one step (NCCL's BROADCAST_CHUNKSTEPS and
 // REDUCE_CHUNKSTEPS are 1); the root's buffer on every rank, or every rank's sum on the root

@@ -19,6 +19,7 @@
 #include "models/strategies/common.h"
 #include "models/strategies/nccl/plan.h"
 #include "models/strategies/nccl/planned.h"
+#include "models/strategies/nccl/point_to_point.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/support/units.h"
@@ -189,12 +190,14 @@ std::string band_name(const ErrorBand& e) {
          ", " + sizes;
 }
 
-// NCCL's copies read and write 16 bytes a thread where every pointer is 16-byte aligned, else one
-// element a thread, and point-to-point work is of bytes (src/device/common_kernel.h, reduceCopy;
-// enqueue.cc gives sends and receives ncclInt8): an alltoall whose blocks are not a multiple of 16
-// bytes copies them a byte at a time, which gradsync does not price. The one published run of it (8 x A100
-// SXM, 5 and 7 ranks) went up to 30 times slower than aligned blocks: the range goes that far.
-constexpr double kMisalignedSlowdown = 30;
+// An alltoall's blocks off 16-byte alignment go a byte at a time (misaligned_alltoall). Each
+// thread's loop then moves one byte per load where aligned copies move 16, with Unroll x 8 one-byte
+// packs in flight where aligned ones have Unroll 16-byte packs: half the bytes (common_kernel.h,
+// reduceCopy). Bound by instructions alone that is 16 times slower; waiting on memory too, 32.
+// The one published run of it (8 x A100 SXM, 5 and 7 ranks) measured 27-32 times at 200 MB and
+// more, slower still at 1-50 MB.
+constexpr int kBytewiseInstructionBound = 16;
+constexpr int kBytewiseSlowdown = 2 * kBytewiseInstructionBound;
 
 // Whether some ranks of one host talk over SHM in this plan.
 bool uses_shm(const nccl::Plan& plan) {
@@ -286,14 +289,20 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
     for (std::size_t k = 0; k < others.size(); ++k) said += (k ? "; " : "") + others[k];
     said += ")";
   }
-  // An alltoall of blocks off NCCL's 16-byte copies.
-  if (plan.collective == nccl::Collective::alltoall) {
+  // An alltoall of blocks off NCCL's 16-byte copies: how much slower its byte-wise copies are.
+  if (nccl::misaligned_alltoall(ctx, plan)) {
+    const ParamSpec* spec = find_param(ctx.params.strategy(), "bytewise_slowdown");
     const std::uint64_t block = ctx.elements / static_cast<std::uint64_t>(ctx.N()) * static_cast<std::uint64_t>(ctx.element_bytes);
-    if (block % 16 != 0) {
-      s.open_facts.push_back(OpenFact{"alltoall blocks off 16-byte alignment", "copied as fast as aligned ones",
-                                      {{"NCCL's byte-wise copies, up to 30 times slower", kMisalignedSlowdown}}, ""});
-      said += std::string(said.empty() ? "" : ", ") + "alltoall blocks of " + std::to_string(block) +
-              " bytes, off 16-byte alignment (NCCL's byte-wise copies: up to 30 times slower)";
+    said += std::string(said.empty() ? "" : ", ") + "alltoall blocks of " + std::to_string(block) +
+            " bytes, off 16-byte alignment: NCCL copies them a byte at a time, " + ctx.params.text("bytewise_slowdown") +
+            " times slower";
+    if (spec && ctx.params.text("bytewise_slowdown") == spec->default_value) {
+      const double t = seconds_under(plan, {{"bytewise_slowdown", std::to_string(kBytewiseInstructionBound)}});
+      s.open_facts.push_back(OpenFact{"byte-wise copies of misaligned alltoall blocks",
+                                      std::to_string(kBytewiseSlowdown) + " times slower (instructions and memory)",
+                                      {{std::to_string(kBytewiseInstructionBound) + " times slower (instructions alone)", t / assumed_s}},
+                                      ""});
+      said += " (" + std::to_string(kBytewiseInstructionBound) + " times, bound by instructions alone: " + format_fixed(busbw(t), 1) + " GB/s)";
     }
   }
   // The model's own error, as its held-out figures have it.
@@ -451,6 +460,10 @@ Strategy definition() {
                 rate_domain(false)},
       ParamSpec{"launch_us", "4", "launch cost per GPU a thread drives, us (fitted once across the published machines)",
                 real_domain(0, 1e6, true, true, 100)},
+      ParamSpec{"bytewise_slowdown", std::to_string(kBytewiseSlowdown),
+                "how many times slower NCCL copies an alltoall's blocks that are off 16-byte alignment, a byte at a time "
+                "(src/device/common_kernel.h: 16 times the instructions a byte, and half the bytes in flight a thread)",
+                real_domain(1, 1e6, false, true, 1000)},
       ParamSpec{"net_latency_us", "auto",
                 "the latency the network plugin reports to NCCL, us (OFI_NCCL_NET_LATENCY), which NCCL's cost model adds "
                 "to each step between hosts; auto: aws-ofi-nccl's on EFA (75: p4d, p5 and its default; 35 on p5en and p6, "

@@ -108,10 +108,19 @@ PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan, con
   p.share = kPayloadShare[p2p_ix(plan.protocol())];
   p.message_bytes = p2p_message_bytes(plan, ctx.bytes(), n);
   cap_by_channels(ctx, plan, transports, p);
+  // Blocks off 16-byte alignment go a byte at a time: each byte takes that much more of what
+  // carries it (misaligned_alltoall).
+  if (misaligned_alltoall(ctx, plan)) p.share /= ctx.params.number("bytewise_slowdown");
   return p;
 }
 
 }  // namespace
+
+bool misaligned_alltoall(const StrategyContext& ctx, const Plan& plan) {
+  if (plan.collective != Collective::alltoall || ctx.N() < 2) return false;
+  const std::uint64_t block = ctx.elements / static_cast<std::uint64_t>(ctx.N()) * static_cast<std::uint64_t>(ctx.element_bytes);
+  return block % 16 != 0;
+}
 
 // The closed form: the latency, then every message at once, each at its pair's rate (the
 // transport's limit, or its share of the route's bottleneck, which a GPU's N - 1 alltoall

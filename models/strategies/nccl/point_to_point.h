@@ -13,6 +13,11 @@
 
 namespace gradsync::models::nccl {
 
+// Whether an alltoall's blocks are off 16-byte alignment. NCCL's copies move 16 bytes a thread
+// where every pointer is 16-byte aligned, else one element, and point-to-point work is of bytes
+// (src/device/common_kernel.h, reduceCopy; enqueue.cc gives sends and receives ncclInt8): such
+// blocks go a byte at a time, `bytewise_slowdown` times slower.
+bool misaligned_alltoall(const StrategyContext& ctx, const Plan& plan);
 // The time: `launch_s`, the latency, then every message at once, each at its pair's rate.
 double point_to_point_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s);
 // The schedule; `launch_s` is charged once first.
