@@ -71,6 +71,16 @@ std::vector<models::NcclTestsRun> tables_of(const CalibrationMachine& m, const C
   return out;
 }
 
+// What a band's restatement needs of a record: its size, time and bus factor (a slim copy: a
+// calibration keeps one per prediction of every grid point).
+models::ResultRecord timing_of(const models::ResultRecord& r) {
+  models::ResultRecord slim;
+  slim.bytes = r.bytes;
+  slim.time_per_sync_s = r.time_per_sync_s;
+  slim.busbw_factor = r.busbw_factor;
+  return slim;
+}
+
 MachineErrors errors_of(const std::vector<CompareRun>& compared, const std::string& executor) {
   MachineErrors e;
   for (const auto& c : compared) {
@@ -89,13 +99,9 @@ MachineErrors errors_of(const std::vector<CompareRun>& compared, const std::stri
       BandedPoint b;
       b.band = banded ? band->assumed : "";
       b.large = large;
-      for (auto* r : {&b.predicted, &b.measured}) {
-        const models::ResultRecord& from = r == &b.predicted ? it->second : p.measured;
-        r->bytes = from.bytes;
-        r->time_per_sync_s = from.time_per_sync_s;
-        r->busbw_factor = from.busbw_factor;
-      }
+      b.predicted = timing_of(it->second);
       b.predicted.open_facts = it->second.open_facts;
+      b.measured = timing_of(p.measured);
       e.banded.push_back(std::move(b));
     }
   }

@@ -232,6 +232,12 @@ std::shared_ptr<const Topology> classes_view(const Topology& t) {
   return view;
 }
 
+// The latency the network plugin reports, on every graph of `comm` (NCCL adds it to each step
+// between hosts).
+void set_latency_inter(Comm& comm, double us) {
+  for (Graph* g : {&comm.ring, &comm.tree, &comm.collnet_chain, &comm.collnet_direct, &comm.nvls}) g->latency_inter = us;
+}
+
 // Everything of the plan but the size's choice: the searches, the communicator, the costs.
 Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const PlanOptions& o) {
   Plan plan;
@@ -501,7 +507,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   }
   plan.net = any_nic ? net_plugin_of(plan.host.link_layer, provider_gdr, o.net_latency_us) : NetPlugin{};
   if (inter) {
-    for (Graph* g : {&comm.ring, &comm.tree, &comm.collnet_chain, &comm.collnet_direct, &comm.nvls}) g->latency_inter = plan.net.latency_us;
+    set_latency_inter(comm, plan.net.latency_us);
   }
   if (plan.net.simple_only && comm.forced_protocol < 0) comm.forced_protocol = kSimple;
 
@@ -510,7 +516,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   plan.kernel_costs = plan.costs;
   if (inter && plan.net.latency_us > 0) {
     Comm kernels = comm;
-    for (Graph* g : {&kernels.ring, &kernels.tree, &kernels.collnet_chain, &kernels.collnet_direct, &kernels.nvls}) g->latency_inter = 0;
+    set_latency_inter(kernels, 0);
     plan.kernel_costs = tune(kernels, o.collective);
   }
   return plan;
