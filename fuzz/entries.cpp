@@ -591,6 +591,7 @@ const std::vector<Target>& targets() {
       {"compare_inputs", fuzz_compare_inputs, "compare / calibrate inputs: a grid axis, then nccl-tests output, compared and calibrated on pcie-8gpu-2switch", true},
       {"sweep_file", fuzz_sweep_file, "sweep result files (experiments::read_sweep_file, JSON lines or CSV) as --resume and --merge read them", true},
       {"layer_listing", fuzz_layer_listing, "PyTorch parameter listings (models::workload_from_listing), round trip through workload JSON", true},
+      {"digits_csv", fuzz_digits_csv, "the training data's CSV (training::parse_digits_csv): pixels 0..1 in sixteenths, digits 0..9, the same through CSV again", true},
   };
   return all;
 }

@@ -87,5 +87,7 @@ Outcome fuzz_compare_inputs(const std::uint8_t* data, std::size_t size);
 Outcome fuzz_sweep_file(const std::uint8_t* data, std::size_t size);
 // PyTorch parameter listings (models::workload_from_listing), round trip through workload JSON
 Outcome fuzz_layer_listing(const std::uint8_t* data, std::size_t size);
+// the training data's CSV (training::parse_digits_csv): pixels 0..1 in sixteenths, digits 0..9, the same through CSV again
+Outcome fuzz_digits_csv(const std::uint8_t* data, std::size_t size);
 
 }  // namespace gradsync::fuzz

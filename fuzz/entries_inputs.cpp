@@ -1,6 +1,6 @@
 // Fuzz entries for the inputs added since the first campaign (issue 31): nccl-tests logs (as
 // text, and generated with known figures), `topology generate` options, `compare` / `calibrate`
-// inputs, sweep result files and PyTorch parameter listings. Contract: fuzz/entries.h.
+// inputs, sweep result files, PyTorch parameter listings and the training data's CSV. Contract: fuzz/entries.h.
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "experiments/compare.h"
 #include "experiments/sweep.h"
 #include "fuzz/entries.h"
+#include "training/digits.h"
 #include "fuzz/support.h"
 #include "models/support/json_input.h"
 #include "models/topology/cluster_generator.h"
@@ -637,6 +638,28 @@ Outcome fuzz_layer_listing(const std::uint8_t* data, std::size_t size) {
     if (back.layers.size() != w.layers.size() || !close(back.gradient_bytes(), w.gradient_bytes())) {
       violated(t, "the listing's workload changed in a round trip through workload_to_json");
     }
+  });
+}
+
+Outcome fuzz_digits_csv(const std::uint8_t* data, std::size_t size) {
+  const std::string text = text_of(data, size);
+  const char* t = "digits_csv";
+  return guarded(t, [&] {
+    const training::Digits d = training::parse_digits_csv(text, "fuzz.csv");
+    if (d.rows() == 0 || d.pixels.size() != d.rows() * training::Digits::kPixels) violated(t, "pixels do not fill the rows");
+    std::string again;
+    for (std::size_t r = 0; r < d.rows(); ++r) {
+      for (int i = 0; i < training::Digits::kPixels; ++i) {
+        const float v = d.pixels[r * training::Digits::kPixels + static_cast<std::size_t>(i)] * 16.0F;
+        if (!(v >= 0 && v <= 16 && v == std::floor(v))) violated(t, "a pixel of " + exact_number(v) + " sixteenths");
+        again += std::to_string(static_cast<int>(v)) + ",";
+      }
+      if (d.labels[r] < 0 || d.labels[r] >= training::Digits::kClasses) violated(t, "a digit " + std::to_string(d.labels[r]));
+      again += std::to_string(d.labels[r]) + "\n";
+    }
+    // The data written back as CSV reads as the same data.
+    const training::Digits back = training::parse_digits_csv(again, "again.csv");
+    if (back.pixels != d.pixels || back.labels != d.labels) violated(t, "the data changed in a round trip through CSV");
   });
 }
 

@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make pkg-config libsimgrid-dev nlohmann-json3-dev libboost-graph-dev
           libopenmpi-dev openmpi-bin libgtest-dev libgmock-dev libcli11-dev libfmt-dev python3-matplotlib iproute2
-          clang libclang-rt-14-dev)  # clang and libFuzzer: the fuzz targets (scripts/fuzz.sh)
+          clang libclang-rt-14-dev  # clang and libFuzzer: the fuzz targets (scripts/fuzz.sh)
+          zlib1g-dev python3-sklearn  # the training data: the UCI digits as scikit-learn ships them
+          libtorch-dev libopenblas0-pthread)  # gradsync-train: libtorch (CPU), on OpenBLAS rather than the reference BLAS
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

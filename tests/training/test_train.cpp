@@ -1,0 +1,106 @@
+// gradsync-train under mpirun: real training, each step's gradient synchronised by a strategy's
+// schedule on real MPI processes. The oracle is libtorch itself: N ranks of b rows, their mean
+// gradient made by the schedule, must follow one rank that takes the N x b rows in one batch (the
+// gradient of a mean loss over equal shares is the mean of the shares' gradients), step for step,
+// up to float rounding; and every replica must end with the same weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gradsync/config.h"
+#include "support/run_command.h"
+
+namespace {
+
+CommandResult train(int np, const std::string& args) {
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  std::vector<std::string> argv = {GRADSYNC_MPIEXEC, "--oversubscribe", "-np", std::to_string(np), GRADSYNC_TRAIN};
+  for (auto& w : words(args)) argv.push_back(std::move(w));
+  return run_command(argv);
+}
+
+struct Epoch {
+  double train_loss = 0, test_loss = 0, accuracy = 0;
+};
+
+std::vector<Epoch> epochs_of(const std::string& path) {
+  std::vector<Epoch> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    out.push_back({j.at("train_loss").get<double>(), j.at("test_loss").get<double>(), j.at("test_accuracy").get<double>()});
+  }
+  return out;
+}
+
+double norm_of(const std::string& out) {
+  const auto at = out.find("weights' L2 norm ");
+  return at == std::string::npos ? -1 : std::stod(out.substr(at + 17));
+}
+
+bool can_train() { return GRADSYNC_HAVE_TORCH && std::string(GRADSYNC_DIGITS_CSV).size() > 0; }
+
+}  // namespace
+
+TEST(Train, FourRanksOnARingFollowOneRankOfTheirWholeBatch) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string dir = ::testing::TempDir();
+  const CommandResult one = train(1, "--batch 64 --epochs 3 -o " + dir + "/one.jsonl");
+  const CommandResult four = train(4, "--strategy ring --batch 16 --epochs 3 -o " + dir + "/four.jsonl");
+  ASSERT_EQ(one.status, 0) << one.out;
+  ASSERT_EQ(four.status, 0) << four.out;
+  EXPECT_NE(four.out.find("# replicas: identical"), std::string::npos) << four.out;
+  const auto a = epochs_of(dir + "/one.jsonl"), b = epochs_of(dir + "/four.jsonl");
+  ASSERT_EQ(a.size(), 3U);
+  ASSERT_EQ(b.size(), 3U);
+  for (std::size_t e = 0; e < 3; ++e) {
+    EXPECT_NEAR(b[e].train_loss, a[e].train_loss, 1e-4 * a[e].train_loss) << "epoch " << e + 1;
+    EXPECT_NEAR(b[e].test_loss, a[e].test_loss, 1e-4 * a[e].test_loss) << "epoch " << e + 1;
+  }
+  EXPECT_NEAR(norm_of(four.out), norm_of(one.out), 1e-5 * norm_of(one.out));
+  // It learns: the first epoch's loss falls by the third, and the held-out digits are read.
+  EXPECT_LT(b[2].train_loss, 0.5 * b[0].train_loss);
+  EXPECT_GT(b[2].accuracy, 0.85);
+}
+
+TEST(Train, EveryStrategyThatSumsTheGradientTrainsAlike) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string dir = ::testing::TempDir();
+  const CommandResult ring = train(4, "--strategy ring --batch 8 --steps 40 -o " + dir + "/ring.jsonl");
+  ASSERT_EQ(ring.status, 0) << ring.out;
+  const double reference = norm_of(ring.out);
+  for (const char* s : {"ps", "halving_doubling", "hierarchical", "nccl", "zero1", "zero2", "fsdp"}) {
+    const CommandResult r = train(4, std::string("--strategy ") + s + " --batch 8 --steps 40");
+    ASSERT_EQ(r.status, 0) << s << "\n" << r.out;
+    EXPECT_NE(r.out.find("# replicas: identical"), std::string::npos) << s;
+    EXPECT_NEAR(norm_of(r.out), reference, 1e-5 * reference) << s;
+  }
+  // 1-bit SGD: one bit a value on the wire, the rest carried to the next step; it trains, on
+  // weights of its own.
+  const CommandResult onebit = train(4, "--strategy onebit --batch 8 --steps 40 -o " + dir + "/onebit.jsonl");
+  ASSERT_EQ(onebit.status, 0) << onebit.out;
+  EXPECT_NE(onebit.out.find("# replicas: identical"), std::string::npos);
+  EXPECT_GT(std::abs(norm_of(onebit.out) - reference), 1e-3 * reference);
+  const auto e = epochs_of(dir + "/onebit.jsonl");
+  ASSERT_FALSE(e.empty());
+  EXPECT_GT(e.back().accuracy, 0.5);
+}
+
+TEST(Train, WhatItCannotRunIsRefusedWithTheReason) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const CommandResult avg = train(2, "--strategy model_avg --steps 2");
+  EXPECT_EQ(avg.status, 2) << avg.out;
+  EXPECT_NE(avg.out.find("--strategy model_avg: it averages the models every few steps"), std::string::npos) << avg.out;
+  const CommandResult big = train(2, "--batch 1000 --steps 2");
+  EXPECT_EQ(big.status, 2);
+  EXPECT_NE(big.out.find("a global batch of 2000 rows, more than the 1500 to train on"), std::string::npos) << big.out;
+  const CommandResult data = train(1, "--data " GRADSYNC_SOURCE "/README.md --steps 2");
+  EXPECT_EQ(data.status, 2);
+  EXPECT_NE(data.out.find("README.md:1: value 1 is"), std::string::npos) << data.out;
+}

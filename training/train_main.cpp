@@ -1,0 +1,286 @@
+// gradsync-train: real training under mpirun, each step's gradient synchronised by a strategy's
+// own schedule. Every rank is a replica of one model (training/mlp.h: libtorch), the same
+// initial weights on every rank; each step, rank r takes its share of the global batch of the
+// digits data (training/digits.h), computes its gradient, and the schedule executor
+// (runtime/executor.h) runs the strategy's schedule on it, on the backend's memory and
+// transport, as gradsync-run does with made-up inputs; the result, as a mean, is the gradient
+// of the optimizer's step. So a run with N ranks of b rows each follows the run of one rank of
+// N x b rows, step for step, as far as float rounding lets it: that is what the tests check.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "models/executors/predict.h"
+#include "models/support/error.h"
+#include "models/support/json_input.h"
+#include "models/topology/topology_io.h"
+#include "models/topology/uniform_topologies.h"
+#include "runtime/cli_flags.h"
+#include "runtime/executor.h"
+#include "runtime/backends/catalogue.h"
+#include "runtime/run_backends.h"
+#include "training/digits.h"
+#include "training/mlp.h"
+
+namespace gs = gradsync;
+using gs::runtime::cli::integer_in;
+using gs::runtime::cli::number_in;
+
+namespace {
+
+struct Options {
+  std::string strategy = "ring";
+  std::vector<std::string> params;
+  std::string topology;
+  std::string backend = "mpi_host";
+  std::string data;
+  int batch = 16;  // rows a rank takes each step
+  int epochs = 3;
+  int steps = 0;   // 0: whole epochs
+  double learning_rate = 0.1;
+  double momentum = 0.9;
+  int hidden = 64;
+  int test_rows = 297;
+  std::uint64_t seed = 1;
+  std::string output;
+};
+
+// Whether every worker ends the schedule holding the sum (or the mean) of every worker's
+// gradient, as the strategy's own arithmetic makes it (1-bit SGD's quantised sums, with their
+// residuals carried to the next step, too): the synchronisations gradsync-train runs so far.
+// Returns what the sum is divided by (1: a sum).
+int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
+  int divisor = 0;
+  std::string why;
+  const bool async_round = std::any_of(s.rounds.begin(), s.rounds.end(), [](const gs::models::Round& r) { return r.asynchronous; });
+  if (s.asynchronous || async_round) {
+    why = "a server applies pushes as they come (asynchronous rounds), which needs the optimizer on the server";
+  } else if (s.averages_models || s.period_steps > 1) {
+    why = "it averages the models every few steps rather than the gradients every step";
+  }
+  for (const auto& e : s.expected) {
+    if (!why.empty()) break;
+    if (e.slice.bytes == 0) continue;
+    if (!e.all_workers || e.own_only || e.numeric_only || e.transposed_blocks != 0 || e.from_previous != 0 || !e.holders.empty()) {
+      why = "its workers do not all end with the sum or mean of every worker's gradient";
+    } else if (divisor != 0 && e.divisor != divisor) {
+      why = "its regions end as different sums";
+    } else {
+      divisor = e.divisor;
+    }
+  }
+  if (!why.empty()) {
+    throw gs::models::InputError("--strategy " + name + ": " + why +
+                                 "; gradsync-train runs, so far, the strategies that all-reduce the gradient every step (ring, "
+                                 "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit)");
+  }
+  return divisor == 0 ? 1 : divisor;
+}
+
+int train(const Options& o, MPI_Comm comm, int rank, int size) {
+  gs::training::use_one_thread();
+  const gs::training::Digits data = gs::training::load_digits(o.data.empty() ? gs::training::default_digits_path() : o.data);
+  if (o.test_rows < 1 || static_cast<std::size_t>(o.test_rows) >= data.rows()) {
+    throw gs::models::InputError("--test-rows " + std::to_string(o.test_rows) + ": the data has " + std::to_string(data.rows()) +
+                                 " images; expected at least 1 and fewer than that");
+  }
+  const std::size_t train_rows = data.rows() - static_cast<std::size_t>(o.test_rows);
+  const std::size_t global = static_cast<std::size_t>(o.batch) * static_cast<std::size_t>(size);
+  if (global > train_rows) {
+    throw gs::models::InputError("--batch " + std::to_string(o.batch) + " on " + std::to_string(size) + " ranks: a global batch of " +
+                                 std::to_string(global) + " rows, more than the " + std::to_string(train_rows) + " to train on");
+  }
+  const std::size_t steps_per_epoch = train_rows / global;
+
+  gs::training::MlpOptions mo;
+  mo.inputs = gs::training::Digits::kPixels;
+  mo.hidden = o.hidden;
+  mo.classes = gs::training::Digits::kClasses;
+  mo.learning_rate = o.learning_rate;
+  mo.momentum = o.momentum;
+  mo.seed = o.seed;
+  gs::training::Mlp model(mo);
+
+  // The strategy's schedule for this model's gradient on these ranks.
+  const gs::models::LoadedTopology loaded = o.topology.empty()
+                                                ? gs::models::LoadedTopology{gs::models::flat_topology(size), std::nullopt}
+                                                : gs::models::load_topology_file(gs::models::resolve_topology_path(o.topology));
+  gs::models::PredictRequest q;
+  q.topology = &loaded.topology;
+  q.strategy = &gs::models::find_strategy(o.strategy);
+  q.params = gs::models::SyncParams::parse(o.params);
+  q.placement = gs::models::first_gpus(loaded.topology, size);
+  q.bytes = 4.0 * static_cast<double>(model.parameter_count());
+  const gs::models::BuiltSchedule built = gs::models::build_schedule(q);
+  const gs::models::Schedule& schedule = built.schedule;
+  if (schedule.workers != size) {
+    throw gs::models::InputError("--strategy " + o.strategy + ": its schedule has " + std::to_string(schedule.workers) +
+                                 " workers for " + std::to_string(size) + " processes; expected one worker a process");
+  }
+  const int divisor = summing_divisor(schedule, o.strategy);
+  gs::runtime::Backend backend = gs::runtime::make_backend(o.backend, comm);
+  gs::runtime::ScheduleExecutor executor(schedule, gs::runtime::map_participants(schedule, size), rank, *backend.memory,
+                                         *backend.transport);
+  std::vector<float> mine;
+  executor.reset([&](int, std::uint64_t) { return 0.0F; });
+
+  if (rank == 0) {
+    std::printf("# gradsync-train: an MLP (%d-%d-%d, %zu parameters) on the digits data (%zu images: %zu to train, %d to test), "
+                "SGD lr %g momentum %g\n",
+                mo.inputs, mo.hidden, mo.classes, model.parameter_count(), data.rows(), train_rows, o.test_rows, o.learning_rate,
+                o.momentum);
+    std::printf("# %d ranks x %d rows a step (global batch %zu), the gradient synchronised by %s (%s) on backend %s\n", size,
+                o.batch, global, o.strategy.c_str(), schedule.strategy.c_str(), backend.name.c_str());
+    std::printf("# %5s  %7s  %8s  %10s  %9s  %13s  %8s\n", "epoch", "steps", "samples", "train loss", "test loss", "test accuracy",
+                "time (s)");
+  }
+  const int epochs = o.steps > 0 ? static_cast<int>((static_cast<std::size_t>(o.steps) + steps_per_epoch - 1) / steps_per_epoch) : o.epochs;
+  std::vector<std::size_t> order(train_rows);
+  std::vector<float> x(static_cast<std::size_t>(o.batch) * gs::training::Digits::kPixels);
+  std::vector<int> y(static_cast<std::size_t>(o.batch));
+  std::size_t step = 0, samples = 0;
+  std::string records;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
+    // The same order on every rank: each epoch's shuffle from the seed.
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::mt19937_64 shuffle(o.seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
+    std::shuffle(order.begin(), order.end(), shuffle);
+    double loss_sum = 0;
+    std::size_t epoch_steps = 0;
+    for (std::size_t k = 0; k < steps_per_epoch && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k, ++step, ++epoch_steps) {
+      for (int i = 0; i < o.batch; ++i) {
+        const std::size_t row = order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
+        std::copy_n(data.pixels.begin() + static_cast<long>(row * gs::training::Digits::kPixels), gs::training::Digits::kPixels,
+                    x.begin() + static_cast<long>(static_cast<std::size_t>(i) * gs::training::Digits::kPixels));
+        y[static_cast<std::size_t>(i)] = data.labels[row];
+      }
+      loss_sum += model.gradient(x.data(), y.data(), y.size(), mine);
+      executor.refill([&](int, std::uint64_t e) { return mine[e]; });
+      executor.run();
+      std::vector<float> synced = executor.gradient(rank);
+      if (divisor != size) {  // the sum of the N gradients (or a share of it) to their mean
+        const float by = static_cast<float>(size) / static_cast<float>(divisor);
+        for (float& v : synced) v /= by;
+      }
+      model.step(synced);
+      samples += global;
+    }
+    double loss = epoch_steps > 0 ? loss_sum / static_cast<double>(epoch_steps) : 0.0;
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
+    loss /= size;
+    const gs::training::Scores test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels,
+                                                     data.labels.data() + train_rows, static_cast<std::size_t>(o.test_rows));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rank == 0) {
+      std::printf("  %5d  %7zu  %8zu  %10.4f  %9.4f  %12.1f%%  %8.2f\n", epoch, step, samples, loss, test.loss, 100 * test.accuracy,
+                  seconds);
+      nlohmann::json r{{"epoch", epoch},       {"steps", step},          {"samples", samples},
+                       {"train_loss", loss},   {"test_loss", test.loss}, {"test_accuracy", test.accuracy},
+                       {"seconds", seconds},   {"ranks", size},          {"batch_per_rank", o.batch},
+                       {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
+                       {"seed", o.seed}};
+      records += r.dump() + "\n";
+    }
+  }
+  // Every replica must hold the same weights: the synchronised gradient is the same everywhere.
+  std::vector<float> params = model.parameters();
+  std::vector<float> first = params;
+  MPI_Bcast(first.data(), static_cast<int>(first.size()), MPI_FLOAT, 0, comm);
+  double differ = 0, norm = 0;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    differ = std::max(differ, static_cast<double>(std::abs(params[i] - first[i])));
+    norm += static_cast<double>(params[i]) * params[i];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_DOUBLE, MPI_MAX, comm);
+  if (rank == 0) {
+    std::printf("# replicas: %s (largest difference from rank 0's weights: %g); weights' L2 norm %.9g\n",
+                differ == 0 ? "identical" : "DIFFER", differ, std::sqrt(norm));
+    if (!o.output.empty()) {
+      gs::models::write_file_atomically(o.output, records);
+      std::printf("# wrote %d records to %s\n", epochs, o.output.c_str());
+    }
+  }
+  return differ == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+
+  Options o;
+  CLI::App app{"gradsync-train: train a model for real under mpirun (one process a rank), each step's gradient synchronised by a "
+               "strategy's own schedule, and print the loss and test accuracy per epoch.",
+               "gradsync-train"};
+  app.footer("The model: a two-layer perceptron (libtorch) on the UCI handwritten digits (scikit-learn's copy, which\n"
+             "scripts/setup.sh installs). Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
+             "strategy's schedule turns the N gradients into their mean on every rank, and each replica steps with it.\n"
+             "Examples:\n"
+             "  mpirun -np 4 gradsync-train --strategy ring --batch 16 --epochs 3\n"
+             "  mpirun -np 1 gradsync-train --batch 64 --epochs 3      # the same training on one rank\n"
+             "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl");
+  app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the gradient (those that all-reduce it every "
+                                          "step: ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit)")
+      ->default_val(o.strategy);
+  app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
+  app.add_option("--topology,-t", o.topology, "topology the schedule is built for (default: all ranks alike)");
+  app.add_option("--backend", o.backend, gs::runtime::backends_help())
+      ->check(gs::runtime::cli::one_of(gs::runtime::backend_names()))
+      ->default_val(o.backend);
+  app.add_option("--data", o.data, "the digits data (CSV, gzip or plain; default: the file configure found: " +
+                                       (gs::training::default_digits_path().empty() ? std::string("none") : gs::training::default_digits_path()) + ")");
+  app.add_option("--batch,-b", o.batch, "rows a rank takes each step")->check(integer_in(1, 100000))->default_val(o.batch);
+  app.add_option("--epochs", o.epochs, "passes over the training rows")->check(integer_in(1, 100000))->default_val(o.epochs);
+  app.add_option("--steps", o.steps, "stop after this many steps instead (the last epoch then ends early)")->check(integer_in(1, 100000000));
+  app.add_option("--lr", o.learning_rate, "learning rate")->check(number_in(0, 1e6, true))->default_val(o.learning_rate);
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(number_in(0, 1))->default_val(o.momentum);
+  app.add_option("--hidden", o.hidden, "units in the hidden layer")->check(integer_in(1, 1000000))->default_val(o.hidden);
+  app.add_option("--test-rows", o.test_rows, "the last rows of the data, held out to test")->check(integer_in(1, 1000000))->default_val(o.test_rows);
+  app.add_option("--seed", o.seed, "initial weights and the batches' order")->default_val(o.seed);
+  app.add_option("-o,--output", o.output, "write a record per epoch (JSON lines) here");
+
+  int status = 0;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const std::string unknown = dynamic_cast<const CLI::ExtrasError*>(&e) ? gs::runtime::cli::unknown_flag_message(app) : std::string();
+    if (rank == 0 && !unknown.empty()) {
+      std::cerr << "gradsync-train: error: " << unknown << "\n";
+      status = 2;
+    } else if (rank == 0) {
+      status = app.exit(e);
+    } else {
+      status = e.get_exit_code();
+    }
+    if (status != 0) status = 2;
+    MPI_Finalize();
+    return status;
+  }
+  try {
+    status = train(o, comm, rank, size);
+  } catch (const gs::models::InputError& e) {
+    if (rank == 0) std::cerr << "gradsync-train: error: " << e.what() << "\n";
+    status = 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gradsync-train: rank " << rank << ": error: " << e.what() << std::endl;
+    MPI_Abort(comm, 1);
+  }
+  MPI_Finalize();
+  return status;
+}
