@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/cli_flags.h"
+#include "runtime/mpi_main.h"
 #include "gradsync/config.h"
 #include "models/support/error.h"
 #include "models/executors/executor.h"
@@ -441,13 +442,9 @@ int run_sweep(const Options& o, MPI_Comm comm, int rank, int size, runtime::Watc
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The watchdog's thread calls MPI_Abort while the main thread may be inside MPI.
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const runtime::MpiWorld world = runtime::join_mpi(argc, argv);
+  MPI_Comm comm = world.comm;
+  const int rank = world.rank, size = world.size;
 
   Options o;
   o.strategy = models::default_strategy().name;
@@ -524,23 +521,8 @@ int main(int argc, char** argv) {
   measure->add_option("--timeout", o.timeout_s, "seconds without progress before the job is declared stuck and aborted; 0: never")
       ->check(number_in(0, 1e7))->default_val(20);
 
+  if (const auto done = runtime::parse_flags_or_exit(app, argc, argv, rank, "gradsync-run")) return *done;
   int status = 0;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const std::string unknown = dynamic_cast<const CLI::ExtrasError*>(&e) ? unknown_flag_message(app) : std::string();
-    if (rank == 0 && !unknown.empty()) {
-      std::cerr << "gradsync-run: error: " << unknown << "\n";
-      status = 2;
-    } else if (rank == 0) {
-      status = app.exit(e);
-    } else {
-      status = e.get_exit_code();
-    }
-    if (status != 0) status = 2;
-    MPI_Finalize();
-    return status;
-  }
   runtime::Watchdog watch(rank, o.timeout_s, [](const std::string&) {
     if (runtime::Transport* t = g_abort_transport.load()) t->abort();
     if (runtime::NativeCollective* n = g_abort_native.load()) n->abort();

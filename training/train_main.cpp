@@ -26,6 +26,7 @@
 #include "models/topology/topology_io.h"
 #include "models/topology/uniform_topologies.h"
 #include "runtime/cli_flags.h"
+#include "runtime/mpi_main.h"
 #include "runtime/executor.h"
 #include "runtime/backends/catalogue.h"
 #include "runtime/run_backends.h"
@@ -217,12 +218,9 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  const gs::runtime::MpiWorld world = gs::runtime::join_mpi(argc, argv);
+  MPI_Comm comm = world.comm;
+  const int rank = world.rank, size = world.size;
 
   Options o;
   CLI::App app{"gradsync-train: train a model for real under mpirun (one process a rank), each step's gradient synchronised by a "
@@ -255,23 +253,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "initial weights and the batches' order")->default_val(o.seed);
   app.add_option("-o,--output", o.output, "write a record per epoch (JSON lines) here");
 
+  if (const auto done = gs::runtime::parse_flags_or_exit(app, argc, argv, rank, "gradsync-train")) return *done;
   int status = 0;
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const std::string unknown = dynamic_cast<const CLI::ExtrasError*>(&e) ? gs::runtime::cli::unknown_flag_message(app) : std::string();
-    if (rank == 0 && !unknown.empty()) {
-      std::cerr << "gradsync-train: error: " << unknown << "\n";
-      status = 2;
-    } else if (rank == 0) {
-      status = app.exit(e);
-    } else {
-      status = e.get_exit_code();
-    }
-    if (status != 0) status = 2;
-    MPI_Finalize();
-    return status;
-  }
   try {
     status = train(o, comm, rank, size);
   } catch (const gs::models::InputError& e) {
