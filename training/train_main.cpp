@@ -32,6 +32,7 @@
 #include "runtime/run_backends.h"
 #include "training/digits.h"
 #include "training/mlp.h"
+#include "training/noise_scale.h"
 
 namespace gs = gradsync;
 using gs::runtime::cli::integer_in;
@@ -142,8 +143,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                 o.momentum);
     std::printf("# %d ranks x %d rows a step (global batch %zu), the gradient synchronised by %s (%s) on backend %s\n", size,
                 o.batch, global, o.strategy.c_str(), schedule.strategy.c_str(), backend.name.c_str());
-    std::printf("# %5s  %7s  %8s  %10s  %9s  %13s  %8s\n", "epoch", "steps", "samples", "train loss", "test loss", "test accuracy",
-                "time (s)");
+    std::printf("# %5s  %7s  %8s  %10s  %9s  %13s  %11s  %8s\n", "epoch", "steps", "samples", "train loss", "test loss",
+                "test accuracy", "noise scale", "time (s)");
   }
   const int epochs = o.steps > 0 ? static_cast<int>((static_cast<std::size_t>(o.steps) + steps_per_epoch - 1) / steps_per_epoch) : o.epochs;
   std::vector<std::size_t> order(train_rows);
@@ -159,6 +160,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     std::shuffle(order.begin(), order.end(), shuffle);
     double loss_sum = 0;
     std::size_t epoch_steps = 0;
+    gs::training::NoiseScale noise;
     for (std::size_t k = 0; k < steps_per_epoch && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k, ++step, ++epoch_steps) {
       for (int i = 0; i < o.batch; ++i) {
         const std::size_t row = order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
@@ -174,6 +176,14 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         const float by = static_cast<float>(size) / static_cast<float>(divisor);
         for (float& v : synced) v /= by;
       }
+      // The noise scale's two norms: each rank's gradient over its rows, the mean over all.
+      if (size > 1) {
+        double small_sq = 0, big_sq = 0;
+        for (float v : mine) small_sq += static_cast<double>(v) * v;
+        for (float v : synced) big_sq += static_cast<double>(v) * v;
+        MPI_Allreduce(MPI_IN_PLACE, &small_sq, 1, MPI_DOUBLE, MPI_SUM, comm);
+        noise.add(small_sq / size, big_sq, o.batch, static_cast<double>(global));
+      }
       model.step(synced);
       samples += global;
     }
@@ -184,13 +194,19 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                                                      data.labels.data() + train_rows, static_cast<std::size_t>(o.test_rows));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rank == 0) {
-      std::printf("  %5d  %7zu  %8zu  %10.4f  %9.4f  %12.1f%%  %8.2f\n", epoch, step, samples, loss, test.loss, 100 * test.accuracy,
-                  seconds);
+      const std::string scale = noise.steps() > 0 ? std::to_string(static_cast<long long>(std::llround(noise.simple()))) : "-";
+      std::printf("  %5d  %7zu  %8zu  %10.4f  %9.4f  %12.1f%%  %11s  %8.2f\n", epoch, step, samples, loss, test.loss,
+                  100 * test.accuracy, scale.c_str(), seconds);
       nlohmann::json r{{"epoch", epoch},       {"steps", step},          {"samples", samples},
                        {"train_loss", loss},   {"test_loss", test.loss}, {"test_accuracy", test.accuracy},
                        {"seconds", seconds},   {"ranks", size},          {"batch_per_rank", o.batch},
                        {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
                        {"seed", o.seed}};
+      if (noise.steps() > 0) {
+        r["noise_scale"] = noise.simple();
+        r["gradient_norm_sq"] = noise.gradient_norm_sq();
+        r["gradient_noise_trace"] = noise.trace();
+      }
       records += r.dump() + "\n";
     }
   }

@@ -27,6 +27,7 @@ CommandResult train(int np, const std::string& args) {
 
 struct Epoch {
   double train_loss = 0, test_loss = 0, accuracy = 0;
+  double noise_scale = -1;  // -1: none recorded
 };
 
 std::vector<Epoch> epochs_of(const std::string& path) {
@@ -34,7 +35,8 @@ std::vector<Epoch> epochs_of(const std::string& path) {
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);
-    out.push_back({j.at("train_loss").get<double>(), j.at("test_loss").get<double>(), j.at("test_accuracy").get<double>()});
+    out.push_back({j.at("train_loss").get<double>(), j.at("test_loss").get<double>(), j.at("test_accuracy").get<double>(),
+                   j.value("noise_scale", -1.0)});
   }
   return out;
 }
@@ -67,6 +69,9 @@ TEST(Train, FourRanksOnARingFollowOneRankOfTheirWholeBatch) {
   // It learns: the first epoch's loss falls by the third, and the held-out digits are read.
   EXPECT_LT(b[2].train_loss, 0.5 * b[0].train_loss);
   EXPECT_GT(b[2].accuracy, 0.85);
+  // The gradient noise scale needs two batch sizes: the ranks' and their sum's. One rank has one.
+  for (const Epoch& e : b) EXPECT_GT(e.noise_scale, 0) << four.out;
+  for (const Epoch& e : a) EXPECT_EQ(e.noise_scale, -1) << one.out;
 }
 
 TEST(Train, EveryStrategyThatSumsTheGradientTrainsAlike) {
