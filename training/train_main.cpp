@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -54,6 +55,8 @@ struct Options {
   int hidden = 64;
   int test_rows = 297;
   std::uint64_t seed = 1;
+  int eval_every = 0;        // 0: at each epoch's end only
+  double target_loss = -1;   // < 0: none
   std::string output;
 };
 
@@ -150,18 +153,49 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   std::vector<std::size_t> order(train_rows);
   std::vector<float> x(static_cast<std::size_t>(o.batch) * gs::training::Digits::kPixels);
   std::vector<int> y(static_cast<std::size_t>(o.batch));
-  std::size_t step = 0, samples = 0;
+  std::size_t step = 0, samples = 0, evaluations = 0;
   std::string records;
+  std::optional<std::size_t> reached;  // samples when the test loss first met --target-loss
   const auto t0 = std::chrono::steady_clock::now();
+  // What is reported at each evaluation covers the steps since the last one.
+  double loss_sum = 0;
+  std::size_t since = 0;
+  gs::training::NoiseScale noise;
+  auto evaluate = [&](int epoch) {
+    double loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
+    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
+    loss /= size;
+    const gs::training::Scores test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels,
+                                                     data.labels.data() + train_rows, static_cast<std::size_t>(o.test_rows));
+    if (o.target_loss >= 0 && !reached && test.loss <= o.target_loss) reached = samples;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rank == 0) {
+      const std::string scale = noise.steps() > 0 ? std::to_string(static_cast<long long>(std::llround(noise.simple()))) : "-";
+      std::printf("  %5d  %7zu  %8zu  %10.4f  %9.4f  %12.1f%%  %11s  %8.2f\n", epoch, step, samples, loss, test.loss,
+                  100 * test.accuracy, scale.c_str(), seconds);
+      nlohmann::json r{{"epoch", epoch},       {"steps", step},          {"samples", samples},
+                       {"train_loss", loss},   {"test_loss", test.loss}, {"test_accuracy", test.accuracy},
+                       {"seconds", seconds},   {"ranks", size},          {"batch_per_rank", o.batch},
+                       {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
+                       {"seed", o.seed}};
+      if (noise.steps() > 0) {
+        r["noise_scale"] = noise.simple();
+        r["gradient_norm_sq"] = noise.gradient_norm_sq();
+        r["gradient_noise_trace"] = noise.trace();
+      }
+      records += r.dump() + "\n";
+    }
+    ++evaluations;
+    loss_sum = 0;
+    since = 0;
+    noise = gs::training::NoiseScale{};
+  };
   for (int epoch = 1; epoch <= epochs; ++epoch) {
     // The same order on every rank: each epoch's shuffle from the seed.
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::mt19937_64 shuffle(o.seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
     std::shuffle(order.begin(), order.end(), shuffle);
-    double loss_sum = 0;
-    std::size_t epoch_steps = 0;
-    gs::training::NoiseScale noise;
-    for (std::size_t k = 0; k < steps_per_epoch && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k, ++step, ++epoch_steps) {
+    for (std::size_t k = 0; k < steps_per_epoch && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k) {
       for (int i = 0; i < o.batch; ++i) {
         const std::size_t row = order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
         std::copy_n(data.pixels.begin() + static_cast<long>(row * gs::training::Digits::kPixels), gs::training::Digits::kPixels,
@@ -186,28 +220,18 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       }
       model.step(synced);
       samples += global;
+      ++step;
+      ++since;
+      if (o.eval_every > 0 && step % static_cast<std::size_t>(o.eval_every) == 0) evaluate(epoch);
     }
-    double loss = epoch_steps > 0 ? loss_sum / static_cast<double>(epoch_steps) : 0.0;
-    MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
-    loss /= size;
-    const gs::training::Scores test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels,
-                                                     data.labels.data() + train_rows, static_cast<std::size_t>(o.test_rows));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (rank == 0) {
-      const std::string scale = noise.steps() > 0 ? std::to_string(static_cast<long long>(std::llround(noise.simple()))) : "-";
-      std::printf("  %5d  %7zu  %8zu  %10.4f  %9.4f  %12.1f%%  %11s  %8.2f\n", epoch, step, samples, loss, test.loss,
-                  100 * test.accuracy, scale.c_str(), seconds);
-      nlohmann::json r{{"epoch", epoch},       {"steps", step},          {"samples", samples},
-                       {"train_loss", loss},   {"test_loss", test.loss}, {"test_accuracy", test.accuracy},
-                       {"seconds", seconds},   {"ranks", size},          {"batch_per_rank", o.batch},
-                       {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
-                       {"seed", o.seed}};
-      if (noise.steps() > 0) {
-        r["noise_scale"] = noise.simple();
-        r["gradient_norm_sq"] = noise.gradient_norm_sq();
-        r["gradient_noise_trace"] = noise.trace();
-      }
-      records += r.dump() + "\n";
+    if (since > 0) evaluate(epoch);
+  }
+  if (rank == 0 && o.target_loss >= 0) {
+    if (reached) {
+      std::printf("# samples to a test loss of %g: %zu (%.1f epochs of %zu rows)\n", o.target_loss, *reached,
+                  static_cast<double>(*reached) / static_cast<double>(train_rows), train_rows);
+    } else {
+      std::printf("# samples to a test loss of %g: not reached in %zu\n", o.target_loss, samples);
     }
   }
   // Every replica must hold the same weights: the synchronised gradient is the same everywhere.
@@ -225,7 +249,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                 differ == 0 ? "identical" : "DIFFER", differ, std::sqrt(norm));
     if (!o.output.empty()) {
       gs::models::write_file_atomically(o.output, records);
-      std::printf("# wrote %d records to %s\n", epochs, o.output.c_str());
+      std::printf("# wrote %zu records to %s\n", evaluations, o.output.c_str());
     }
   }
   return differ == 0 ? 0 : 1;
@@ -240,7 +264,7 @@ int main(int argc, char** argv) {
 
   Options o;
   CLI::App app{"gradsync-train: train a model for real under mpirun (one process a rank), each step's gradient synchronised by a "
-               "strategy's own schedule, and print the loss and test accuracy per epoch.",
+               "strategy's own schedule, and print the loss, the test accuracy and the gradient noise scale as it goes.",
                "gradsync-train"};
   app.footer("The model: a two-layer perceptron (libtorch) on the UCI handwritten digits (scikit-learn's copy, which\n"
              "scripts/setup.sh installs). Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
@@ -267,7 +291,11 @@ int main(int argc, char** argv) {
   app.add_option("--hidden", o.hidden, "units in the hidden layer")->check(integer_in(1, 1000000))->default_val(o.hidden);
   app.add_option("--test-rows", o.test_rows, "the last rows of the data, held out to test")->check(integer_in(1, 1000000))->default_val(o.test_rows);
   app.add_option("--seed", o.seed, "initial weights and the batches' order")->default_val(o.seed);
-  app.add_option("-o,--output", o.output, "write a record per epoch (JSON lines) here");
+  app.add_option("--eval-every", o.eval_every, "also test (and print a row) every this many steps; default: at each epoch's end")
+      ->check(integer_in(1, 100000000));
+  app.add_option("--target-loss", o.target_loss, "report the samples seen when the test loss first reached this (at a row)")
+      ->check(number_in(0, 1e6));
+  app.add_option("-o,--output", o.output, "write a record per row (JSON lines) here");
 
   if (const auto done = gs::runtime::parse_flags_or_exit(app, argc, argv, rank, "gradsync-train")) return *done;
   int status = 0;
