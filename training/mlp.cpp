@@ -89,6 +89,17 @@ std::vector<float> Mlp::parameters() const {
   return out;
 }
 
+void Mlp::set_parameters(const std::vector<float>& flat) {
+  if (flat.size() != parameter_count()) throw std::invalid_argument("Mlp::set_parameters: the weights have the wrong size");
+  torch::NoGradGuard no_grad;
+  std::size_t at = 0;
+  for (auto& p : impl_->net->parameters()) {
+    const auto n = static_cast<std::size_t>(p.numel());
+    p.copy_(torch::from_blob(const_cast<float*>(flat.data() + at), p.sizes(), torch::kFloat32));
+    at += n;
+  }
+}
+
 void use_one_thread() {
   torch::set_num_threads(1);
 }

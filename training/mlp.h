@@ -42,6 +42,8 @@ class Mlp {
   void step(const std::vector<float>& flat);
   Scores evaluate(const float* x, const int* y, std::size_t rows) const;
   std::vector<float> parameters() const;
+  // The weights from one flat buffer, as parameters() gives them (model averaging's result).
+  void set_parameters(const std::vector<float>& flat);
 
  private:
   struct Impl;

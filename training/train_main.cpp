@@ -60,24 +60,26 @@ struct Options {
   std::string output;
 };
 
-// Whether every worker ends the schedule holding the sum (or the mean) of every worker's
-// gradient, as the strategy's own arithmetic makes it (1-bit SGD's quantised sums, with their
-// residuals carried to the next step, too): the synchronisations gradsync-train runs so far.
-// Returns what the sum is divided by (1: a sum).
+// What gradsync-train can run so far: schedules after which every worker holds the sum (or the
+// mean) of what the workers put in, by the strategy's own arithmetic (1-bit SGD's quantised
+// sums, with their residuals carried to the next step, too): of the gradients every step, or of
+// the models every T steps (model averaging). Returns what the sum is divided by (1: a sum).
 int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
   int divisor = 0;
   std::string why;
   const bool async_round = std::any_of(s.rounds.begin(), s.rounds.end(), [](const gs::models::Round& r) { return r.asynchronous; });
   if (s.asynchronous || async_round) {
     why = "a server applies pushes as they come (asynchronous rounds), which needs the optimizer on the server";
-  } else if (s.averages_models || s.period_steps > 1) {
-    why = "it averages the models every few steps rather than the gradients every step";
+  } else if (s.period_steps > 1 && !s.averages_models) {
+    why = "it synchronises every few steps without averaging the models";
   }
   for (const auto& e : s.expected) {
     if (!why.empty()) break;
     if (e.slice.bytes == 0) continue;
-    if (!e.all_workers || e.own_only || e.numeric_only || e.transposed_blocks != 0 || e.from_previous != 0 || !e.holders.empty()) {
-      why = "its workers do not all end with the sum or mean of every worker's gradient";
+    if (e.numeric_only) {
+      why = "its update after the sum (BMUF's block momentum) keeps state that must start at the initial model";
+    } else if (!e.all_workers || e.own_only || e.transposed_blocks != 0 || e.from_previous != 0 || !e.holders.empty()) {
+      why = "its workers do not all end with the sum or mean of what every worker put in";
     } else if (divisor != 0 && e.divisor != divisor) {
       why = "its regions end as different sums";
     } else {
@@ -87,7 +89,8 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
   if (!why.empty()) {
     throw gs::models::InputError("--strategy " + name + ": " + why +
                                  "; gradsync-train runs, so far, the strategies that all-reduce the gradient every step (ring, "
-                                 "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit)");
+                                 "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit) or average the models "
+                                 "every T steps (model_avg)");
   }
   return divisor == 0 ? 1 : divisor;
 }
@@ -133,6 +136,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                                  " workers for " + std::to_string(size) + " processes; expected one worker a process");
   }
   const int divisor = summing_divisor(schedule, o.strategy);
+  const bool averages = schedule.averages_models;
+  const std::size_t period = averages ? static_cast<std::size_t>(std::max(1, schedule.period_steps)) : 1;
   gs::runtime::Backend backend = gs::runtime::make_backend(o.backend, comm);
   gs::runtime::ScheduleExecutor executor(schedule, gs::runtime::map_participants(schedule, size), rank, *backend.memory,
                                          *backend.transport);
@@ -144,8 +149,9 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                 "SGD lr %g momentum %g\n",
                 mo.inputs, mo.hidden, mo.classes, model.parameter_count(), data.rows(), train_rows, o.test_rows, o.learning_rate,
                 o.momentum);
-    std::printf("# %d ranks x %d rows a step (global batch %zu), the gradient synchronised by %s (%s) on backend %s\n", size,
-                o.batch, global, o.strategy.c_str(), schedule.strategy.c_str(), backend.name.c_str());
+    const std::string what = averages ? "the models averaged every " + std::to_string(period) + " steps" : std::string("the gradient synchronised");
+    std::printf("# %d ranks x %d rows a step (global batch %zu), %s by %s on backend %s\n", size, o.batch, global, what.c_str(),
+                o.strategy.c_str(), backend.name.c_str());
     std::printf("# %5s  %7s  %8s  %10s  %9s  %13s  %11s  %8s\n", "epoch", "steps", "samples", "train loss", "test loss",
                 "test accuracy", "noise scale", "time (s)");
   }
@@ -203,22 +209,34 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         y[static_cast<std::size_t>(i)] = data.labels[row];
       }
       loss_sum += model.gradient(x.data(), y.data(), y.size(), mine);
-      executor.refill([&](int, std::uint64_t e) { return mine[e]; });
-      executor.run();
-      std::vector<float> synced = executor.gradient(rank);
-      if (divisor != size) {  // the sum of the N gradients (or a share of it) to their mean
-        const float by = static_cast<float>(size) / static_cast<float>(divisor);
-        for (float& v : synced) v /= by;
+      // The schedule's sum of what each rank puts in, as the mean.
+      auto synchronise = [&](const std::vector<float>& in) {
+        executor.refill([&](int, std::uint64_t e) { return in[e]; });
+        executor.run();
+        std::vector<float> out = executor.gradient(rank);
+        if (divisor != size) {
+          const float by = static_cast<float>(size) / static_cast<float>(divisor);
+          for (float& v : out) v /= by;
+        }
+        return out;
+      };
+      if (averages) {
+        // Model averaging: each replica steps on its own gradient; every T steps the models'
+        // mean replaces them.
+        model.step(mine);
+        if ((step + 1) % period == 0) model.set_parameters(synchronise(model.parameters()));
+      } else {
+        const std::vector<float> synced = synchronise(mine);
+        // The noise scale's two norms: each rank's gradient over its rows, the mean over all.
+        if (size > 1) {
+          double small_sq = 0, big_sq = 0;
+          for (float v : mine) small_sq += static_cast<double>(v) * v;
+          for (float v : synced) big_sq += static_cast<double>(v) * v;
+          MPI_Allreduce(MPI_IN_PLACE, &small_sq, 1, MPI_DOUBLE, MPI_SUM, comm);
+          noise.add(small_sq / size, big_sq, o.batch, static_cast<double>(global));
+        }
+        model.step(synced);
       }
-      // The noise scale's two norms: each rank's gradient over its rows, the mean over all.
-      if (size > 1) {
-        double small_sq = 0, big_sq = 0;
-        for (float v : mine) small_sq += static_cast<double>(v) * v;
-        for (float v : synced) big_sq += static_cast<double>(v) * v;
-        MPI_Allreduce(MPI_IN_PLACE, &small_sq, 1, MPI_DOUBLE, MPI_SUM, comm);
-        noise.add(small_sq / size, big_sq, o.batch, static_cast<double>(global));
-      }
-      model.step(synced);
       samples += global;
       ++step;
       ++since;
@@ -244,15 +262,18 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     norm += static_cast<double>(params[i]) * params[i];
   }
   MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_DOUBLE, MPI_MAX, comm);
+  // Between averagings the replicas differ by design.
+  const bool must_agree = !averages || step % period == 0;
   if (rank == 0) {
-    std::printf("# replicas: %s (largest difference from rank 0's weights: %g); weights' L2 norm %.9g\n",
-                differ == 0 ? "identical" : "DIFFER", differ, std::sqrt(norm));
+    std::printf("# replicas: %s (largest difference from rank 0's weights: %g%s); weights' L2 norm %.9g\n",
+                differ == 0 ? "identical" : must_agree ? "DIFFER" : "apart", differ,
+                must_agree ? "" : (", " + std::to_string(step % period) + " steps since the last averaging").c_str(), std::sqrt(norm));
     if (!o.output.empty()) {
       gs::models::write_file_atomically(o.output, records);
       std::printf("# wrote %zu records to %s\n", evaluations, o.output.c_str());
     }
   }
-  return differ == 0 ? 0 : 1;
+  return differ == 0 || !must_agree ? 0 : 1;
 }
 
 }  // namespace
@@ -268,13 +289,16 @@ int main(int argc, char** argv) {
                "gradsync-train"};
   app.footer("The model: a two-layer perceptron (libtorch) on the UCI handwritten digits (scikit-learn's copy, which\n"
              "scripts/setup.sh installs). Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
-             "strategy's schedule turns the N gradients into their mean on every rank, and each replica steps with it.\n"
+             "strategy's schedule turns the N gradients into their mean on every rank, and each replica steps with it\n"
+             "(model_avg: each steps on its own, and every T steps the models' mean replaces them).\n"
              "Examples:\n"
              "  mpirun -np 4 gradsync-train --strategy ring --batch 16 --epochs 3\n"
              "  mpirun -np 1 gradsync-train --batch 64 --epochs 3      # the same training on one rank\n"
+             "  mpirun -np 4 gradsync-train --strategy model_avg -p T=8 --lr 0.4 --target-loss 0.4\n"
              "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl");
-  app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the gradient (those that all-reduce it every "
-                                          "step: ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit)")
+  app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the replicas: those that all-reduce the gradient "
+                                          "every step (ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), "
+                                          "and model_avg (-p T=STEPS)")
       ->default_val(o.strategy);
   app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
   app.add_option("--topology,-t", o.topology, "topology the schedule is built for (default: all ranks alike)");

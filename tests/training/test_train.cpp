@@ -107,11 +107,37 @@ TEST(Train, EveryStrategyThatSumsTheGradientTrainsAlike) {
   EXPECT_GT(e.back().accuracy, 0.25);  // it learns: chance is 0.1 (it reads 0.39 after these 20 steps)
 }
 
+// Model averaging: each replica steps on its own gradient, and every T steps the models' mean
+// replaces them. SGD's step is linear in the gradient and its momentum, so averaging after every
+// step (T = 1) is synchronous SGD on the mean gradient: the ring's weights. With T = 8 the
+// replicas drift apart between averagings and agree again at each.
+TEST(Train, ModelAveragingEveryStepIsSynchronousSgd) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const CommandResult ring = train(4, "--strategy ring --batch 8 --steps 20");
+  const CommandResult every = train(4, "--strategy model_avg -p T=1 --batch 8 --steps 20");
+  ASSERT_EQ(ring.status, 0) << ring.out;
+  ASSERT_EQ(every.status, 0) << every.out;
+  EXPECT_NE(every.out.find("the models averaged every 1 steps by model_avg"), std::string::npos) << every.out;
+  EXPECT_NEAR(norm_of(every.out), norm_of(ring.out), 1e-5 * norm_of(ring.out));
+  const CommandResult at = train(4, "--strategy model_avg -p T=8 --batch 8 --steps 16");
+  ASSERT_EQ(at.status, 0) << at.out;
+  EXPECT_NE(at.out.find("# replicas: identical"), std::string::npos) << at.out;
+  const CommandResult between = train(4, "--strategy model_avg -p T=8 --batch 8 --steps 19");
+  ASSERT_EQ(between.status, 0) << between.out;
+  EXPECT_NE(between.out.find("# replicas: apart"), std::string::npos) << between.out;
+  EXPECT_NE(between.out.find("3 steps since the last averaging"), std::string::npos) << between.out;
+  EXPECT_GT(std::abs(norm_of(at.out) - norm_of(ring.out)), 1e-4 * norm_of(ring.out));
+}
+
 TEST(Train, WhatItCannotRunIsRefusedWithTheReason) {
   if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
-  const CommandResult avg = train(2, "--strategy model_avg --steps 2");
-  EXPECT_EQ(avg.status, 2) << avg.out;
-  EXPECT_NE(avg.out.find("--strategy model_avg: it averages the models every few steps"), std::string::npos) << avg.out;
+  const CommandResult bmuf = train(2, "--strategy bmuf -p T=2 --steps 2");
+  EXPECT_EQ(bmuf.status, 2) << bmuf.out;
+  EXPECT_NE(bmuf.out.find("--strategy bmuf: its update after the sum (BMUF's block momentum) keeps state"), std::string::npos)
+      << bmuf.out;
+  const CommandResult downpour = train(2, "--strategy downpour --steps 2");
+  EXPECT_EQ(downpour.status, 2) << downpour.out;
+  EXPECT_NE(downpour.out.find("asynchronous rounds"), std::string::npos) << downpour.out;
   const CommandResult big = train(2, "--batch 1000 --steps 2");
   EXPECT_EQ(big.status, 2);
   EXPECT_NE(big.out.find("a global batch of 2000 rows, more than the 1500 to train on"), std::string::npos) << big.out;
