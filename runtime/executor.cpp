@@ -100,6 +100,10 @@ void ScheduleExecutor::reset(const InputFn& input) {
     std::vector<float> host(static_cast<std::size_t>(std::max<std::uint64_t>(4, s_.buffer_bytes()) / 4), 0.0f);
     if (s_.participants[static_cast<std::size_t>(p)].role == Role::worker) {
       for (std::uint64_t i = 0; i < s_.gradient_bytes / 4; ++i) host[i] = input(p, i);
+      for (const auto& start : s_.state_starts) {
+        std::copy_n(host.begin() + static_cast<long>(start.from.offset / 4), start.state.bytes / 4,
+                    host.begin() + static_cast<long>(start.state.offset / 4));
+      }
     }
     memory_.upload(buffer_.at(p), host.data(), host.size());
     encoded_.reset(p);

@@ -118,6 +118,10 @@ std::vector<std::vector<float>> reference_run(const models::Schedule& s, const I
     who.decoded.assign(words, 0);
     if (p < s.workers) {
       for (std::uint64_t i = 0; i < s.gradient_bytes / 4; ++i) who.values[i] = input(p, i);
+      for (const auto& start : s.state_starts) {
+        std::copy_n(who.values.begin() + static_cast<long>(first(start.from)), count(start.state),
+                    who.values.begin() + static_cast<long>(first(start.state)));
+      }
     }
   }
   std::vector<std::vector<Op>> ops(static_cast<std::size_t>(P));

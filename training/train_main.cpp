@@ -76,8 +76,10 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
   for (const auto& e : s.expected) {
     if (!why.empty()) break;
     if (e.slice.bytes == 0) continue;
-    if (e.numeric_only) {
-      why = "its update after the sum (BMUF's block momentum) keeps state that must start at the initial model";
+    if (e.numeric_only && s.averages_models) {
+      divisor = s.workers;  // the strategy's own update of the models' sum (BMUF): the new model as it is
+    } else if (e.numeric_only) {
+      why = "its workers end with values of its own arithmetic, not the sum or mean of the gradients";
     } else if (!e.all_workers || e.own_only || e.transposed_blocks != 0 || e.from_previous != 0 || !e.holders.empty()) {
       why = "its workers do not all end with the sum or mean of what every worker put in";
     } else if (divisor != 0 && e.divisor != divisor) {
@@ -90,7 +92,7 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
     throw gs::models::InputError("--strategy " + name + ": " + why +
                                  "; gradsync-train runs, so far, the strategies that all-reduce the gradient every step (ring, "
                                  "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit) or average the models "
-                                 "every T steps (model_avg)");
+                                 "every T steps (model_avg, bmuf)");
   }
   return divisor == 0 ? 1 : divisor;
 }
@@ -142,7 +144,10 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   gs::runtime::ScheduleExecutor executor(schedule, gs::runtime::map_participants(schedule, size), rank, *backend.memory,
                                          *backend.transport);
   std::vector<float> mine;
-  executor.reset([&](int, std::uint64_t) { return 0.0F; });
+  // The buffers start with the initial model: state a strategy keeps across synchronisations
+  // (BMUF's global model) starts from it.
+  const std::vector<float> initial = model.parameters();
+  executor.reset([&](int, std::uint64_t e) { return initial[e]; });
 
   if (rank == 0) {
     std::printf("# gradsync-train: an MLP (%d-%d-%d, %zu parameters) on the digits data (%zu images: %zu to train, %d to test), "
@@ -222,7 +227,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       };
       if (averages) {
         // Model averaging: each replica steps on its own gradient; every T steps the models'
-        // mean replaces them.
+        // mean (BMUF: the block update of it) replaces them.
         model.step(mine);
         if ((step + 1) % period == 0) model.set_parameters(synchronise(model.parameters()));
       } else {
@@ -290,7 +295,8 @@ int main(int argc, char** argv) {
   app.footer("The model: a two-layer perceptron (libtorch) on the UCI handwritten digits (scikit-learn's copy, which\n"
              "scripts/setup.sh installs). Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
              "strategy's schedule turns the N gradients into their mean on every rank, and each replica steps with it\n"
-             "(model_avg: each steps on its own, and every T steps the models' mean replaces them).\n"
+             "(model_avg: each steps on its own, and every T steps the models' mean replaces them; bmuf: their block\n"
+             "momentum update of that mean).\n"
              "Examples:\n"
              "  mpirun -np 4 gradsync-train --strategy ring --batch 16 --epochs 3\n"
              "  mpirun -np 1 gradsync-train --batch 64 --epochs 3      # the same training on one rank\n"
@@ -298,7 +304,7 @@ int main(int argc, char** argv) {
              "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl");
   app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the replicas: those that all-reduce the gradient "
                                           "every step (ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), "
-                                          "and model_avg (-p T=STEPS)")
+                                          "and model_avg and bmuf (-p T=STEPS)")
       ->default_val(o.strategy);
   app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
   app.add_option("--topology,-t", o.topology, "topology the schedule is built for (default: all ranks alike)");

@@ -252,6 +252,14 @@ struct Schedule {
   // the gradients as the backward pass produces them: nothing to overlap with that pass.
   bool averages_models = false;
   std::vector<ExpectedRegion> expected;  // empty: the whole gradient, all workers
+  // State a worker keeps from one synchronisation to the next that starts, when its buffer is
+  // filled the first time, as a copy of another region (BMUF: the global model starts as the
+  // model the workers begin with); other scratch starts at zero.
+  struct StateStart {
+    Slice state;
+    Slice from;
+  };
+  std::vector<StateStart> state_starts;
   std::vector<std::string> notes;  // what the strategy decided (ring order, groups, ...)
   std::vector<OpenFact> open_facts;  // what it assumed where the inputs say nothing, and how much it matters
   // The strategy charges every latency itself, as local work in its rounds (NCCL's per-step

@@ -36,6 +36,7 @@ Strategy definition() {
     const Slice previous{s.gradient_bytes + s.scratch_bytes, s.gradient_bytes};
     const Slice delta{previous.end(), s.gradient_bytes};
     s.scratch_bytes += 2 * s.gradient_bytes;
+    s.state_starts.push_back({previous, model});  // the global model starts as the workers' first one
     const auto average = std::make_shared<const KernelCall>(divide_call(n));
     s.rounds.push_back(Round{"average", "average", [model, n, average](int p, std::vector<Op>& out) {
                                if (p < n) out.push_back(Op::run(*average, model));

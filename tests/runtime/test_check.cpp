@@ -128,13 +128,16 @@ TEST(Check, LossyAndNumericStrategiesAreCheckedAgainstTheReferenceOnly) {
   EXPECT_NE(result[0], exact[0]);
   for (int w = 1; w < 4; ++w) EXPECT_EQ(result[static_cast<std::size_t>(w)], result[0]);
   EXPECT_EQ(runtime::count_wrong(onebit, 1, result[1], runtime::check_input, &result[1]), 0u);
-  // BMUF from a zero previous model and momentum: model = previous + lr * (average - previous).
+  // BMUF's first synchronisation: the global model of the last one starts as the worker's own first
+  // model (its input), the block momentum at zero: model = previous + lr * (average - previous).
   const auto bmuf = runtime::reference_run(build("bmuf", 4, 64, {"block_lr=0.5"}), runtime::check_input);
   const auto average = runtime::reference_run(build("model_avg", 4, 64), runtime::check_input);
   for (std::size_t i = 0; i < 64; ++i) {
-    // Nesterov (default): previous + delta + momentum * delta, delta = 0.5 * average, momentum = 3/4.
-    const float delta = 0.5f * average[0][i];
-    EXPECT_FLOAT_EQ(bmuf[0][i], delta + 0.75f * delta) << i;
+    // Nesterov (default): previous + delta + momentum * delta, delta = 0.5 * (average - previous),
+    // momentum = 3/4.
+    const float previous = runtime::check_input(0, i);
+    const float delta = 0.5f * (average[0][i] - previous);
+    EXPECT_FLOAT_EQ(bmuf[0][i], (previous + delta) + 0.75f * delta) << i;
   }
 }
 
