@@ -1,9 +1,9 @@
 // A small classifier trained with a maintained library (PyTorch's C++ API, libtorch): two fully
 // connected layers with a ReLU between, cross-entropy loss, SGD with momentum. Its gradient
 // comes out as one flat buffer and goes back in the same way, so that a strategy's schedule can
-// synchronise it between the ranks in between (runtime/train_run.h). No libtorch type shows
-// here: only training/mlp.cpp includes libtorch's headers (a slow parse, and C++17-only under
-// clang).
+// synchronise it between the ranks in between (training/train_main.cpp). No libtorch type shows
+// here: only training/mlp.cpp includes libtorch's headers (a slow parse, and one that clang 14
+// cannot do as C++20).
 #pragma once
 
 #include <cstddef>
