@@ -93,8 +93,8 @@ void apply_kernel(const Op& op, Participant& who) {
       const float d = momentum * who.values[delta + i] + rate * gradient;
       const float global = who.values[previous + i] + d;
       who.values[delta + i] = d;
-      who.values[previous + i] = global;
       who.values[at + i] = nesterov ? global + momentum * d : global;
+      who.values[previous + i] = who.values[at + i];  // the next block starts from it
     }
     return;
   }

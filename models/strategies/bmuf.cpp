@@ -30,13 +30,14 @@ Strategy definition() {
     Schedule s = build_periodic(ctx, "bmuf", 120'000);
     const int n = s.workers;
     const double momentum = ctx.params.is_auto("block_momentum") ? 1.0 - 1.0 / n : given_momentum;
-    // Scratch after the inner strategy's: the global model after the last synchronisation,
+    // Scratch after the inner strategy's: the model the workers started this block from (the
+    // last block's result, Nesterov's look-ahead included; CNTK's prevWeight),
     // and the last block update (both kept from one synchronisation to the next).
     const Slice model{0, s.gradient_bytes};
     const Slice previous{s.gradient_bytes + s.scratch_bytes, s.gradient_bytes};
     const Slice delta{previous.end(), s.gradient_bytes};
     s.scratch_bytes += 2 * s.gradient_bytes;
-    s.state_starts.push_back({previous, model});  // the global model starts as the workers' first one
+    s.state_starts.push_back({previous, model});  // the first block starts from the workers' first model
     const auto average = std::make_shared<const KernelCall>(divide_call(n));
     s.rounds.push_back(Round{"average", "average", [model, n, average](int p, std::vector<Op>& out) {
                                if (p < n) out.push_back(Op::run(*average, model));

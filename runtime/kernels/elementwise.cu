@@ -26,8 +26,9 @@ __global__ void block_momentum_kernel(float* model, float* previous, float* delt
     const float d = __fadd_rn(__fmul_rn(block_momentum, delta[i]), __fmul_rn(block_lr, g));
     const float global = __fadd_rn(previous[i], d);
     delta[i] = d;
-    previous[i] = global;
+    // The model the workers start the next block from; the next block's delta is measured from it.
     model[i] = nesterov ? __fadd_rn(global, __fmul_rn(block_momentum, d)) : global;
+    previous[i] = model[i];
   }
 }
 

@@ -128,13 +128,16 @@ void block_momentum_update_cpu(float* model, float* previous, float* delta, std:
     const float d = momentum_part + lr_part;
     const float global = previous[i] + d;
     delta[i] = d;
-    previous[i] = global;
     if (nesterov) {
       const float look_ahead = block_momentum * d;
       model[i] = global + look_ahead;
     } else {
       model[i] = global;
     }
+    // The model the workers start the next block from: the next block's delta is measured from
+    // it, as CNTK's BlockMomentumSGD keeps it. Measured from the global model instead, the delta
+    // would carry the look-ahead again and grow by momentum x (1 + learning rate) a block.
+    previous[i] = model[i];
   }
 }
 #if !defined(__clang__) && defined(__GNUC__)

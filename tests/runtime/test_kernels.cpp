@@ -491,7 +491,7 @@ struct BmufCall {
 void expect_bmuf(const Impl& impl, bool nesterov, float block_lr, const BmufCall& first, const BmufCall& second) {
   SCOPED_TRACE(std::string(nesterov ? "nesterov" : "plain") + " block_lr " + std::to_string(block_lr));
   const float block_momentum = 0.75f;
-  Floats previous = {0, 1, -2};   // global model after the last synchronisation
+  Floats previous = {0, 1, -2};   // the model this block started from (the last block's result)
   Floats delta = {0, 0.5f, 1};    // last block update
   Floats model = {1, 2, -4};      // freshly averaged model
   impl.block_momentum_update(model.data(), previous.data(), delta.data(), 3, block_momentum, block_lr, nesterov);
@@ -519,16 +519,17 @@ TEST_P(Kernels, BlockMomentumPlainHandComputed) {
 }
 
 TEST_P(Kernels, BlockMomentumNesterovHandComputed) {
-  // lr 1: previous and delta as in the plain case after the first call, model looks
-  // ahead: 2.375 + 0.75 * 1.375 = 3.40625. Second call starts from the look-ahead
-  // model: element 1 averages to 2.40625, G = 2.40625 - 2.375 = 0.03125, delta =
-  // 1.03125 + 0.03125 = 1.0625, previous = 3.4375, model = 3.4375 + 0.796875.
-  expect_bmuf(impl(), true, 1.0f, {{1.75f, 3.40625f, -4.1875f}, {1, 2.375f, -3.25f}, {1, 1.375f, -1.25f}},
-              {{5.375f, 4.234375f, -5.65625f}, {3.5f, 3.4375f, -4.625f}, {2.5f, 1.0625f, -1.375f}});
-  expect_bmuf(impl(), true, 0.5f, {{0.875f, 2.53125f, -2.4375f}, {0.5f, 1.875f, -2.25f}, {0.5f, 0.875f, -0.25f}},
-              {{2.359375f, 2.72265625f, -2.3046875f},
-               {1.5625f, 2.359375f, -2.28125f},
-               {1.0625f, 0.484375f, -0.03125f}});
+  // lr 1, element 1: delta and the global model as in the plain case (1.375, 2.375); the model
+  // looks ahead, 2.375 + 0.75 * 1.375 = 3.40625, and the next block starts from it, so previous
+  // becomes it too (CNTK's prevWeight). Second call: the average moved by -1 from there, 2.40625,
+  // G = 2.40625 - 3.40625 = -1 (the block's progress alone), delta = 1.03125 - 1 = 0.03125,
+  // global = 3.4375, model = previous = 3.4375 + 0.0234375.
+  expect_bmuf(impl(), true, 1.0f, {{1.75f, 3.40625f, -4.1875f}, {1.75f, 3.40625f, -4.1875f}, {1, 1.375f, -1.25f}},
+              {{4.8125f, 3.4609375f, -4.953125f}, {4.8125f, 3.4609375f, -4.953125f}, {1.75f, 0.03125f, -0.4375f}});
+  // lr 0.5, element 1: delta 0.875, global 1.875, model = previous = 1.875 + 0.65625. Second call:
+  // G = -1, delta = 0.65625 - 0.5 = 0.15625, global 2.6875, model = previous = 2.6875 + 0.1171875.
+  expect_bmuf(impl(), true, 0.5f, {{0.875f, 2.53125f, -2.4375f}, {0.875f, 2.53125f, -2.4375f}, {0.5f, 0.875f, -0.25f}},
+              {{2.40625f, 2.8046875f, -2.328125f}, {2.40625f, 2.8046875f, -2.328125f}, {0.875f, 0.15625f, 0.0625f}});
 }
 
 TEST_P(Kernels, BlockMomentumWithoutMomentumIsModelAveraging) {
