@@ -4,6 +4,8 @@
 // time (ctest RESOURCE_LOCK) and skip, saying why, when not root.
 #include <gtest/gtest.h>
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +48,30 @@ std::vector<std::string> namespaces() {
 }
 
 int count_namespaces() { return static_cast<int>(namespaces().size()); }
+
+// One other busy process on the machine for as long as it lives: a child that spins on a core.
+class BusyProcess {
+ public:
+  BusyProcess() : pid_(::fork()) {
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // and no longer than the test, even one killed at its timeout
+      volatile unsigned long spins = 0;
+      for (;;) spins = spins + 1;
+    }
+  }
+  ~BusyProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  BusyProcess(const BusyProcess&) = delete;
+  BusyProcess& operator=(const BusyProcess&) = delete;
+  bool running() const { return pid_ > 0; }
+
+ private:
+  pid_t pid_;
+};
 
 int count_links() {
   return count_matching(run_command({"ip", "-o", "link", "show"}, false).out,
@@ -152,10 +178,14 @@ TEST_F(Testbed, MeasureReadsALinkAtItsShapedRate) {
   ASSERT_EQ(cli("testbed up source-a-titanx-4gpu --scale 0.002").status, 0);
   const std::string mpirun = cli("testbed mpirun -n 2").out;
   const fs::path out = fs::temp_directory_path() / ("gradsync-measure-" + std::to_string(::getpid()) + ".json");
-  // A probe's rate is only as good as the machine is quiet: beside the suite's oversubscribed MPI
-  // tests (16 busy-polling ranks on 2 cores) a measure once read this link 25-35 % slow with its
-  // samples 92 % apart, and said so ("a busy machine: figures less sure"). Measured again then, up
-  // to three times in all; the last measurement is judged whatever it says.
+  // A measurement must hold with one other busy process on the machine (issue 50): one spins
+  // beside it throughout. Beside the suite's oversubscribed MPI tests (16 busy-polling ranks on 2
+  // cores) a measure read this link at 0.51 of its rate, every try, and said so ("a busy machine:
+  // figures less sure"): that is more than one busy process, so this test runs alone (RUN_SERIAL,
+  // tests/CMakeLists.txt) but for its own. A measurement that says the machine was busy is taken
+  // again, up to three times in all; the last is judged whatever it says.
+  const BusyProcess busy;
+  ASSERT_TRUE(busy.running());
   CommandResult r;
   for (int attempt = 0; attempt < 3; ++attempt) {
     r = run_command(words(mpirun.substr(0, mpirun.find('\n')) + " " + GRADSYNC_RUN + " measure --size 32KiB -n 3 -o " +
