@@ -28,7 +28,7 @@ float* EncodedTransfers::residual(int p, const models::Slice& slice, bool forwar
 
 void EncodedTransfers::encode(int p, const models::Encoding& e, const models::Slice& slice, float* values, std::uint8_t* out) {
   const std::size_t count = slice.bytes / 4;
-  const bool forwarding = !e.codec->error_feedback || holds_decoded(p, slice);
+  const bool forwarding = !e.codec->error_feedback || !e.error_feedback || holds_decoded(p, slice);
   memory_.encode(*e.codec, e.group, values, residual(p, slice, forwarding), count, out);
   // The sender keeps what the receivers will decode.
   memory_.decode(*e.codec, e.group, out, count, values, false);

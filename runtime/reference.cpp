@@ -150,7 +150,7 @@ std::vector<std::vector<float>> reference_run(const models::Schedule& s, const I
         const std::size_t at = first(op.slice), n = count(op.slice);
         const bool forwarded = std::all_of(who.decoded.begin() + static_cast<std::ptrdiff_t>(at),
                                            who.decoded.begin() + static_cast<std::ptrdiff_t>(at + n), [](char d) { return d; });
-        OneBitPayload payload = one_bit_encode(who, at, n, op.encoding->group, !(forwarded && n > 0));
+        OneBitPayload payload = one_bit_encode(who, at, n, op.encoding->group, op.encoding->error_feedback && !(forwarded && n > 0));
         for (std::size_t k = 0; k < n; ++k) who.values[at + k] = payload.value(k);
         set_decoded(who, op.slice, true);
         sent[{p, i}] = std::move(payload);

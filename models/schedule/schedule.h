@@ -71,6 +71,9 @@ struct Codec {
 struct Encoding {
   const Codec* codec = nullptr;
   std::uint64_t group = 0;  // values sharing one set of scales (the codec's parameter)
+  // A codec that keeps a residual keeps it only where this is set: off, what encoding loses is
+  // lost (source D's 1-bit SGD without error feedback, the ablation it warns against).
+  bool error_feedback = true;
 };
 
 // A kernel with its operand slices and parameters, as a schedule's ops refer to it (the
@@ -251,6 +254,9 @@ struct Schedule {
   // What is synchronised is the model after the optimizer step (model averaging, BMUF), not
   // the gradients as the backward pass produces them: nothing to overlap with that pass.
   bool averages_models = false;
+  // After each synchronisation the workers' local optimiser state (SGD's momentum) starts afresh
+  // (BMUF: CNTK's resetSGDMomentum, on by default). Only real training has that state.
+  bool resets_local_momentum = false;
   std::vector<ExpectedRegion> expected;  // empty: the whole gradient, all workers
   // State a worker keeps from one synchronisation to the next that starts, when its buffer is
   // filled the first time, as a copy of another region (BMUF: the global model starts as the

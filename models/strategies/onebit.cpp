@@ -54,6 +54,10 @@ Strategy definition() {
   s.params = {inner_param("ring", "the strategy whose transfers carry the quantised payload: ring, ps, hierarchical, ps_hra"),
               {"bits", "1", "bits per value: 1 (1-bit SGD) or 32 (no quantisation, CNTK's num_quantization_bits)",
                word_domain({"1", "32"})},
+              {"feedback", "on",
+               "error feedback: on (the quantisation error is added to the next minibatch's gradient, source D) or off "
+               "(it is lost: the ablation source D says loses accuracy)",
+               word_domain({"on", "off"})},
               {"column", "auto", "values sharing one pair of scales; auto: a column of the workload's largest matrix, else 1024",
                integer_domain(1, 2147483647, 4096, true)},
               {"quantize_GBps", "auto",
@@ -64,7 +68,10 @@ Strategy definition() {
   s.inners = {{"ring"}, {"hierarchical"}, {"ps"}, {"ps_hra", false}};  // in the order a search tries them
   s.changes_training = [](const ResultRecord& r) {
     const auto bits = r.params.find("bits");
-    return bits == r.params.end() || bits->second != "32" ? std::string("sends 1-bit gradients (error feedback)") : std::string();
+    if (bits != r.params.end() && bits->second == "32") return std::string();
+    const auto feedback = r.params.find("feedback");
+    return feedback != r.params.end() && feedback->second == "off" ? std::string("sends 1-bit gradients (no error feedback)")
+                                                                   : std::string("sends 1-bit gradients (error feedback)");
   };
   s.test_variants = {{{"inner=ring"}}, {{"inner=ps"}}, {{"inner=hierarchical", "grouping=order"}},
                      {{"inner=ps_hra", "grouping=order"}}};
@@ -78,7 +85,8 @@ Strategy definition() {
     for (Participant& p : s.participants) p.costs.codec_s_per_byte = quantize_s_per_byte_at(ctx, p.node);
     const std::uint64_t column = column_length(ctx);
     const int eb = s.element_bytes;
-    const auto encoding = std::make_shared<const Encoding>(Encoding{&one_bit_codec(), column});
+    const bool feedback = ctx.params.word("feedback") == "on";
+    const auto encoding = std::make_shared<const Encoding>(Encoding{&one_bit_codec(), column, feedback});
     for (Round& round : s.rounds) {
       RoundOps inner_ops = std::move(round.ops);
       round.ops = [inner_ops, eb, encoding](int p, std::vector<Op>& out) {
@@ -90,7 +98,8 @@ Strategy definition() {
       };
       if (round.compute_phase.empty()) round.compute_phase = "quantise";
     }
-    s.notes.push_back("1 bit per value, 2 scales per " + std::to_string(column) + " values, wrapping " + inner.name);
+    s.notes.push_back("1 bit per value, 2 scales per " + std::to_string(column) + " values, wrapping " + inner.name +
+                      (feedback ? "" : "; no error feedback: what quantising loses is lost"));
     return s;
   };
   return s;

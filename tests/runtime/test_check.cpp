@@ -242,3 +242,39 @@ TEST(Check, OneBitErrorFeedbackConvergesToTheExactSumOverSteps) {
     EXPECT_LT(after_1000, 5.0) << inner;  // inputs are integers in [-500, 500)
   }
 }
+
+TEST(Check, OneBitWithoutErrorFeedbackLosesTheSameEveryStep) {
+  // feedback=off (source D's ablation): nothing is carried, so the same gradients give the same
+  // quantised sum every step, its error never shrinks, and a step is the reference's one step.
+  for (const char* inner : {"ps", "ring"}) {
+    const auto s = build("onebit", 3, 512, {std::string("inner=") + inner, "column=4", "feedback=off"});
+    auto memory = runtime::make_host_memory();
+    auto transport = test_in_process::make_transport();
+    runtime::ScheduleExecutor executor(s, test_in_process::map_all_here(s), 0, *memory, *transport);
+    executor.reset(runtime::check_input);
+    const auto reference = runtime::reference_run(s, runtime::check_input);
+    double error = 0;
+    for (std::size_t i = 0; i < 512; ++i) {
+      const double exact = runtime::check_input(0, i) + runtime::check_input(1, i) + runtime::check_input(2, i);
+      error = std::max(error, std::fabs(reference[0][i] - exact));
+    }
+    EXPECT_GT(error, 50.0) << inner << ": 1 bit per value of integers in [-500, 500) is not exact";
+    for (int step = 1; step <= 5; ++step) {
+      executor.refill(runtime::check_input);
+      executor.run();
+      const auto got = executor.gradient(0);
+      ASSERT_EQ(got.size(), reference[0].size());
+      EXPECT_EQ(std::memcmp(got.data(), reference[0].data(), got.size() * sizeof(float)), 0) << inner << " step " << step;
+    }
+    // With feedback the second step already differs: the first step's residual is added.
+    const auto with = build("onebit", 3, 512, {std::string("inner=") + inner, "column=4"});
+    runtime::ScheduleExecutor carried(with, test_in_process::map_all_here(with), 0, *memory, *transport);
+    carried.reset(runtime::check_input);
+    carried.refill(runtime::check_input);
+    carried.run();
+    EXPECT_EQ(carried.gradient(0), reference[0]) << inner << ": the first step has no residual yet";
+    carried.refill(runtime::check_input);
+    carried.run();
+    EXPECT_NE(carried.gradient(0), reference[0]) << inner;
+  }
+}
