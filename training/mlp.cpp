@@ -89,6 +89,8 @@ std::vector<float> Mlp::parameters() const {
   return out;
 }
 
+void Mlp::reset_momentum() { impl_->optimizer->state().clear(); }
+
 void Mlp::set_parameters(const std::vector<float>& flat) {
   if (flat.size() != parameter_count()) throw std::invalid_argument("Mlp::set_parameters: the weights have the wrong size");
   torch::NoGradGuard no_grad;

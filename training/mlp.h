@@ -44,6 +44,8 @@ class Mlp {
   std::vector<float> parameters() const;
   // The weights from one flat buffer, as parameters() gives them (model averaging's result).
   void set_parameters(const std::vector<float>& flat);
+  // Forgets the optimizer's momentum: the next step starts it afresh from its gradient.
+  void reset_momentum();
 
  private:
   struct Impl;

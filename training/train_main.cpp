@@ -55,6 +55,7 @@ struct Options {
   int hidden = 64;
   int test_rows = 297;
   std::uint64_t seed = 1;
+  int warm_start = 0;        // epochs trained by one worker before the strategy takes over
   int eval_every = 0;        // 0: at each epoch's end only
   double target_loss = -1;   // < 0: none
   std::string output;
@@ -111,6 +112,9 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                                  std::to_string(global) + " rows, more than the " + std::to_string(train_rows) + " to train on");
   }
   const std::size_t steps_per_epoch = train_rows / global;
+  // A warm-start epoch (source D's parallelizationStartEpoch) is one worker's: every rank takes
+  // the same rows (rank 0's batch), so every replica takes the same step without synchronising.
+  const std::size_t warm_steps_per_epoch = train_rows / static_cast<std::size_t>(o.batch);
 
   gs::training::MlpOptions mo;
   mo.inputs = gs::training::Digits::kPixels;
@@ -157,14 +161,27 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     const std::string what = averages ? "the models averaged every " + std::to_string(period) + " steps" : std::string("the gradient synchronised");
     std::printf("# %d ranks x %d rows a step (global batch %zu), %s by %s on backend %s\n", size, o.batch, global, what.c_str(),
                 o.strategy.c_str(), backend.name.c_str());
+    if (o.warm_start > 0) {
+      std::printf("# warm start: the first %d epoch%s on one worker (%d rows a step, every rank alike), as CNTK's "
+                  "parallelizationStartEpoch\n",
+                  o.warm_start, o.warm_start == 1 ? "" : "s", o.batch);
+    }
     std::printf("# %5s  %7s  %8s  %10s  %9s  %13s  %11s  %8s\n", "epoch", "steps", "samples", "train loss", "test loss",
                 "test accuracy", "noise scale", "time (s)");
   }
-  const int epochs = o.steps > 0 ? static_cast<int>((static_cast<std::size_t>(o.steps) + steps_per_epoch - 1) / steps_per_epoch) : o.epochs;
+  int epochs = o.epochs;
+  if (o.steps > 0) {  // enough epochs for the steps: the warm ones first
+    const std::size_t warm = static_cast<std::size_t>(o.warm_start) * warm_steps_per_epoch;
+    const std::size_t left = static_cast<std::size_t>(o.steps) > warm ? static_cast<std::size_t>(o.steps) - warm : 0;
+    const std::size_t warm_epochs = std::min<std::size_t>(static_cast<std::size_t>(o.warm_start),
+                                                          (static_cast<std::size_t>(o.steps) + warm_steps_per_epoch - 1) / warm_steps_per_epoch);
+    epochs = static_cast<int>(warm_epochs + (left + steps_per_epoch - 1) / steps_per_epoch);
+  }
   std::vector<std::size_t> order(train_rows);
   std::vector<float> x(static_cast<std::size_t>(o.batch) * gs::training::Digits::kPixels);
   std::vector<int> y(static_cast<std::size_t>(o.batch));
   std::size_t step = 0, samples = 0, evaluations = 0;
+  std::size_t parallel_steps = 0;  // steps after the warm start: a period counts these
   std::string records;
   std::optional<std::size_t> reached;  // samples when the test loss first met --target-loss
   const auto t0 = std::chrono::steady_clock::now();
@@ -188,7 +205,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                        {"train_loss", loss},   {"test_loss", test.loss}, {"test_accuracy", test.accuracy},
                        {"seconds", seconds},   {"ranks", size},          {"batch_per_rank", o.batch},
                        {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
-                       {"seed", o.seed}};
+                       {"seed", o.seed},       {"warm_start_epochs", o.warm_start}};
       if (noise.steps() > 0) {
         r["noise_scale"] = noise.simple();
         r["gradient_norm_sq"] = noise.gradient_norm_sq();
@@ -206,9 +223,12 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::mt19937_64 shuffle(o.seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
     std::shuffle(order.begin(), order.end(), shuffle);
-    for (std::size_t k = 0; k < steps_per_epoch && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k) {
+    const bool warm = epoch <= o.warm_start;
+    const std::size_t steps_now = warm ? warm_steps_per_epoch : steps_per_epoch;
+    for (std::size_t k = 0; k < steps_now && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k) {
       for (int i = 0; i < o.batch; ++i) {
-        const std::size_t row = order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
+        const std::size_t row = warm ? order[k * static_cast<std::size_t>(o.batch) + static_cast<std::size_t>(i)]
+                                     : order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
         std::copy_n(data.pixels.begin() + static_cast<long>(row * gs::training::Digits::kPixels), gs::training::Digits::kPixels,
                     x.begin() + static_cast<long>(static_cast<std::size_t>(i) * gs::training::Digits::kPixels));
         y[static_cast<std::size_t>(i)] = data.labels[row];
@@ -225,11 +245,28 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         }
         return out;
       };
+      if (warm) {
+        model.step(mine);  // one worker's step, taken alike by every replica
+        samples += static_cast<std::size_t>(o.batch);
+        ++step;
+        ++since;
+        if (o.eval_every > 0 && step % static_cast<std::size_t>(o.eval_every) == 0) evaluate(epoch);
+        continue;
+      }
+      if (parallel_steps == 0 && o.warm_start > 0) {
+        // The strategy starts from the warm model: state it keeps across synchronisations
+        // (BMUF's global model) starts there, as it would have started from the initial one.
+        const std::vector<float> warmed = model.parameters();
+        executor.reset([&](int, std::uint64_t e) { return warmed[e]; });
+      }
       if (averages) {
         // Model averaging: each replica steps on its own gradient; every T steps the models'
         // mean (BMUF: the block update of it) replaces them.
         model.step(mine);
-        if ((step + 1) % period == 0) model.set_parameters(synchronise(model.parameters()));
+        if ((parallel_steps + 1) % period == 0) {
+          model.set_parameters(synchronise(model.parameters()));
+          if (schedule.resets_local_momentum) model.reset_momentum();
+        }
       } else {
         const std::vector<float> synced = synchronise(mine);
         // The noise scale's two norms: each rank's gradient over its rows, the mean over all.
@@ -243,6 +280,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         model.step(synced);
       }
       samples += global;
+      ++parallel_steps;
       ++step;
       ++since;
       if (o.eval_every > 0 && step % static_cast<std::size_t>(o.eval_every) == 0) evaluate(epoch);
@@ -268,11 +306,12 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   }
   MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_DOUBLE, MPI_MAX, comm);
   // Between averagings the replicas differ by design.
-  const bool must_agree = !averages || step % period == 0;
+  const bool must_agree = !averages || parallel_steps % period == 0;
   if (rank == 0) {
     std::printf("# replicas: %s (largest difference from rank 0's weights: %g%s); weights' L2 norm %.9g\n",
                 differ == 0 ? "identical" : must_agree ? "DIFFER" : "apart", differ,
-                must_agree ? "" : (", " + std::to_string(step % period) + " steps since the last averaging").c_str(), std::sqrt(norm));
+                must_agree ? "" : (", " + std::to_string(parallel_steps % period) + " steps since the last averaging").c_str(),
+                std::sqrt(norm));
     if (!o.output.empty()) {
       gs::models::write_file_atomically(o.output, records);
       std::printf("# wrote %zu records to %s\n", evaluations, o.output.c_str());
@@ -296,11 +335,13 @@ int main(int argc, char** argv) {
              "scripts/setup.sh installs). Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
              "strategy's schedule turns the N gradients into their mean on every rank, and each replica steps with it\n"
              "(model_avg: each steps on its own, and every T steps the models' mean replaces them; bmuf: their block\n"
-             "momentum update of that mean).\n"
+             "momentum update of that mean, the local momentum then reset). --warm-start trains the first epochs\n"
+             "on one worker first, as source D advises for 1-bit SGD.\n"
              "Examples:\n"
              "  mpirun -np 4 gradsync-train --strategy ring --batch 16 --epochs 3\n"
              "  mpirun -np 1 gradsync-train --batch 64 --epochs 3      # the same training on one rank\n"
              "  mpirun -np 4 gradsync-train --strategy model_avg -p T=8 --lr 0.4 --target-loss 0.4\n"
+             "  mpirun -np 4 gradsync-train --strategy onebit -p feedback=off --momentum 0   # 1-bit SGD's ablation\n"
              "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl");
   app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the replicas: those that all-reduce the gradient "
                                           "every step (ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), "
@@ -321,6 +362,11 @@ int main(int argc, char** argv) {
   app.add_option("--hidden", o.hidden, "units in the hidden layer")->check(integer_in(1, 1000000))->default_val(o.hidden);
   app.add_option("--test-rows", o.test_rows, "the last rows of the data, held out to test")->check(integer_in(1, 1000000))->default_val(o.test_rows);
   app.add_option("--seed", o.seed, "initial weights and the batches' order")->default_val(o.seed);
+  app.add_option("--warm-start", o.warm_start,
+                 "train the first this many epochs on one worker before the strategy takes over (source D's warm start, "
+                 "CNTK's parallelizationStartEpoch; 1-bit SGD needs it)")
+      ->check(integer_in(0, 100000))
+      ->default_val(o.warm_start);
   app.add_option("--eval-every", o.eval_every, "also test (and print a row) every this many steps; default: at each epoch's end")
       ->check(integer_in(1, 100000000));
   app.add_option("--target-loss", o.target_loss, "report the samples seen when the test loss first reached this (at a row)")

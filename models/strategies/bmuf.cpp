@@ -18,8 +18,11 @@ Strategy definition() {
   ParamSpec momentum{"block_momentum", "auto", "block momentum μ_b in [0, 1); auto: 1 - 1/N", real_domain(0, 1, true, false, 0, true)};
   ParamSpec lr{"block_lr", "1.0", "block learning rate η_b", real_domain(0, std::numeric_limits<double>::infinity(), false, true, 5)};
   ParamSpec nesterov{"nesterov", "true", "Nesterov-style block momentum: true or false", word_domain({"true", "false"})};
+  ParamSpec reset{"reset_momentum", "true",
+                  "the workers' local SGD momentum starts afresh after each synchronisation (CNTK's resetSGDMomentum): true or false",
+                  word_domain({"true", "false"})};
   Strategy s = periodic_strategy("bmuf", "steps between synchronisations; auto: 120,000 samples (CNTK's syncPeriod) / minibatch",
-                                 {momentum, lr, nesterov});
+                                 {momentum, lr, nesterov, reset});
   s.summary = "block momentum (BMUF): model averaging every T steps plus a block momentum update";
   s.order = 80;
   s.test_variants = {{{"inner=ps"}}};
@@ -28,6 +31,7 @@ Strategy definition() {
     const bool nesterov_on = ctx.params.word("nesterov") == "true";
     const double given_momentum = ctx.params.is_auto("block_momentum") ? 0 : ctx.params.number("block_momentum");
     Schedule s = build_periodic(ctx, "bmuf", 120'000);
+    s.resets_local_momentum = ctx.params.word("reset_momentum") == "true";
     const int n = s.workers;
     const double momentum = ctx.params.is_auto("block_momentum") ? 1.0 - 1.0 / n : given_momentum;
     // Scratch after the inner strategy's: the model the workers started this block from (the
