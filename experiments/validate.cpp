@@ -38,13 +38,28 @@ std::vector<std::string> default_strategy_items() {
   return items;
 }
 
-namespace {
-
 std::string self_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string(".") : exe.parent_path().string();
 }
+
+std::vector<std::string> local_mpirun(int n, const std::string& hostfile) {
+  std::vector<std::string> command = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "--bind-to", "none",
+                                      "--mca", "mpi_yield_when_idle", "1"};
+  if (!hostfile.empty()) {
+    command.push_back("--hostfile");
+    command.push_back(hostfile);
+  }
+  return command;
+}
+
+std::vector<std::string> mpirun_environment() {
+  if (::geteuid() == 0) return {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  return {};
+}
+
+namespace {
 
 using models::median;
 
@@ -66,18 +81,6 @@ std::vector<std::string> params_for(const StrategyItem& item) {
       std::any_of(specs.begin(), specs.end(), [](const models::ParamSpec& p) { return p.name == "server"; });
   if (has_server && !given) params.push_back("server=rank0");
   return params;
-}
-
-// mpirun on this machine (or the hosts of a hostfile): n ranks; many ranks on few cores
-// must yield while they wait and not be bound to one core.
-std::vector<std::string> local_mpirun(int n, const std::string& hostfile) {
-  std::vector<std::string> command = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "--bind-to", "none",
-                                      "--mca", "mpi_yield_when_idle", "1"};
-  if (!hostfile.empty()) {
-    command.push_back("--hostfile");
-    command.push_back(hostfile);
-  }
-  return command;
 }
 
 // The GPUs `nvidia-smi -L` lists (0 without nvidia-smi).
@@ -175,7 +178,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   std::optional<models::Guardian> guard;
   std::vector<std::string> measure_command;
   models::ProcessOptions process;
-  if (::geteuid() == 0) process.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  process.env = mpirun_environment();
   if (o.here) {
     if (max_gpus < 2) throw models::InputError("validate --here --gpus: expected counts of 2 ranks or more");
     where = "this machine (" + std::to_string(max_gpus) + " ranks, backend " + backend +

@@ -30,6 +30,15 @@ StrategyItem parse_strategy_item(const std::string& item);
 // message size (on the emulated source-A machine 0.76-1.02 between 256 KiB and 4 MiB).
 std::uint64_t default_measure_size(const std::vector<double>& sizes, const std::vector<int>& gpus);
 
+// The folder of the running executable (gradsync's companions, gradsync-run and gradsync-train, sit
+// beside it); "." when it cannot be read.
+std::string self_dir();
+// mpirun on this machine (or the hosts of a hostfile): n ranks; many ranks on few cores
+// must yield while they wait and not be bound to one core.
+std::vector<std::string> local_mpirun(int n, const std::string& hostfile = "");
+// What mpirun's environment needs here (Open MPI refuses root without it).
+std::vector<std::string> mpirun_environment();
+
 struct ValidateOptions {
   std::string topology = "pcie-8gpu-2switch";
   double scale = 0.002;

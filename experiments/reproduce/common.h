@@ -108,5 +108,7 @@ void write_outputs(const std::string& dir, const std::string& name, const Batch&
 void source_a(const Options& options, std::ostream& out);
 void source_b(const Options& options, std::ostream& out);
 void source_c(const Options& options, std::ostream& out);
+// Sources C and D's convergence claims on real training (gradsync-train under a local mpirun).
+void convergence(const Options& options, std::ostream& out);
 
 }  // namespace gradsync::experiments::reproduce

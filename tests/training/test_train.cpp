@@ -209,6 +209,34 @@ TEST(Train, OneBitWithoutErrorFeedbackLagsWhereWithItKeepsUp) {
   EXPECT_GT(lost, kept);
 }
 
+// gradsync reproduce convergence: sources C and D's claims on real training. The baseline's samples
+// to target are those of gradsync-train run by hand with the same settings; the claims with wide
+// margins here (model averaging's learning rate: >= 1.8x against 1.05x; 1-bit without error
+// feedback: >= 1.8x against 1x) must hold, and every claim says what was measured.
+TEST(Train, ReproduceConvergenceChecksTheSourcesClaims) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string dir = ::testing::TempDir() + "/convergence";
+  const CommandResult r = run_command({GRADSYNC_BIN, "reproduce", "convergence", "--quick", "-o", dir});
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(dir + "/convergence-comparison.json");
+  const auto c = nlohmann::json::parse(in);
+  ASSERT_EQ(c.at("runs").size(), 9U);
+  const CommandResult one = train(1, "--batch 16 --lr 0.1 --momentum 0 --seed 1 --eval-every 16 --epochs 6 --target-loss 0.5");
+  ASSERT_EQ(one.status, 0) << one.out;
+  const std::string reached = "# samples to a test loss of 0.5: ";
+  ASSERT_NE(one.out.find(reached), std::string::npos) << one.out;
+  EXPECT_EQ(c.at("runs").at(0).at("run"), "baseline");
+  EXPECT_EQ(c.at("runs").at(0).at("samples_to_target").get<long long>(), std::stoll(one.out.substr(one.out.find(reached) + reached.size())));
+  ASSERT_EQ(c.at("claims").size(), 7U);
+  for (const auto& claim : c.at("claims")) {
+    EXPECT_TRUE(claim.at("holds").is_boolean());
+    EXPECT_FALSE(claim.at("measured").get<std::string>().empty());
+  }
+  for (int i : {0, 1, 3, 4}) EXPECT_TRUE(c.at("claims").at(i).at("holds").get<bool>()) << c.at("claims").at(i).dump();
+  EXPECT_NE(r.out.find("1-bit SGD without error feedback"), std::string::npos) << r.out;
+  for (const char* f : {"/convergence.jsonl", "/convergence.txt"}) EXPECT_TRUE(std::ifstream(dir + f).good()) << f;
+}
+
 TEST(Train, WhatItCannotRunIsRefusedWithTheReason) {
   if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
   const CommandResult downpour = train(2, "--strategy downpour --steps 2");
