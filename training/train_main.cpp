@@ -92,8 +92,8 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
   if (!why.empty()) {
     throw gs::models::InputError("--strategy " + name + ": " + why +
                                  "; gradsync-train runs, so far, the strategies that all-reduce the gradient every step (ring, "
-                                 "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit) or average the models "
-                                 "every T steps (model_avg, bmuf)");
+                                 "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), average the models "
+                                 "every T steps (model_avg, bmuf), or push to a server of their own (downpour, asgd)");
   }
   return divisor == 0 ? 1 : divisor;
 }
@@ -106,15 +106,6 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                                  " images; expected at least 1 and fewer than that");
   }
   const std::size_t train_rows = data.rows() - static_cast<std::size_t>(o.test_rows);
-  const std::size_t global = static_cast<std::size_t>(o.batch) * static_cast<std::size_t>(size);
-  if (global > train_rows) {
-    throw gs::models::InputError("--batch " + std::to_string(o.batch) + " on " + std::to_string(size) + " ranks: a global batch of " +
-                                 std::to_string(global) + " rows, more than the " + std::to_string(train_rows) + " to train on");
-  }
-  const std::size_t steps_per_epoch = train_rows / global;
-  // A warm-start epoch (source D's parallelizationStartEpoch) is one worker's: every rank takes
-  // the same rows (rank 0's batch), so every replica takes the same step without synchronising.
-  const std::size_t warm_steps_per_epoch = train_rows / static_cast<std::size_t>(o.batch);
 
   gs::training::MlpOptions mo;
   mo.inputs = gs::training::Digits::kPixels;
@@ -126,7 +117,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   gs::training::Mlp model(mo);
 
   // The strategy's schedule for this model's gradient on these ranks.
-  const gs::models::LoadedTopology loaded = o.topology.empty()
+  gs::models::LoadedTopology loaded = o.topology.empty()
                                                 ? gs::models::LoadedTopology{gs::models::flat_topology(size), std::nullopt}
                                                 : gs::models::load_topology_file(gs::models::resolve_topology_path(o.topology));
   gs::models::PredictRequest q;
@@ -135,15 +126,37 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   q.params = gs::models::SyncParams::parse(o.params);
   q.placement = gs::models::first_gpus(loaded.topology, size);
   q.bytes = 4.0 * static_cast<double>(model.parameter_count());
-  const gs::models::BuiltSchedule built = gs::models::build_schedule(q);
-  const gs::models::Schedule& schedule = built.schedule;
-  if (schedule.workers != size) {
-    throw gs::models::InputError("--strategy " + o.strategy + ": its schedule has " + std::to_string(schedule.workers) +
-                                 " workers for " + std::to_string(size) + " processes; expected one worker a process");
+  gs::models::BuiltSchedule built = gs::models::build_schedule(q);
+  // An asynchronous server serves on a process of its own: the last one (gradsync-run's rule).
+  const bool asynchronous = built.schedule.asynchronous;
+  if (asynchronous) {
+    if (size < 2) throw gs::models::InputError("--strategy " + o.strategy + ": its server needs a process of its own; run 2 processes or more");
+    if (o.warm_start > 0) throw gs::models::InputError("--warm-start: not with an asynchronous strategy (" + o.strategy + ")");
+    if (o.topology.empty()) loaded = gs::models::LoadedTopology{gs::models::flat_topology(size - 1), std::nullopt};
+    q.topology = &loaded.topology;
+    q.placement = gs::models::first_gpus(loaded.topology, size - 1);
+    built = gs::models::build_schedule(q);
   }
-  const int divisor = summing_divisor(schedule, o.strategy);
+  const gs::models::Schedule& schedule = built.schedule;
+  const int workers = asynchronous ? size - 1 : size;
+  const bool serving = asynchronous && rank >= workers;  // this process is the server's
+  if (schedule.workers != workers) {
+    throw gs::models::InputError("--strategy " + o.strategy + ": its schedule has " + std::to_string(schedule.workers) +
+                                 " workers for " + std::to_string(size) + " processes; expected one worker a process" +
+                                 (asynchronous ? " and one for the server" : ""));
+  }
+  const int divisor = asynchronous ? 1 : summing_divisor(schedule, o.strategy);
   const bool averages = schedule.averages_models;
-  const std::size_t period = averages ? static_cast<std::size_t>(std::max(1, schedule.period_steps)) : 1;
+  const std::size_t period = averages || asynchronous ? static_cast<std::size_t>(std::max(1, schedule.period_steps)) : 1;
+  const std::size_t global = static_cast<std::size_t>(o.batch) * static_cast<std::size_t>(workers);
+  if (global > train_rows) {
+    throw gs::models::InputError("--batch " + std::to_string(o.batch) + " on " + std::to_string(workers) + " workers: a global batch of " +
+                                 std::to_string(global) + " rows, more than the " + std::to_string(train_rows) + " to train on");
+  }
+  const std::size_t steps_per_epoch = train_rows / global;
+  // A warm-start epoch (source D's parallelizationStartEpoch) is one worker's: every rank takes
+  // the same rows (rank 0's batch), so every replica takes the same step without synchronising.
+  const std::size_t warm_steps_per_epoch = train_rows / static_cast<std::size_t>(o.batch);
   gs::runtime::Backend backend = gs::runtime::make_backend(o.backend, comm);
   gs::runtime::ScheduleExecutor executor(schedule, gs::runtime::map_participants(schedule, size), rank, *backend.memory,
                                          *backend.transport);
@@ -152,15 +165,20 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   // (BMUF's global model) starts from it.
   const std::vector<float> initial = model.parameters();
   executor.reset([&](int, std::uint64_t e) { return initial[e]; });
+  std::vector<float> pulled = initial;  // asynchronous: the server's model as last pulled
+  std::vector<std::uint64_t> staleness;  // asynchronous, on the server: pushes by updates applied since their pull
 
   if (rank == 0) {
     std::printf("# gradsync-train: an MLP (%d-%d-%d, %zu parameters) on the digits data (%zu images: %zu to train, %d to test), "
                 "SGD lr %g momentum %g\n",
                 mo.inputs, mo.hidden, mo.classes, model.parameter_count(), data.rows(), train_rows, o.test_rows, o.learning_rate,
                 o.momentum);
-    const std::string what = averages ? "the models averaged every " + std::to_string(period) + " steps" : std::string("the gradient synchronised");
-    std::printf("# %d ranks x %d rows a step (global batch %zu), %s by %s on backend %s\n", size, o.batch, global, what.c_str(),
-                o.strategy.c_str(), backend.name.c_str());
+    const std::string what = averages       ? "the models averaged every " + std::to_string(period) + " steps"
+                             : asynchronous ? "each worker's change to the model pushed to a server, which adds it, and the "
+                                              "server's model pulled, every " + std::to_string(period) + " steps"
+                                            : std::string("the gradient synchronised");
+    std::printf("# %d %s x %d rows a step (global batch %zu), %s by %s on backend %s\n", workers, asynchronous ? "workers" : "ranks",
+                o.batch, global, what.c_str(), o.strategy.c_str(), backend.name.c_str());
     if (o.warm_start > 0) {
       std::printf("# warm start: the first %d epoch%s on one worker (%d rows a step, every rank alike), as CNTK's "
                   "parallelizationStartEpoch\n",
@@ -192,9 +210,14 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   auto evaluate = [&](int epoch) {
     double loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
-    loss /= size;
-    const gs::training::Scores test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels,
-                                                     data.labels.data() + train_rows, static_cast<std::size_t>(o.test_rows));
+    loss /= workers;  // an asynchronous server adds 0
+    gs::training::Scores test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels,
+                                               data.labels.data() + train_rows, static_cast<std::size_t>(o.test_rows));
+    if (asynchronous) {  // the model trained is the server's, as of its last push
+      double scores[2] = {test.loss, test.accuracy};
+      MPI_Bcast(scores, 2, MPI_DOUBLE, workers, comm);
+      test = {scores[0], scores[1]};
+    }
     if (o.target_loss >= 0 && !reached && test.loss <= o.target_loss) reached = samples;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rank == 0) {
@@ -203,7 +226,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                   100 * test.accuracy, scale.c_str(), seconds);
       nlohmann::json r{{"epoch", epoch},       {"steps", step},          {"samples", samples},
                        {"train_loss", loss},   {"test_loss", test.loss}, {"test_accuracy", test.accuracy},
-                       {"seconds", seconds},   {"ranks", size},          {"batch_per_rank", o.batch},
+                       {"seconds", seconds},   {"ranks", workers},       {"batch_per_rank", o.batch},
                        {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
                        {"seed", o.seed},       {"warm_start_epochs", o.warm_start}};
       if (noise.steps() > 0) {
@@ -226,14 +249,14 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     const bool warm = epoch <= o.warm_start;
     const std::size_t steps_now = warm ? warm_steps_per_epoch : steps_per_epoch;
     for (std::size_t k = 0; k < steps_now && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k) {
-      for (int i = 0; i < o.batch; ++i) {
+      for (int i = 0; i < o.batch && !serving; ++i) {
         const std::size_t row = warm ? order[k * static_cast<std::size_t>(o.batch) + static_cast<std::size_t>(i)]
                                      : order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
         std::copy_n(data.pixels.begin() + static_cast<long>(row * gs::training::Digits::kPixels), gs::training::Digits::kPixels,
                     x.begin() + static_cast<long>(static_cast<std::size_t>(i) * gs::training::Digits::kPixels));
         y[static_cast<std::size_t>(i)] = data.labels[row];
       }
-      loss_sum += model.gradient(x.data(), y.data(), y.size(), mine);
+      if (!serving) loss_sum += model.gradient(x.data(), y.data(), y.size(), mine);
       // The schedule's sum of what each rank puts in, as the mean.
       auto synchronise = [&](const std::vector<float>& in) {
         executor.refill([&](int, std::uint64_t e) { return in[e]; });
@@ -259,7 +282,28 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         const std::vector<float> warmed = model.parameters();
         executor.reset([&](int, std::uint64_t e) { return warmed[e]; });
       }
-      if (averages) {
+      if (asynchronous) {
+        // Downpour / ASGD: each worker steps on its own gradient; every `step` steps it pushes its
+        // change to the model since it last pulled, the server adds each push to its sum as it
+        // arrives (their order, and so the staleness, as the run makes them), and the worker
+        // continues from the server's model: the initial model plus that sum. With plain SGD and a
+        // push every step this is asynchronous SGD with the optimizer on the server.
+        if (!serving) model.step(mine);
+        if ((parallel_steps + 1) % period == 0) {
+          if (serving) {
+            const gs::runtime::SyncStats stats = executor.run();
+            if (staleness.size() < stats.staleness.size()) staleness.resize(stats.staleness.size(), 0);
+            for (std::size_t s = 0; s < stats.staleness.size(); ++s) staleness[s] += stats.staleness[s];
+          } else {
+            const std::vector<float> now = model.parameters();
+            executor.refill([&](int, std::uint64_t e) { return now[e] - pulled[e]; });
+            executor.run();
+          }
+          const std::vector<float> sum = executor.gradient(serving ? executor.hosted().front() : rank);
+          for (std::size_t e = 0; e < sum.size(); ++e) pulled[e] = initial[e] + sum[e];
+          model.set_parameters(pulled);
+        }
+      } else if (averages) {
         // Model averaging: each replica steps on its own gradient; every T steps the models'
         // mean (BMUF: the block update of it) replaces them.
         model.step(mine);
@@ -305,13 +349,30 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     norm += static_cast<double>(params[i]) * params[i];
   }
   MPI_Allreduce(MPI_IN_PLACE, &differ, 1, MPI_DOUBLE, MPI_MAX, comm);
-  // Between averagings the replicas differ by design.
-  const bool must_agree = !averages || parallel_steps % period == 0;
+  // Between averagings the replicas differ by design; asynchronous workers always may.
+  const bool must_agree = !asynchronous && (!averages || parallel_steps % period == 0);
+  if (asynchronous) {  // the server's staleness histogram, to rank 0
+    unsigned long long bins = staleness.size();
+    MPI_Bcast(&bins, 1, MPI_UNSIGNED_LONG_LONG, workers, comm);
+    staleness.resize(bins, 0);
+    MPI_Bcast(staleness.data(), static_cast<int>(bins), MPI_UINT64_T, workers, comm);
+  }
   if (rank == 0) {
+    const std::string why = asynchronous ? ", asynchronous: each worker continues from the model it pulled"
+                            : must_agree ? ""
+                                         : ", " + std::to_string(parallel_steps % period) + " steps since the last averaging";
     std::printf("# replicas: %s (largest difference from rank 0's weights: %g%s); weights' L2 norm %.9g\n",
-                differ == 0 ? "identical" : must_agree ? "DIFFER" : "apart", differ,
-                must_agree ? "" : (", " + std::to_string(parallel_steps % period) + " steps since the last averaging").c_str(),
-                std::sqrt(norm));
+                differ == 0 ? "identical" : must_agree ? "DIFFER" : "apart", differ, why.c_str(), std::sqrt(norm));
+    if (asynchronous) {
+      std::uint64_t pushes = 0;
+      std::string shown;
+      for (std::size_t s = 0; s < staleness.size(); ++s) {
+        pushes += staleness[s];
+        if (staleness[s] > 0) shown += " " + std::to_string(s) + ": " + std::to_string(staleness[s]);
+      }
+      std::printf("# server: %llu pushes applied; staleness (updates applied between a worker's pull and its push):%s\n",
+                  static_cast<unsigned long long>(pushes), shown.c_str());
+    }
     if (!o.output.empty()) {
       gs::models::write_file_atomically(o.output, records);
       std::printf("# wrote %zu records to %s\n", evaluations, o.output.c_str());
@@ -335,17 +396,21 @@ int main(int argc, char** argv) {
              "scripts/setup.sh installs). Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
              "strategy's schedule turns the N gradients into their mean on every rank, and each replica steps with it\n"
              "(model_avg: each steps on its own, and every T steps the models' mean replaces them; bmuf: their block\n"
-             "momentum update of that mean, the local momentum then reset). --warm-start trains the first epochs\n"
+             "momentum update of that mean, the local momentum then reset; downpour and asgd: each pushes its change\n"
+             "to the model to a server on the last process, which adds the pushes as they come, and continues from\n"
+             "the server's model). --warm-start trains the first epochs\n"
              "on one worker first, as source D advises for 1-bit SGD.\n"
              "Examples:\n"
              "  mpirun -np 4 gradsync-train --strategy ring --batch 16 --epochs 3\n"
              "  mpirun -np 1 gradsync-train --batch 64 --epochs 3      # the same training on one rank\n"
              "  mpirun -np 4 gradsync-train --strategy model_avg -p T=8 --lr 0.4 --target-loss 0.4\n"
              "  mpirun -np 4 gradsync-train --strategy onebit -p feedback=off --momentum 0   # 1-bit SGD's ablation\n"
+             "  mpirun -np 5 gradsync-train --strategy downpour -p step=1 --momentum 0   # 4 workers and their server\n"
              "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl");
   app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the replicas: those that all-reduce the gradient "
                                           "every step (ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), "
-                                          "and model_avg and bmuf (-p T=STEPS)")
+                                          "model_avg and bmuf (-p T=STEPS), and the asynchronous downpour and asgd (-p step=STEPS; "
+                                          "their server on one process more than the workers)")
       ->default_val(o.strategy);
   app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
   app.add_option("--topology,-t", o.topology, "topology the schedule is built for (default: all ranks alike)");

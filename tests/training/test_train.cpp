@@ -237,11 +237,37 @@ TEST(Train, ReproduceConvergenceChecksTheSourcesClaims) {
   for (const char* f : {"/convergence.jsonl", "/convergence.txt"}) EXPECT_TRUE(std::ifstream(dir + f).good()) << f;
 }
 
+// Downpour / ASGD: each worker pushes its change to the model to a server on a process of its own,
+// which adds the pushes in the order they arrive; the worker continues from the server's model.
+// One worker pushing every step is plain SGD (up to the rounding of w0 + (w1 - w0)); four train
+// with real staleness, which the server counts.
+TEST(Train, DownpourIsPlainSgdForOneWorkerAndStaleForFour) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string dir = ::testing::TempDir();
+  const CommandResult sgd = train(1, "--momentum 0 --batch 16 --steps 40");
+  const CommandResult one = train(2, "--strategy downpour -p step=1 --momentum 0 --batch 16 --steps 40");
+  ASSERT_EQ(sgd.status, 0) << sgd.out;
+  ASSERT_EQ(one.status, 0) << one.out;
+  EXPECT_NEAR(norm_of(one.out), norm_of(sgd.out), 1e-5 * norm_of(sgd.out)) << one.out;
+  EXPECT_NE(one.out.find("# server: 40 pushes applied; staleness (updates applied between a worker's pull and its push): 0: 40"),
+            std::string::npos) << one.out;
+  const CommandResult four = train(5, "--strategy downpour -p step=1 --momentum 0 --batch 16 --epochs 3 -o " + dir + "/downpour.jsonl");
+  ASSERT_EQ(four.status, 0) << four.out;
+  EXPECT_NE(four.out.find("# 4 workers x 16 rows a step (global batch 64)"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("# server: 276 pushes applied"), std::string::npos) << four.out;  // 3 epochs x 23 steps x 4 workers
+  const auto e = epochs_of(dir + "/downpour.jsonl");
+  ASSERT_EQ(e.size(), 3U);
+  EXPECT_LT(e.back().test_loss, 0.6 * e.front().test_loss) << four.out;
+}
+
 TEST(Train, WhatItCannotRunIsRefusedWithTheReason) {
   if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
-  const CommandResult downpour = train(2, "--strategy downpour --steps 2");
-  EXPECT_EQ(downpour.status, 2) << downpour.out;
-  EXPECT_NE(downpour.out.find("asynchronous rounds"), std::string::npos) << downpour.out;
+  const CommandResult hra = train(2, "--strategy ps_hra --steps 2");
+  EXPECT_EQ(hra.status, 2) << hra.out;
+  EXPECT_NE(hra.out.find("asynchronous rounds"), std::string::npos) << hra.out;
+  const CommandResult alone = train(1, "--strategy downpour --steps 2");
+  EXPECT_EQ(alone.status, 2) << alone.out;
+  EXPECT_NE(alone.out.find("its server needs a process of its own"), std::string::npos) << alone.out;
   const CommandResult big = train(2, "--batch 1000 --steps 2");
   EXPECT_EQ(big.status, 2);
   EXPECT_NE(big.out.find("a global batch of 2000 rows, more than the 1500 to train on"), std::string::npos) << big.out;
