@@ -55,6 +55,16 @@ echo "== sampling with all-reduce and per-link rates (gradsync sweep)"
 "$py" plots/speedup_vs_gpus.py out/cluster-sampling.jsonl --by params.inner --by params.server --by params.rates --log \
   --title "2 nodes x 4 GPUs, 1 GB/s Ethernet, FFNN LM (analytic)" -o "$fig/sampling-cluster.png"
 
+if [ -x "$bin/gradsync-train" ]; then
+  echo "== convergence on real training (gradsync reproduce convergence: gradsync-train under mpirun, about a minute)"
+  export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
+  "$bin/gradsync" reproduce convergence -o out/convergence > out/convergence.txt 2> /dev/null
+  "$py" plots/convergence_curves.py out/convergence/convergence-comparison.json out/convergence/convergence.jsonl \
+    -o "$fig/convergence.png"
+else
+  echo "plots.sh: no $bin/gradsync-train (built where configure finds libtorch): convergence figure skipped"
+fi
+
 published=tests/data/published
 echo "== gradsync compare on the published machines (nccl-tests vs the nccl strategy)"
 mkdir -p out/compare

@@ -43,6 +43,7 @@ struct Run {
   std::vector<std::string> params;
   double learning_rate = kLearningRate;
   int warm_start = 0;
+  std::string group;  // the claims it serves (a panel of plots/convergence_curves.py)
 };
 
 struct Outcome {
@@ -55,17 +56,20 @@ struct Outcome {
 std::vector<Run> runs() {
   const std::string n = std::to_string(kRanks), t = "T=" + std::to_string(kPeriod);
   const double scaled = kLearningRate * kRanks;
+  const std::string rates = "learning rate and averaging", onebit = "1-bit SGD and the batch";
   return {
-      {"baseline", "1 worker, batch 16, lr 0.1", 1, kBatch, "", {}, kLearningRate, 0},
-      {"ma", "model averaging, " + t + ", lr 0.1", kRanks, kBatch, "model_avg", {t}, kLearningRate, 0},
-      {"ma_scaled", "model averaging, " + t + ", lr 0.1 x " + n, kRanks, kBatch, "model_avg", {t}, scaled, 0},
-      {"bmuf", "BMUF, " + t + ", lr 0.1 (block momentum 1 - 1/N, Nesterov)", kRanks, kBatch, "bmuf", {t}, kLearningRate, 0},
-      {"sync", "synchronous SGD (ring), lr 0.1 x " + n, kRanks, kBatch, "ring", {}, scaled, 0},
-      {"onebit", "1-bit SGD, error feedback, lr 0.1 x " + n, kRanks, kBatch, "onebit", {}, scaled, 0},
-      {"onebit_no_feedback", "1-bit SGD without error feedback, lr 0.1 x " + n, kRanks, kBatch, "onebit", {"feedback=off"}, scaled, 0},
-      {"onebit_warm", "1-bit SGD, error feedback, 1 warm epoch on 1 worker, lr 0.1 x " + n, kRanks, kBatch, "onebit", {}, scaled, 1},
+      {"baseline", "1 worker, batch 16, lr 0.1", 1, kBatch, "", {}, kLearningRate, 0, rates},
+      {"ma", "model averaging, " + t + ", lr 0.1", kRanks, kBatch, "model_avg", {t}, kLearningRate, 0, rates},
+      {"ma_scaled", "model averaging, " + t + ", lr 0.1 x " + n, kRanks, kBatch, "model_avg", {t}, scaled, 0, rates},
+      {"bmuf", "BMUF, " + t + ", lr 0.1 (block momentum 1 - 1/N, Nesterov)", kRanks, kBatch, "bmuf", {t}, kLearningRate, 0, rates},
+      {"sync", "synchronous SGD (ring), lr 0.1 x " + n, kRanks, kBatch, "ring", {}, scaled, 0, onebit},
+      {"onebit", "1-bit SGD, error feedback, lr 0.1 x " + n, kRanks, kBatch, "onebit", {}, scaled, 0, onebit},
+      {"onebit_no_feedback", "1-bit SGD without error feedback, lr 0.1 x " + n, kRanks, kBatch, "onebit", {"feedback=off"}, scaled, 0,
+       onebit},
+      {"onebit_warm", "1-bit SGD, error feedback, 1 warm epoch on 1 worker, lr 0.1 x " + n, kRanks, kBatch, "onebit", {}, scaled, 1,
+       onebit},
       {"sync_8x", "synchronous SGD, 8x the baseline's batch (" + n + " x 32), lr 0.1 x 8", kRanks, 2 * kBatch, "ring", {},
-       kLearningRate * 8, 0},
+       kLearningRate * 8, 0, onebit},
   };
 }
 
@@ -180,6 +184,7 @@ void convergence(const Options& options, std::ostream& out) {
     row(all[i].what, samples_text(o), ratio_text(ratio(o, base)), number(o.final_loss, 4), number(100 * o.peak_accuracy, 3) + " %");
     runs_json.push_back({{"run", all[i].id},
                          {"what", all[i].what},
+                         {"group", all[i].group},
                          {"samples_to_target", o.samples_to_target ? models::ordered_json(*o.samples_to_target) : models::ordered_json()},
                          {"samples", o.samples},
                          {"final_test_loss", o.final_loss},

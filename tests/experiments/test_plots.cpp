@@ -602,3 +602,47 @@ TEST(Plots, OverlapSpeedupsAndExposedCommunication) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("with overlap figures (records of predict or simulate --overlap)"), std::string::npos) << r.out;
 }
+
+// reproduce convergence's runs: a panel per group (in the order the runs list them), a line per run
+// with a marker per test point, the target dashed; a point of a run the comparison does not list
+// is refused with its line.
+TEST(Plots, ConvergenceCurvesAPanelPerGroup) {
+  REQUIRE_MATPLOTLIB();
+  const std::string stem = out_dir() + "/convergence";
+  const std::string args = fixture("convergence-comparison-small.json") + " " + fixture("convergence-small.jsonl");
+  ASSERT_NO_FATAL_FAILURE(expect_figure(script("convergence_curves.py", args), stem));
+  std::ifstream in(fixture("convergence-comparison-small.json"));
+  const json doc = json::parse(in);
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<std::string>> legends;
+  std::map<std::string, std::vector<int>> points;
+  std::map<std::string, int> per_run;
+  for (const auto& rec : fixture_records("convergence-small.jsonl")) ++per_run[rec.at("run").get<std::string>()];
+  for (const auto& r : doc.at("runs")) {
+    const std::string g = r.at("group");
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    legends[g].push_back(r.at("what"));
+    points[g].push_back(per_run[r.at("run").get<std::string>()]);
+  }
+  const json fig = read_figure(stem + ".svg");
+  ASSERT_EQ(fig.at("axes").size(), groups.size());
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    SCOPED_TRACE(groups[i]);
+    const json& ax = fig.at("axes")[i];
+    EXPECT_EQ(label(ax, "xlabel"), "samples seen");
+    EXPECT_EQ(label(ax, "ylabel"), "test loss");
+    EXPECT_EQ(strings(ax.at("texts")), std::vector<std::string>{groups[i] + " (target 0.5 dashed)"});
+    ASSERT_EQ(ax.at("legends").size(), 1u);
+    EXPECT_EQ(strings(ax.at("legends")[0]), legends[groups[i]]);
+    std::vector<int> expected = points[groups[i]];
+    expected.push_back(0);  // the target's line
+    EXPECT_EQ(markers(ax.at("lines")), expected);
+    EXPECT_TRUE(ax.at("lines").back().at("dashed").get<bool>());
+  }
+  const std::string bad = out_dir() + "/convergence-bad";
+  const auto r = run_command(script("convergence_curves.py", fixture("convergence-comparison-small.json") + " " +
+                                                                 fixture("overlap-records.jsonl") + " -o " + bad + ".png"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("overlap-records.jsonl: record 1 has no \"run\""), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(bad + ".png"));
+}
