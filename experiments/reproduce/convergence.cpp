@@ -103,14 +103,25 @@ Outcome train(const Run& r, const std::string& train_binary, int epochs, const s
   }
   Outcome o;
   std::ifstream in(file);
+  int number_of_line = 0;
   for (std::string line; std::getline(in, line);) {
-    auto j = models::ordered_json::parse(line);
-    const long long samples = j.at("samples").get<long long>();
-    const double loss = j.at("test_loss").get<double>();
+    ++number_of_line;
+    models::ordered_json j;
+    long long samples = 0;
+    double loss = 0, accuracy = 0;
+    try {
+      j = models::ordered_json::parse(line);
+      samples = j.at("samples").get<long long>();
+      loss = j.at("test_loss").get<double>();
+      accuracy = j.at("test_accuracy").get<double>();
+    } catch (const models::ordered_json::exception& e) {
+      throw models::InputError(file + ":" + std::to_string(number_of_line) + ": " + e.what() +
+                               "; expected gradsync-train's records (samples, test_loss, test_accuracy)");
+    }
     if (!o.samples_to_target && loss <= kTargetLoss) o.samples_to_target = samples;
     o.samples = samples;
     o.final_loss = loss;
-    o.peak_accuracy = std::max(o.peak_accuracy, j.at("test_accuracy").get<double>());
+    o.peak_accuracy = std::max(o.peak_accuracy, accuracy);
     j["run"] = r.id;
     o.records.push_back(std::move(j));
   }
