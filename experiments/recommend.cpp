@@ -175,8 +175,16 @@ std::string changes_training(const models::Strategy& s, const models::ResultReco
 }
 
 double score_of(const models::ResultRecord& r) {
+  if (r.convergence) return r.convergence->time_s.value;
   if (r.time_per_epoch_s) return *r.time_per_epoch_s;
   return r.time_per_sync_s / std::max(1, r.period_steps);
+}
+
+// Best first: choices whose time to target is unknown (a change to the training with no measured
+// cost in samples) after the rest, each group by its score.
+bool ranks_before(const Choice& a, const Choice& b) {
+  if (a.unknown_target != b.unknown_target) return !a.unknown_target;
+  return a.score < b.score;
 }
 
 // A strategy that decides its own settings (NCCL: algorithm, protocol and channels by its cost
@@ -284,6 +292,23 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   for (const auto& p : plan.placements) counts.push_back(p.size());
   std::sort(counts.begin(), counts.end());
   counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  // With convergence facts, GPUs stop being added where the global batch passes the noise scale
+  // (its high end): steps to target hardly fall there. The fewest multi-GPU count is kept.
+  if (rec.with_workload && workload->convergence && workload->samples_per_minibatch) {
+    const double noise = workload->convergence->noise_scale.high;
+    const auto b = static_cast<double>(*workload->samples_per_minibatch);
+    bool kept_one = false;
+    std::vector<int> kept;
+    for (int n : counts) {
+      if (n >= 2 && kept_one && n * b > noise) {
+        rec.past_noise_scale.push_back(n);
+        continue;
+      }
+      kept_one = kept_one || n >= 2;
+      kept.push_back(n);
+    }
+    counts = std::move(kept);
+  }
   for (int n : counts) {
     if (n < 2) continue;  // one rank synchronises nothing: the "alone" choice stands for it
     for (auto& p : placements_for(t, n, o.max_placements)) placements.push_back(std::move(p));
@@ -338,6 +363,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     ++rec.evaluated;
     ch.changes_training = changes_training(*ch.strategy, ch.analytic);
     ch.score = score_of(ch.analytic);
+    ch.unknown_target = !ch.analytic.no_time_to_target.empty();
     return !(o.exact_only && !ch.changes_training.empty());
   };
   std::vector<Choice> choices;
@@ -395,7 +421,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     alone.analytic.rank_nodes = alone.rank_nodes;
     models::add_training_times(alone.analytic, *workload, workload->compute_s_per_minibatch);
     alone.analytic.memory = models::memory_per_gpu(*workload, models::Sharding::none, 1);
-    alone.score = alone.analytic.time_per_epoch_s.value_or(one_gpu_epoch.value_or(0));
+    alone.score = alone.analytic.convergence ? score_of(alone.analytic) : alone.analytic.time_per_epoch_s.value_or(one_gpu_epoch.value_or(0));
     choices.push_back(std::move(alone));
   }
   // --gpu-memory: what does not fit is no choice.
@@ -415,7 +441,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
   // Best first; equal figures keep the order of generation (defaults and fewer GPUs first),
   // and only the first of a strategy at a GPU count with the same figure is kept.
   auto rank = [&] {
-    std::stable_sort(choices.begin(), choices.end(), [](const Choice& a, const Choice& b) { return a.score < b.score; });
+    std::stable_sort(choices.begin(), choices.end(), ranks_before);
     rec.ranked.clear();
     for (auto& c : choices) {
       const bool duplicate = std::any_of(rec.ranked.begin(), rec.ranked.end(), [&](const Choice& k) {
@@ -471,7 +497,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         }
       }
     }
-    std::stable_sort(rec.ranked.begin(), rec.ranked.end(), [](const Choice& a, const Choice& b) { return a.score < b.score; });
+    std::stable_sort(rec.ranked.begin(), rec.ranked.end(), ranks_before);
   }
   // The simulator on the best multi-GPU choices.
   int confirmed = 0;
@@ -528,9 +554,35 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
                        std::to_string(c.gpus) + (c.gpus == 1 ? " GPU" : " GPUs");
     if (r.with_workload && c.analytic.time_per_epoch_s) text += ", " + format_seconds(*c.analytic.time_per_epoch_s) + " per epoch";
     if (c.analytic.speedup_vs_1gpu) text += ", " + format_fixed(*c.analytic.speedup_vs_1gpu, 2) + "x one GPU";
+    if (const auto& v = c.analytic.convergence) {
+      text += "; " + format_seconds(v->time_s.value) + " to " + v->target + ", " + format_fixed(v->speedup.value, 2) +
+              "x one GPU's time to it";
+    }
     return text;
   };
   const Choice& best = r.ranked.front();
+  // Time to target, where the workload's convergence facts allow it.
+  if (r.with_workload && plan.workload && plan.workload->convergence) {
+    const models::ConvergenceFacts& f = *plan.workload->convergence;
+    std::set<std::string> unknown;
+    for (const Choice& c : r.ranked) {
+      if (c.unknown_target) unknown.insert(c.name());
+    }
+    std::string line = "Ranked by time to " + f.target + " (the workload's convergence facts), not by time per epoch";
+    if (!unknown.empty()) {
+      line += "; ranked after the rest by epoch time, since the facts give no cost in samples for how they change the training: " +
+              models::join(std::vector<std::string>(unknown.begin(), unknown.end()));
+    }
+    lines.push_back(line + ".");
+    if (!r.past_noise_scale.empty()) {
+      std::vector<std::string> counts;
+      for (int n : r.past_noise_scale) counts.push_back(std::to_string(n));
+      lines.push_back("Not searched: " + models::join(counts) + " GPUs, whose global batch (" +
+                      models::number_text(static_cast<double>(r.past_noise_scale.front()) * static_cast<double>(*plan.workload->samples_per_minibatch), 6) +
+                      " samples and up) passes the noise scale (at most " + models::number_text(f.noise_scale.high, 6) +
+                      " samples): there more GPUs hardly cut the steps to target.");
+    }
+  }
   auto first_exact_multi = std::find_if(r.ranked.begin(), r.ranked.end(), [](const Choice& c) {
     return !c.alone() && c.changes_training.empty();
   });
@@ -604,7 +656,7 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
   });
   if (other != r.ranked.end()) {
     std::string line = "Next other strategy: " + figure(*other);
-    if (best.score > 0) line += " (" + format_fixed(100.0 * (other->score / best.score - 1), 0) + " % slower)";
+    if (best.score > 0 && other->unknown_target == best.unknown_target) line += " (" + format_fixed(100.0 * (other->score / best.score - 1), 0) + " % slower)";
     if (const auto b = bound_text(*other); !b.empty()) line += "; " + b;
     lines.push_back(line + ".");
   }

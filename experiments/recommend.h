@@ -40,7 +40,10 @@ struct Choice {
   std::optional<models::ResultRecord> sim;
   std::optional<double> bucket_cap_bytes;  // --overlap: the bucket size the search chose (else the plan's)
   std::optional<double> plan_bucket_iteration_s;  // --overlap, a size chosen: the iteration with the plan's
-  double score = 0;  // what the ranking compares: epoch time, else synchronisation time per step
+  // What the ranking compares: time to the workload's target where it carries convergence facts,
+  // else epoch time, else synchronisation time per step.
+  double score = 0;
+  bool unknown_target = false;  // convergence facts, but none for how this choice changes training: ranked after
   bool alone() const { return strategy == nullptr; }
   std::string name() const;  // "ring", "sampled inner=ring", "one GPU alone"
   std::string params_text() const;  // "server=gpu0 rates=auto"
@@ -62,6 +65,7 @@ struct Recommendation {
   std::vector<std::string> skipped;  // candidates that could not be built, with why
   std::vector<std::string> left_out;  // strategies not searched (periodic and asynchronous ones without a workload)
   std::vector<std::string> sharded_left_out;  // sharded strategies, not searched without --gpu-memory
+  std::vector<int> past_noise_scale;  // GPU counts not searched: their global batch passes the noise scale
   std::size_t not_fitting = 0;  // choices left out: more memory per GPU than --gpu-memory
   std::optional<Choice> smallest_not_fitting;  // of those, the one needing the least memory per GPU
 };

@@ -58,6 +58,7 @@ struct Options {
   int warm_start = 0;        // epochs trained by one worker before the strategy takes over
   int eval_every = 0;        // 0: at each epoch's end only
   double target_loss = -1;   // < 0: none
+  bool stop_at_target = false;
   std::string output;
 };
 
@@ -202,11 +203,21 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   std::size_t parallel_steps = 0;  // steps after the warm start: a period counts these
   std::string records;
   std::optional<std::size_t> reached;  // samples when the test loss first met --target-loss
+  bool stop = false;                   // --stop-at-target, and rank 0 reached it
   const auto t0 = std::chrono::steady_clock::now();
   // What is reported at each evaluation covers the steps since the last one.
   double loss_sum = 0;
   std::size_t since = 0;
   gs::training::NoiseScale noise;
+  // Rank 0's own compute (forward, backward, the optimizer's update), timed apart from the
+  // synchronisation: the workload's compute per minibatch.
+  double compute_s = 0;
+  std::size_t computed = 0;
+  auto timed = [&](auto&& work) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    compute_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   auto evaluate = [&](int epoch) {
     double loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
@@ -219,6 +230,11 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       test = {scores[0], scores[1]};
     }
     if (o.target_loss >= 0 && !reached && test.loss <= o.target_loss) reached = samples;
+    if (o.stop_at_target) {  // rank 0's verdict for all (model averaging's replicas differ between averagings)
+      int met = reached ? 1 : 0;
+      MPI_Bcast(&met, 1, MPI_INT, 0, comm);
+      stop = met == 1;
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rank == 0) {
       const std::string scale = noise.steps() > 0 ? std::to_string(static_cast<long long>(std::llround(noise.simple()))) : "-";
@@ -229,6 +245,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                        {"seconds", seconds},   {"ranks", workers},       {"batch_per_rank", o.batch},
                        {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
                        {"seed", o.seed},       {"warm_start_epochs", o.warm_start}};
+      if (computed > 0) r["compute_s_per_step"] = compute_s / static_cast<double>(computed);
       if (noise.steps() > 0) {
         r["noise_scale"] = noise.simple();
         r["gradient_norm_sq"] = noise.gradient_norm_sq();
@@ -241,14 +258,14 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     since = 0;
     noise = gs::training::NoiseScale{};
   };
-  for (int epoch = 1; epoch <= epochs; ++epoch) {
+  for (int epoch = 1; epoch <= epochs && !stop; ++epoch) {
     // The same order on every rank: each epoch's shuffle from the seed.
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::mt19937_64 shuffle(o.seed * 1000003ULL + static_cast<std::uint64_t>(epoch));
     std::shuffle(order.begin(), order.end(), shuffle);
     const bool warm = epoch <= o.warm_start;
     const std::size_t steps_now = warm ? warm_steps_per_epoch : steps_per_epoch;
-    for (std::size_t k = 0; k < steps_now && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k) {
+    for (std::size_t k = 0; k < steps_now && !stop && (o.steps == 0 || step < static_cast<std::size_t>(o.steps)); ++k) {
       for (int i = 0; i < o.batch && !serving; ++i) {
         const std::size_t row = warm ? order[k * static_cast<std::size_t>(o.batch) + static_cast<std::size_t>(i)]
                                      : order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
@@ -256,7 +273,10 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                     x.begin() + static_cast<long>(static_cast<std::size_t>(i) * gs::training::Digits::kPixels));
         y[static_cast<std::size_t>(i)] = data.labels[row];
       }
-      if (!serving) loss_sum += model.gradient(x.data(), y.data(), y.size(), mine);
+      if (!serving) {
+        timed([&] { loss_sum += model.gradient(x.data(), y.data(), y.size(), mine); });
+        ++computed;
+      }
       // The schedule's sum of what each rank puts in, as the mean.
       auto synchronise = [&](const std::vector<float>& in) {
         executor.refill([&](int, std::uint64_t e) { return in[e]; });
@@ -269,7 +289,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         return out;
       };
       if (warm) {
-        model.step(mine);  // one worker's step, taken alike by every replica
+        timed([&] { model.step(mine); });  // one worker's step, taken alike by every replica
         samples += static_cast<std::size_t>(o.batch);
         ++step;
         ++since;
@@ -288,7 +308,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         // arrives (their order, and so the staleness, as the run makes them), and the worker
         // continues from the server's model: the initial model plus that sum. With plain SGD and a
         // push every step this is asynchronous SGD with the optimizer on the server.
-        if (!serving) model.step(mine);
+        if (!serving) timed([&] { model.step(mine); });
         if ((parallel_steps + 1) % period == 0) {
           if (serving) {
             const gs::runtime::SyncStats stats = executor.run();
@@ -306,7 +326,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       } else if (averages) {
         // Model averaging: each replica steps on its own gradient; every T steps the models'
         // mean (BMUF: the block update of it) replaces them.
-        model.step(mine);
+        timed([&] { model.step(mine); });
         if ((parallel_steps + 1) % period == 0) {
           model.set_parameters(synchronise(model.parameters()));
           if (schedule.resets_local_momentum) model.reset_momentum();
@@ -321,7 +341,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
           MPI_Allreduce(MPI_IN_PLACE, &small_sq, 1, MPI_DOUBLE, MPI_SUM, comm);
           noise.add(small_sq / size, big_sq, o.batch, static_cast<double>(global));
         }
-        model.step(synced);
+        timed([&] { model.step(synced); });
       }
       samples += global;
       ++parallel_steps;
@@ -329,7 +349,11 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       ++since;
       if (o.eval_every > 0 && step % static_cast<std::size_t>(o.eval_every) == 0) evaluate(epoch);
     }
-    if (since > 0) evaluate(epoch);
+    if (since > 0 && !stop) evaluate(epoch);
+  }
+  if (rank == 0 && computed > 0) {
+    std::printf("# compute per step on rank 0: %.1f us (forward, backward and the optimizer's update, %zu steps)\n",
+                1e6 * compute_s / static_cast<double>(computed), computed);
   }
   if (rank == 0 && o.target_loss >= 0) {
     if (reached) {
@@ -434,8 +458,9 @@ int main(int argc, char** argv) {
       ->default_val(o.warm_start);
   app.add_option("--eval-every", o.eval_every, "also test (and print a row) every this many steps; default: at each epoch's end")
       ->check(integer_in(1, 100000000));
-  app.add_option("--target-loss", o.target_loss, "report the samples seen when the test loss first reached this (at a row)")
+  auto* target = app.add_option("--target-loss", o.target_loss, "report the samples seen when the test loss first reached this (at a row)")
       ->check(number_in(0, 1e6));
+  app.add_flag("--stop-at-target", o.stop_at_target, "stop at the first row whose test loss meets --target-loss")->needs(target);
   app.add_option("-o,--output", o.output, "write a record per row (JSON lines) here");
 
   if (const auto done = gs::runtime::parse_flags_or_exit(app, argc, argv, rank, "gradsync-train")) return *done;

@@ -137,6 +137,8 @@ int run_recommend(RecommendFlags& f) {
   const bool memory = f.options.gpu_memory_bytes.has_value();
   std::vector<std::string> headers = {">#", ">GPUs", "ranks", "choice", ">sync/step"};
   if (epochs) headers.insert(headers.end(), {">iteration", ">epoch", ">speed-up"});
+  const bool target = epochs && plan.workload && plan.workload->convergence.has_value();
+  if (target) headers.insert(headers.end(), {">to target", ">speed-up to target"});
   if (memory) headers.push_back(">memory/GPU");
   headers.insert(headers.end(), {">sim sync", "bound by", "changes training"});
   Table table(headers);
@@ -161,6 +163,10 @@ int run_recommend(RecommendFlags& f) {
       row.push_back(c.analytic.time_per_epoch_s ? format_seconds(*c.analytic.time_per_epoch_s) : "-");
       row.push_back(c.analytic.speedup_vs_1gpu ? format_fixed(*c.analytic.speedup_vs_1gpu, 2) + "x" : "-");
     }
+    if (target) {
+      row.push_back(time_to_target_cell(c.analytic));
+      row.push_back(convergence_speedup_cell(c.analytic));
+    }
     if (memory) row.push_back(c.analytic.memory ? format_bytes(c.analytic.memory->total_bytes()) : "-");
     row.push_back(c.sim ? format_seconds(c.sim->time_per_sync_s) : "");
     row.push_back(c.bound().what);
@@ -181,6 +187,9 @@ int run_recommend(RecommendFlags& f) {
     }
     std::cout << "memory/GPU: parameters, gradients and Adam's state per GPU by the ZeRO paper's accounting (activations "
                  "not counted).\n";
+  }
+  if (target) {
+    for (const std::string& line : convergence_footnote(*plan.workload)) std::cout << line << "\n";
   }
   for (const auto& line : explain(plan, r)) std::cout << line << "\n";
 

@@ -134,7 +134,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row_notes;
   bool any_async = false;
-  bool any_overlap = false, any_sharded = false, any_range = false;
+  bool any_overlap = false, any_sharded = false, any_range = false, any_target = false;
   std::optional<models::Trace> trace;
   for (const auto& size : plan.sizes) {
     for (const auto& choice : plan.strategies) {
@@ -172,6 +172,7 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
               r.overlap && r.overlap->iteration_without_s > 0 ? format_seconds(r.overlap->iteration_without_s) : "-",
               r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-",
               r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-",
+              time_to_target_cell(r), convergence_speedup_cell(r),
               r.time_per_iteration_s ? format_fixed(100 * r.communication_share(), 0) + "%" : "-",
               r.memory ? format_bytes(r.memory->total_bytes()) : "-",
               opt(r.algbw_GBps(), 2), opt(r.busbw_GBps(), 2), range_text(r),
@@ -180,13 +181,16 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
           any_range = any_range || !r.open_facts.empty();
           any_async = any_async || r.updates_per_s.has_value();
           any_overlap = any_overlap || r.overlap.has_value();
+          any_target = any_target || r.convergence.has_value() || !r.no_time_to_target.empty();
           any_sharded = any_sharded || (r.memory && r.memory->sharding != models::Sharding::none);
           rows.push_back(std::move(row));
           // What a strategy assumed where the inputs left a fact open, and how much it matters.
           std::string open;
           for (const std::string& note : r.notes) {
             if (note.rfind("open facts: ", 0) == 0) open = "^ " + note;
+            if (note.rfind("time to target: ", 0) == 0) open += (open.empty() ? "^ " : "; ") + note;
           }
+          if (!r.no_time_to_target.empty()) open += (open.empty() ? "^ " : "; ") + ("no time to target: " + r.no_time_to_target);
           row_notes.push_back(open);
           records.push_back(std::move(r));
         }
@@ -211,15 +215,16 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
 
   // Columns: drop the ones that say nothing here.
   std::vector<std::string> headers = {"strategy", ">GPUs", "executor", "params", ">size", ">sync/step", ">iteration",
-                                      ">exposed", ">no overlap", ">epoch", ">speed-up", ">comm", ">memory/GPU",
+                                      ">exposed", ">no overlap", ">epoch", ">speed-up", ">to target", ">speed-up to target", ">comm", ">memory/GPU",
                                       ">algbw GB/s", ">busbw GB/s", ">busbw range", ">updates/s", ">staleness mean/max"};
   std::vector<bool> keep(headers.size(), true);
   keep[2] = show_executor;
   keep[4] = !plan.workload || plan.sizes.size() > 1 || plan.sizes[0].has_value();
   keep[7] = keep[8] = any_overlap;
-  keep[12] = any_sharded;  // replicas all keep the same
-  keep[15] = any_range;
-  keep[16] = keep[17] = any_async;
+  keep[11] = keep[12] = any_target;
+  keep[14] = any_sharded;  // replicas all keep the same
+  keep[17] = any_range;
+  keep[18] = keep[19] = any_async;
   std::vector<std::string> kept_headers;
   for (std::size_t i = 0; i < headers.size(); ++i) {
     if (keep[i]) kept_headers.push_back(headers[i]);
@@ -240,6 +245,9 @@ int run_plan(const Plan& plan, const SelectionOptions& o, const std::string& ver
     const auto& w = *plan.workload;
     std::cout << "speed-up: one GPU training alone (" << format_seconds(w.compute_s() * w.minibatches_per_epoch)
               << " per epoch, no synchronisation) / epoch time; epoch = minibatches / N x iteration (source A, eqs. 5-8)\n";
+    if (any_target) {
+      for (const std::string& line : convergence_footnote(w)) std::cout << line << "\n";
+    }
   }
   if (!records.empty()) {
     const auto& p = records.front().params;

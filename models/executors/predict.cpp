@@ -107,6 +107,52 @@ void add_training_times(ResultRecord& r, const Workload& w, std::optional<double
   r.time_per_epoch_s = formulas::epoch_time(bn, r.ranks, *r.time_per_iteration_s);
   r.one_gpu_epoch_s = formulas::epoch_time(bn, 1, compute);
   if (*r.time_per_epoch_s > 0) r.speedup_vs_1gpu = *r.one_gpu_epoch_s / *r.time_per_epoch_s;
+  add_time_to_target(r, w);
+}
+
+void add_time_to_target(ResultRecord& r, const Workload& w) {
+  if (!w.convergence || !w.samples_per_minibatch || !r.time_per_iteration_s || r.ranks < 1) return;
+  const ConvergenceFacts& f = *w.convergence;
+  ConvergenceFigures c;
+  c.target = f.target;
+  const auto b = static_cast<double>(*w.samples_per_minibatch);
+  c.global_batch = b * r.ranks;
+  if (r.ranks > 1) {
+    // A strategy that changes the arithmetic needs its own multiple of synchronous SGD's samples.
+    const Strategy& s = find_strategy(r.strategy);
+    const std::string changes = s.changes_training ? s.changes_training(r) : "";
+    if (!changes.empty()) {
+      const auto it = f.strategies.find(r.strategy);
+      if (it == f.strategies.end()) {
+        r.no_time_to_target = "it " + changes + ", and the workload's convergence facts give no samples to target for " + r.strategy;
+        return;
+      }
+      c.relative_samples = it->second.relative_samples;
+      c.conditions = it->second.conditions;
+      for (const auto& [key, value] : it->second.params) {
+        const auto here = r.params.find(key);
+        if (here != r.params.end() && here->second != value) {
+          r.notes.push_back("time to target: " + r.strategy + "'s samples were measured at " + key + "=" + value + ", this is " + key +
+                            "=" + here->second + ": they may not hold");
+        }
+      }
+    }
+  }
+  const double compute = w.compute_s();
+  const double iteration = *r.time_per_iteration_s;
+  c.samples = samples_to_target(f, c.global_batch) * c.relative_samples;
+  c.steps = c.samples * (1 / c.global_batch);
+  c.time_s = c.steps * iteration;
+  c.one_gpu_time_s = samples_to_target(f, b) * (compute / b);
+  // The speed-up per step times what each sample is worth at this batch, over the strategy's
+  // multiple: the samples measured at the facts' batch cancel out of it.
+  if (iteration > 0) {
+    const double per_step = r.ranks * compute / iteration;
+    const Estimate e = statistical_efficiency(f, b, c.global_batch);
+    const Estimate& m = c.relative_samples;
+    c.speedup = {per_step * e.value / m.value, per_step * e.low / m.high, per_step * e.high / m.low};
+  }
+  r.convergence = c;
 }
 
 }  // namespace gradsync::models

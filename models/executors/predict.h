@@ -57,7 +57,14 @@ ResultRecord predict(const PredictRequest& request);
 
 // Adds per-iteration, per-epoch and speed-up figures to a record (every executor shares
 // this step): iteration = compute + sync / period unless `iteration_s` is given.
+// With the workload's convergence facts it adds the time to target too (add_time_to_target).
 void add_training_times(ResultRecord& record, const Workload& workload, std::optional<double> iteration_s = std::nullopt);
+
+// Time to the workload's target (models/workload/convergence.h) from the record's iteration time:
+// synchronous SGD's samples at the record's global batch (ranks x samples_per_minibatch), times the
+// strategy's own multiple where it changes the training; where the facts give none for it,
+// `no_time_to_target` says why. Nothing without convergence facts.
+void add_time_to_target(ResultRecord& record, const Workload& workload);
 
 // The time of one synchronisation of the request's gradient, by an executor.
 using SyncTime = std::function<double(const PredictRequest&)>;

@@ -126,6 +126,20 @@ ordered_json to_json(const ResultRecord& r) {
                              {"optimizer_bytes", m.optimizer_bytes},
                              {"total_bytes", m.total_bytes()}};
   }
+  if (r.convergence) {
+    const ConvergenceFigures& c = *r.convergence;
+    auto estimate = [](const Estimate& e) { return ordered_json{{"value", e.value}, {"low", e.low}, {"high", e.high}}; };
+    out["time_to_target"] = {{"target", c.target},
+                             {"global_batch", c.global_batch},
+                             {"samples", estimate(c.samples)},
+                             {"steps", estimate(c.steps)},
+                             {"time_s", estimate(c.time_s)},
+                             {"one_gpu_time_s", estimate(c.one_gpu_time_s)},
+                             {"speedup", estimate(c.speedup)},
+                             {"relative_samples", estimate(c.relative_samples)},
+                             {"conditions", c.conditions}};
+  }
+  if (!r.no_time_to_target.empty()) out["no_time_to_target"] = r.no_time_to_target;
   if (!r.network_model.empty()) out["network_model"] = r.network_model;
   if (r.simulated_steps) out["simulated_steps"] = *r.simulated_steps;
   if (r.updates_per_s) out["updates_per_s"] = *r.updates_per_s;
@@ -197,6 +211,25 @@ ResultRecord record_from_json(const ordered_json& d) {
     o.iteration_without_s = v.at("iteration_without_overlap_s").get<double>();
     r.overlap = o;
   }
+  if (d.contains("time_to_target")) {
+    const auto& v = d.at("time_to_target");
+    auto estimate = [&](const char* key) {
+      const auto& e = v.at(key);
+      return Estimate{e.at("value").get<double>(), e.at("low").get<double>(), e.at("high").get<double>()};
+    };
+    ConvergenceFigures c;
+    c.target = v.at("target").get<std::string>();
+    c.global_batch = v.at("global_batch").get<double>();
+    c.samples = estimate("samples");
+    c.steps = estimate("steps");
+    c.time_s = estimate("time_s");
+    c.one_gpu_time_s = estimate("one_gpu_time_s");
+    c.speedup = estimate("speedup");
+    c.relative_samples = estimate("relative_samples");
+    c.conditions = v.at("conditions").get<std::string>();
+    r.convergence = c;
+  }
+  if (d.contains("no_time_to_target")) r.no_time_to_target = d.at("no_time_to_target").get<std::string>();
   if (d.contains("memory_per_gpu")) {
     const auto& v = d.at("memory_per_gpu");
     MemoryPerGpu m;

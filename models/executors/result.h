@@ -11,6 +11,7 @@
 
 #include "models/schedule/schedule.h"
 #include "models/strategies/formulas.h"
+#include "models/workload/convergence.h"
 #include "models/workload/memory.h"
 #include "models/support/json_input.h"
 
@@ -26,6 +27,20 @@ struct OverlapFigures {
   double bucket_sync_s = 0;          // the buckets' synchronisations added up
   double backward_s = 0;             // as it ran, slowed where communication slows compute
   double iteration_without_s = 0;    // compute, then one synchronisation of the whole gradient (0: not known, a real run)
+};
+
+// With a workload that carries convergence facts (models/workload/convergence.h): the time to its
+// target, beside the time per step. Ranges span what the facts leave open.
+struct ConvergenceFigures {
+  std::string target;
+  double global_batch = 0;   // samples per step, all ranks together
+  Estimate samples;          // to target, the strategy's own multiple included
+  Estimate steps;
+  Estimate time_s;           // to target
+  Estimate one_gpu_time_s;   // one GPU training alone, at its own minibatch
+  Estimate speedup;          // one_gpu_time_s / time_s: the convergence speed-up
+  Estimate relative_samples = Estimate::exactly(1);  // the strategy's multiple of synchronous SGD's samples
+  std::string conditions;    // where that multiple was measured ("" when the strategy is exact)
 };
 
 struct ResultRecord {
@@ -61,6 +76,9 @@ struct ResultRecord {
   std::optional<OverlapFigures> overlap;
   // With a workload: what each GPU keeps of the training state (models/workload/memory.h).
   std::optional<MemoryPerGpu> memory;
+  // With a workload's convergence facts: time to target, or why it is not known for this strategy.
+  std::optional<ConvergenceFigures> convergence;
+  std::string no_time_to_target;
   // Simulator only.
   std::string network_model;
   std::optional<int> simulated_steps;

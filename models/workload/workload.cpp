@@ -139,7 +139,8 @@ void read_times(const JsonView& lv, Layer& l) {
 
 Workload workload_from_json(const JsonView& doc) {
   static const std::vector<std::string> keys = {"name", "description", "dtype_bytes", "samples_per_minibatch", "layers",
-                                                "minibatches_per_epoch", "compute_s_per_minibatch", "device_TFLOPS"};
+                                                "minibatches_per_epoch", "compute_s_per_minibatch", "device_TFLOPS",
+                                                "convergence"};
   static const std::vector<std::string> layer_keys = {"name",           "params",    "dtype_bytes", "flops", "forward_flops",
                                                       "backward_flops", "forward_s", "backward_s",  "rows"};
   doc.expect_object(keys);
@@ -204,6 +205,10 @@ Workload workload_from_json(const JsonView& doc) {
   if (per_layer && w.compute_s() > kMaxComputeS) {
     doc.at("layers").fail("measured layer times that add up to at most 1e+06 s per minibatch");
   }
+  if (auto c = doc.get("convergence")) {
+    if (!w.samples_per_minibatch) c->fail_message("needs \"samples_per_minibatch\": the global batch is GPUs x that");
+    w.convergence = convergence_from_json(*c);
+  }
   return w;
 }
 
@@ -225,6 +230,7 @@ ordered_json workload_to_json(const Workload& w) {
   if (w.samples_per_minibatch) out["samples_per_minibatch"] = *w.samples_per_minibatch;
   if (w.compute_s_per_minibatch) out["compute_s_per_minibatch"] = *w.compute_s_per_minibatch;
   if (w.device_TFLOPS) out["device_TFLOPS"] = *w.device_TFLOPS;
+  if (w.convergence) out["convergence"] = convergence_to_json(*w.convergence);
   return out;
 }
 

@@ -7,7 +7,8 @@
 //                    "flops"? | "forward_flops"? + "backward_flops"?,
 //                    "forward_s"? + "backward_s"?, "rows"?}],
 //        "minibatches_per_epoch",
-//        "compute_s_per_minibatch" | "device_TFLOPS" | every layer's forward_s and backward_s}
+//        "compute_s_per_minibatch" | "device_TFLOPS" | every layer's forward_s and backward_s,
+//        "convergence"? (models/workload/convergence.h; needs samples_per_minibatch)}
 // FLOPs are per minibatch. `flops` is forward + backward, split one third forward, two thirds
 // backward (a layer's backward computes the gradients of both its input and its weights, each
 // the forward's cost). A layer's `dtype_bytes` is its gradient's element size (default: the
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "models/support/json_input.h"
+#include "models/workload/convergence.h"
 
 namespace gradsync::models {
 
@@ -54,6 +56,8 @@ struct Workload {
   std::int64_t minibatches_per_epoch = 1;
   std::optional<double> compute_s_per_minibatch;  // measured
   std::optional<double> device_TFLOPS;  // effective rate, used with the layers' FLOPs
+  // Samples to a target at a global batch, the noise scale, each strategy's own cost in samples.
+  std::optional<ConvergenceFacts> convergence;
 
   std::int64_t total_params() const;
   double total_flops() const;

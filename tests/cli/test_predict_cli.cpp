@@ -314,3 +314,50 @@ TEST(PredictCli, SizesTakeTheSameGrammarAsGradsyncRun) {
   EXPECT_EQ(m[0]["time_per_sync_s"], mib[0]["time_per_sync_s"]);
   EXPECT_EQ(json_lines(run_cli("predict --strategy ring --size 2K --format json", false).out)[0]["bytes"], 2048.0);
 }
+
+// A workload with convergence facts: time to its target beside the time per step. The figures are
+// worked by hand from S(B) = S_min (1 + B_noise / B) in samples, E(B) = E(B0) (1 + B / B_noise) /
+// (1 + B0 / B_noise): with 6,400 samples at B0 = 64 and B_noise = 64, four GPUs of 16 (B = 64)
+// need 6,400 samples (100 steps); one GPU of 16 needs 6,400 x 1.25 / 2 = 4,000 (250 steps of 1 ms).
+namespace {
+const char* kConvergingWorkload = R"({"name": "conv", "dtype_bytes": 4, "layers": [{"name": "a", "params": 1000000}],
+  "minibatches_per_epoch": 100, "compute_s_per_minibatch": 0.001, "samples_per_minibatch": 16,
+  "convergence": {"target": "loss 1", "source": "by hand", "global_batch": 64, "samples_to_target": 6400,
+    "noise_scale": 64, "strategies": {"model_avg": {"relative_samples": 1.5, "conditions": "lr x N",
+                                                    "params": {"T": "8"}}}}})";
+}  // namespace
+
+TEST(PredictCli, TimeToTargetFollowsTheNoiseScaleAndEachStrategysOwnSamples) {
+  const std::string w = temp_file("converging.json", kConvergingWorkload);
+  const auto r = run_cli("predict --workload " + w + " --gpus 4 --strategy ring,model_avg,sampled -p T=8 --format json", false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto records = json_lines(r.out);
+  ASSERT_EQ(records.size(), 3U);
+  const json& ring = records[0];
+  const json& t = ring.at("time_to_target");
+  EXPECT_DOUBLE_EQ(t.at("samples").at("value").get<double>(), 6400);
+  EXPECT_DOUBLE_EQ(t.at("steps").at("value").get<double>(), 100);
+  EXPECT_DOUBLE_EQ(t.at("time_s").at("value").get<double>(), 100 * ring.at("time_per_iteration_s").get<double>());
+  EXPECT_DOUBLE_EQ(t.at("one_gpu_time_s").at("value").get<double>(), 0.25);
+  EXPECT_NEAR(t.at("speedup").at("value").get<double>(), 0.25 / t.at("time_s").at("value").get<double>(), 1e-12);
+  // The per-step speed-up times what a sample is worth at 64 against 16: 1.25 / 2.
+  EXPECT_NEAR(t.at("speedup").at("value").get<double>(), ring.at("speedup_vs_1gpu").get<double>() * 0.625, 1e-12);
+  const json& ma = records[1];
+  EXPECT_DOUBLE_EQ(ma.at("time_to_target").at("samples").at("value").get<double>(), 9600);
+  EXPECT_DOUBLE_EQ(ma.at("time_to_target").at("relative_samples").at("value").get<double>(), 1.5);
+  for (const auto& note : ma.at("notes")) EXPECT_EQ(note.get<std::string>().find("time to target"), std::string::npos) << note;
+  // Sampling changes the training and the facts give no cost for it: no time, and why.
+  EXPECT_FALSE(records[2].contains("time_to_target"));
+  EXPECT_NE(records[2].at("no_time_to_target").get<std::string>().find("give no samples to target for sampled"), std::string::npos);
+  // Measured at T=8, asked at T=16: a note says the multiple may not hold.
+  const auto other = run_cli("predict --workload " + w + " --gpus 4 --strategy model_avg -p T=16 --format json", false);
+  ASSERT_EQ(other.status, 0) << other.out;
+  EXPECT_NE(other.out.find("model_avg's samples were measured at T=8, this is T=16"), std::string::npos) << other.out;
+  // The table: the two columns, "?" where unknown, and what they mean.
+  const auto table = run_cli("predict --workload " + w + " --gpus 4 --strategy ring,sampled");
+  ASSERT_EQ(table.status, 0) << table.out;
+  for (const char* text : {"to target", "speed-up to target", "no time to target: it sends only the sampled rows",
+                           "to target: time to loss 1", "B_noise = 64 samples"}) {
+    EXPECT_NE(table.out.find(text), std::string::npos) << text << "\n" << table.out;
+  }
+}

@@ -244,3 +244,37 @@ TEST(RecommendCli, WhatDoesNotFitInTheGpusMemoryIsNoChoice) {
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--gpu-memory"), std::string::npos) << bad.out;
 }
+
+// With convergence facts recommend ranks by time to target, puts choices whose change to the
+// training has no measured cost after the rest, and adds no GPUs past the noise scale: at 16
+// samples a GPU and a noise scale of 24, 2 GPUs (32) are searched as the fewest, 3 and 4 not.
+TEST(RecommendCli, WithConvergenceFactsItRanksByTimeToTargetAndStopsAtTheNoiseScale) {
+  const std::string w = temp_file("converging-small.json", R"({"name": "conv", "dtype_bytes": 4,
+    "layers": [{"name": "a", "params": 1000}], "minibatches_per_epoch": 100, "compute_s_per_minibatch": 0.01,
+    "samples_per_minibatch": 16, "convergence": {"target": "loss 1", "source": "by hand", "global_batch": 16,
+    "samples_to_target": 1600, "noise_scale": [12, 24]}})");
+  const auto r = run_cli("recommend --workload " + w + " --topology source-a-titanx-4gpu --confirm 0 --format json", false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto all = ranked(json_lines(r.out));
+  ASSERT_FALSE(all.empty());
+  bool unknown_seen = false;
+  double last = 0;
+  for (const auto& c : all) {
+    EXPECT_LE(c.at("ranks").get<int>(), 2) << c.dump();
+    if (!c.contains("time_to_target")) {
+      unknown_seen = true;
+      EXPECT_TRUE(c.contains("no_time_to_target")) << c.dump();
+      continue;
+    }
+    EXPECT_FALSE(unknown_seen) << "a choice with a time to target ranked after one without: " << c.dump();
+    const double t = c.at("time_to_target").at("time_s").at("value").get<double>();
+    EXPECT_GE(t, last * (1 - 1e-12)) << c.dump();
+    last = t;
+  }
+  EXPECT_TRUE(unknown_seen);
+  const auto table = run_cli("recommend --workload " + w + " --topology source-a-titanx-4gpu --confirm 0");
+  ASSERT_EQ(table.status, 0) << table.out;
+  for (const char* text : {"Ranked by time to loss 1", "Not searched: 3, 4 GPUs", "speed-up to target"}) {
+    EXPECT_NE(table.out.find(text), std::string::npos) << text << "\n" << table.out;
+  }
+}

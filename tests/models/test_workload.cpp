@@ -5,6 +5,7 @@
 #include "models/support/error.h"
 #include "models/workload/pytorch_listing.h"
 #include "models/workload/step.h"
+#include "models/workload/convergence.h"
 #include "models/workload/workload.h"
 
 using namespace gradsync::models;
@@ -84,8 +85,74 @@ TEST(Workload, BadInput) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
               "workload \"source-a-fnn-lm\": neither a preset (did you mean 'source-a-ffnn-lm'?) nor an existing file; "
-              "presets: source-a-ffnn-lm, source-a-rnn-lm, source-c-nmt, resnet50, bert-large, gpt2-xl, decoder-7b");
+              "presets: source-a-ffnn-lm, source-a-rnn-lm, source-c-nmt, resnet50, bert-large, gpt2-xl, decoder-7b, digits-mlp");
   }
+}
+
+// S(B) = S_min (1 + B_noise / B) in samples: E(B) = E_min (1 + B / B_noise). Figures worked by
+// hand: with B_noise = 100 and 1,000 samples at B0 = 100 (E_min = 500), E(400) = 500 x 5 = 2,500
+// and E(25) = 500 x 1.25 = 625; with B_noise in [50, 200], E(400) lies in [2,000, 3,000]
+// (E_min = 1,000 / 3 x 9 = 3,000 at 50; 1,000 / 1.5 x 3 = 2,000 at 200).
+TEST(Convergence, SamplesToTargetFollowTheNoiseScale) {
+  ConvergenceFacts f;
+  f.global_batch = 100;
+  f.samples_to_target = Estimate::exactly(1000);
+  f.noise_scale = Estimate::exactly(100);
+  EXPECT_DOUBLE_EQ(samples_to_target(f, 100).value, 1000);
+  EXPECT_DOUBLE_EQ(samples_to_target(f, 400).value, 2500);
+  EXPECT_DOUBLE_EQ(samples_to_target(f, 25).value, 625);
+  EXPECT_DOUBLE_EQ(statistical_efficiency(f, 25, 400).value, 0.25);
+  f.noise_scale = Estimate::between(50, 200);
+  const Estimate e = samples_to_target(f, 400);
+  EXPECT_DOUBLE_EQ(e.low, 2000);
+  EXPECT_DOUBLE_EQ(e.high, 3000);
+  EXPECT_DOUBLE_EQ(e.value, 2500);  // at the range's geometric middle, 100
+  // Below the measured batch the range turns over: fewer samples where the noise scale is small.
+  const Estimate below = samples_to_target(f, 25);
+  EXPECT_LT(below.low, below.value);
+  EXPECT_LT(below.value, below.high);
+  f.samples_to_target = Estimate::between(900, 1100);
+  EXPECT_DOUBLE_EQ(samples_to_target(f, 400).low, 1800);
+  EXPECT_DOUBLE_EQ(samples_to_target(f, 400).high, 3300);
+}
+
+TEST(Convergence, FactsRoundTripAndBadInputIsNamed) {
+  const std::string head = R"({"name": "w", "dtype_bytes": 4, "layers": [{"name": "a", "params": 10}],
+      "minibatches_per_epoch": 5, "compute_s_per_minibatch": 0.01)";
+  const std::string facts = R"("convergence": {"target": "loss 1", "source": "measured", "global_batch": 64,
+      "samples_to_target": [900, 1100], "noise_scale": 80,
+      "strategies": {"model_avg": {"relative_samples": 1.5, "conditions": "lr x N", "params": {"T": "8"}}}})";
+  const Workload w = workload_from_json(JsonView::parse(head + R"(, "samples_per_minibatch": 16, )" + facts + "}", "w.json"));
+  ASSERT_TRUE(w.convergence);
+  EXPECT_DOUBLE_EQ(w.convergence->samples_to_target.low, 900);
+  EXPECT_DOUBLE_EQ(w.convergence->noise_scale.value, 80);
+  EXPECT_EQ(w.convergence->strategies.at("model_avg").params.at("T"), "8");
+  const Workload back = workload_from_json(JsonView::wrap(workload_to_json(w), "back"));
+  EXPECT_EQ(convergence_to_json(*back.convergence).dump(), convergence_to_json(*w.convergence).dump());
+  auto error_of = [&](const std::string& text) {
+    try {
+      workload_from_json(JsonView::parse(text, "w.json"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(head + ", " + facts + "}"),
+            "w.json: /convergence: needs \"samples_per_minibatch\": the global batch is GPUs x that");
+  auto with = [&](const std::string& convergence) {
+    return head + R"(, "samples_per_minibatch": 16, "convergence": )" + convergence + "}";
+  };
+  EXPECT_EQ(error_of(with(R"({"target": "t", "source": "s", "global_batch": 64, "samples_to_target": [5, 2], "noise_scale": 1})")),
+            "w.json: /convergence/samples_to_target/1: got 2; expected a high end at least the low end, 5");
+  EXPECT_EQ(error_of(with(R"({"target": "t", "source": "s", "global_batch": 64, "samples_to_target": 5, "noise_scale": 1,
+                             "strategies": {"model_avgg": {"relative_samples": 1, "conditions": "c"}}})")),
+            "w.json: /convergence/strategies/model_avgg: \"model_avgg\" is not a strategy (did you mean 'model_avg'?)");
+  EXPECT_EQ(error_of(with(R"({"target": "t", "source": "s", "global_batch": 64, "samples_to_target": 5, "noise_scale": 1,
+                             "strategies": {"bmuf": {"relative_samples": 0, "conditions": "c"}}})")),
+            "w.json: /convergence/strategies/bmuf/relative_samples: got 0; expected samples to target relative to synchronous "
+            "SGD's between 1e-06 and 1e+06");
+  EXPECT_EQ(error_of(with(R"({"target": "t", "source": "s", "global_batch": 64, "samples_to_target": 5})")),
+            "w.json: /convergence is missing the required key 'noise_scale'");
 }
 
 // The modern presets, built layer by layer, against their published totals (torchvision,

@@ -227,7 +227,24 @@ TEST(Train, ReproduceConvergenceChecksTheSourcesClaims) {
   ASSERT_NE(one.out.find(reached), std::string::npos) << one.out;
   EXPECT_EQ(c.at("runs").at(0).at("run"), "baseline");
   EXPECT_EQ(c.at("runs").at(0).at("samples_to_target").get<long long>(), std::stoll(one.out.substr(one.out.find(reached) + reached.size())));
-  ASSERT_EQ(c.at("claims").size(), 7U);
+  ASSERT_EQ(c.at("claims").size(), 8U);
+  // The noise scale's check: 1x, 4x and 16x the global batch, each with its steps to target, the
+  // two larger with the steps S(B) predicts from the noise scale measured at 1x.
+  const auto& batches = c.at("noise_scale").at("batches");
+  ASSERT_EQ(batches.size(), 3U) << c.at("noise_scale").dump();
+  EXPECT_EQ(batches.at(2).at("global_batch").get<double>(), 16 * batches.at(0).at("global_batch").get<double>());
+  const double b_simple = c.at("noise_scale").at("b_simple").get<double>();
+  EXPECT_GT(b_simple, 0);
+  for (int i : {1, 2}) {
+    // S(B) = S(B0) (1 + Bn / B) / (1 + Bn / B0), by hand from the recorded figures.
+    const double b0 = batches.at(0).at("global_batch").get<double>(), b = batches.at(i).at("global_batch").get<double>();
+    EXPECT_NEAR(batches.at(i).at("predicted_steps").get<double>(),
+                batches.at(0).at("steps_to_target").get<double>() * (1 + b_simple / b) / (1 + b_simple / b0), 1e-9);
+  }
+  // The task as a workload with these facts, which predict reads and prices to the target.
+  const CommandResult p = run_command({GRADSYNC_BIN, "predict", "--workload", dir + "/digits-mlp.json", "--strategy", "ring", "--gpus", "4"});
+  ASSERT_EQ(p.status, 0) << p.out;
+  EXPECT_NE(p.out.find("to target: time to test loss 0.5"), std::string::npos) << p.out;
   for (const auto& claim : c.at("claims")) {
     EXPECT_TRUE(claim.at("holds").is_boolean());
     EXPECT_FALSE(claim.at("measured").get<std::string>().empty());
@@ -235,6 +252,28 @@ TEST(Train, ReproduceConvergenceChecksTheSourcesClaims) {
   for (int i : {0, 1, 3, 4}) EXPECT_TRUE(c.at("claims").at(i).at("holds").get<bool>()) << c.at("claims").at(i).dump();
   EXPECT_NE(r.out.find("1-bit SGD without error feedback"), std::string::npos) << r.out;
   for (const char* f : {"/convergence.jsonl", "/convergence.txt"}) EXPECT_TRUE(std::ifstream(dir + f).good()) << f;
+}
+
+// --stop-at-target ends the run at the first row that meets the target, and changes nothing before:
+// the rows up to there are the full run's, bit for bit.
+TEST(Train, StoppingAtTheTargetChangesNothingBeforeIt) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string dir = ::testing::TempDir();
+  const std::string args = "--strategy ring --batch 16 --lr 0.8 --momentum 0 --eval-every 4 --target-loss 0.5 --epochs 4 -o ";
+  const CommandResult stopped = train(4, args + dir + "/stopped.jsonl --stop-at-target");
+  const CommandResult full = train(4, args + dir + "/full.jsonl");
+  ASSERT_EQ(stopped.status, 0) << stopped.out;
+  ASSERT_EQ(full.status, 0) << full.out;
+  const auto a = epochs_of(dir + "/stopped.jsonl"), b = epochs_of(dir + "/full.jsonl");
+  ASSERT_FALSE(a.empty());
+  ASSERT_LT(a.size(), b.size()) << stopped.out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].test_loss, b[i].test_loss) << i;
+    EXPECT_EQ(a[i].train_loss, b[i].train_loss) << i;
+  }
+  EXPECT_LE(a.back().test_loss, 0.5);
+  for (std::size_t i = 0; i + 1 < a.size(); ++i) EXPECT_GT(a[i].test_loss, 0.5) << i;
+  EXPECT_NE(stopped.out.find("# compute per step on rank 0: "), std::string::npos) << stopped.out;
 }
 
 // Downpour / ASGD: each worker pushes its change to the model to a server on a process of its own,
