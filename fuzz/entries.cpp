@@ -461,6 +461,21 @@ Outcome fuzz_workload_json(const std::uint8_t* data, std::size_t size) {
              close(back->layers[i].backward_flops, w.layers[i].backward_flops) && back->layers[i].dtype_bytes == w.layers[i].dtype_bytes;
     }
     if (!same) violated("workload_json", "workload changed in a round trip through workload_to_json");
+    if (w.convergence.has_value() != back->convergence.has_value() ||
+        (w.convergence && models::convergence_to_json(*w.convergence) != models::convergence_to_json(*back->convergence))) {
+      violated("workload_json", "convergence facts changed in a round trip through workload_to_json");
+    }
+    // Samples to target at any batch: finite, positive, the value within its range.
+    if (w.convergence) {
+      for (double batch : {1.0, w.convergence->global_batch, 1e6}) {
+        const models::Estimate e = models::samples_to_target(*w.convergence, batch);
+        if (!(std::isfinite(e.low) && std::isfinite(e.high) && e.low > 0 && e.low <= e.value * (1 + 1e-12) &&
+              e.value <= e.high * (1 + 1e-12))) {
+          violated("workload_json", "samples to target at a batch of " + exact_number(batch) + ": " + exact_number(e.value) + " (" +
+                                        exact_number(e.low) + "-" + exact_number(e.high) + "); expected finite, > 0, within its range");
+        }
+      }
+    }
   });
 }
 

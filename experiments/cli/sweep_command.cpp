@@ -31,12 +31,21 @@ void print_table(const Plan& plan, const std::vector<Point>& points, const std::
   const bool show_executor = plan.executors.size() > 1;
   const bool show_size = !plan.workload || plan.sizes.size() > 1 || plan.sizes[0].has_value();
   bool any_async = false;
-  for (const auto& o : outcomes) any_async = any_async || (o.record && o.record->updates_per_s);
+  bool any_target = false;
+  for (const auto& o : outcomes) {
+    any_async = any_async || (o.record && o.record->updates_per_s);
+    any_target = any_target || (o.record && (o.record->convergence || !o.record->no_time_to_target.empty()));
+  }
   std::vector<std::string> headers = {"strategy", ">GPUs"};
   if (show_executor) headers.push_back("executor");
   headers.push_back("params");
   if (show_size) headers.push_back(">size");
-  for (const char* h : {">sync/step", ">iteration", ">epoch", ">speed-up", ">comm", ">algbw GB/s", ">busbw GB/s"}) headers.push_back(h);
+  for (const char* h : {">sync/step", ">iteration", ">epoch", ">speed-up"}) headers.push_back(h);
+  if (any_target) {
+    headers.push_back(">to target");
+    headers.push_back(">speed-up to target");
+  }
+  for (const char* h : {">comm", ">algbw GB/s", ">busbw GB/s"}) headers.push_back(h);
   if (any_async) {
     headers.push_back(">updates/s");
     headers.push_back(">staleness mean/max");
@@ -61,6 +70,10 @@ void print_table(const Plan& plan, const std::vector<Point>& points, const std::
     row.push_back(r.time_per_iteration_s ? format_seconds(*r.time_per_iteration_s) : "-");
     row.push_back(r.time_per_epoch_s ? format_seconds(*r.time_per_epoch_s) : "-");
     row.push_back(r.speedup_vs_1gpu ? format_fixed(*r.speedup_vs_1gpu, 2) + "x" : "-");
+    if (any_target) {
+      row.push_back(time_to_target_cell(r));
+      row.push_back(convergence_speedup_cell(r));
+    }
     row.push_back(r.time_per_iteration_s ? format_fixed(100 * r.communication_share(), 0) + "%" : "-");
     row.push_back(opt(r.algbw_GBps(), 2));
     row.push_back(opt(r.busbw_GBps(), 2));
@@ -76,6 +89,9 @@ void print_table(const Plan& plan, const std::vector<Point>& points, const std::
     const auto& w = *plan.workload;
     std::cout << "\nspeed-up: one GPU training alone (" << format_seconds(w.compute_s() * w.minibatches_per_epoch)
               << " per epoch, no synchronisation) / epoch time; epoch = minibatches / N x iteration (source A, eqs. 5-8)\n";
+    if (any_target) {
+      for (const std::string& line : convergence_footnote(w)) std::cout << line << "\n";
+    }
   }
 }
 

@@ -160,6 +160,27 @@ TEST(Plots, SpeedupVsGpus) {
   EXPECT_EQ(fig.at("legends").size(), 0u);
 }
 
+// --to-target: the speed-up to the workload's target, a line per strategy over the GPU counts
+// whose records have one (sampled has none past one GPU: the workload gives no cost for it).
+TEST(Plots, SpeedupToTargetVsGpus) {
+  REQUIRE_MATPLOTLIB();
+  const std::string stem = out_dir() + "/speedup-to-target";
+  ASSERT_NO_FATAL_FAILURE(expect_figure(script("speedup_vs_gpus.py", fixture("speedup-to-target.jsonl") + " --to-target"), stem));
+  std::map<std::string, int> points;
+  for (const auto& rec : fixture_records("speedup-to-target.jsonl")) {
+    if (rec.contains("time_to_target")) ++points[rec.at("strategy").get<std::string>()];
+  }
+  ASSERT_EQ(points.size(), 3u);
+  ASSERT_EQ(points.at("sampled"), 1);  // one GPU only
+  const json fig = read_figure(stem + ".svg");
+  const json& ax = fig.at("axes")[0];
+  EXPECT_EQ(label(ax, "ylabel"), "speed-up to target over one GPU (time to target)");
+  std::vector<int> expected_markers;
+  for (const auto& [strategy, n] : points) expected_markers.push_back(n);
+  expected_markers.insert(expected_markers.end(), {0, 0});
+  EXPECT_EQ(markers(ax.at("lines")), expected_markers);
+}
+
 TEST(Plots, SpeedupVsGpusTellsConfigurationsApartByTheirParameters) {
   REQUIRE_MATPLOTLIB();
   const std::string stem = out_dir() + "/speedup-by";
