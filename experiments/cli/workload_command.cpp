@@ -58,6 +58,15 @@ int run_show(const std::string& which, const std::string& format) {
   }
   std::cout << t.render();
   std::cout << "ready after: the backward time from its start to the layer's gradient (the layers after it first)\n";
+  if (w.convergence) {
+    const models::ConvergenceFacts& f = *w.convergence;
+    std::cout << "\nconvergence (" << f.source << "):\n  target: " << f.target << "; "
+              << models::estimate_text(f.samples_to_target) << " samples at a global batch of " << models::number_text(f.global_batch, 6)
+              << "; noise scale " << models::estimate_text(f.noise_scale) << " samples\n";
+    for (const auto& [name, c] : f.strategies) {
+      std::cout << "  " << name << ": x" << models::estimate_text(c.relative_samples) << " synchronous SGD's samples (" << c.conditions << ")\n";
+    }
+  }
   return 0;
 }
 

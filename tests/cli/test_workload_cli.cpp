@@ -160,3 +160,16 @@ TEST(OverlapCli, ExperimentFilesCarryOverlap) {
   EXPECT_EQ(t.status, 2);
   EXPECT_NE(t.out.find("/overlap/bucket_cap: unknown key 'bucket_cap'; valid keys here: bucket_cap_bytes, first_bucket_bytes, slowdown"), std::string::npos) << t.out;
 }
+
+// A workload's convergence facts are shown with where they come from.
+TEST(WorkloadCli, ShowGivesTheConvergenceFactsAndTheirSource) {
+  const auto r = run_cli("workload show digits-mlp");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* text : {"convergence (measured by gradsync reproduce convergence", "target: test loss 0.5",
+                           "noise scale 15.7 (15.3-16.1) samples", "model_avg: x1.05 (1-1.11) synchronous SGD's samples"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
+  }
+  const auto none = run_cli("workload show gpt2-xl");
+  ASSERT_EQ(none.status, 0) << none.out;
+  EXPECT_EQ(none.out.find("convergence ("), std::string::npos) << none.out;
+}
