@@ -126,7 +126,18 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   q.strategy = &gs::models::find_strategy(o.strategy);
   q.params = gs::models::SyncParams::parse(o.params);
   q.placement = gs::models::first_gpus(loaded.topology, size);
-  q.bytes = 4.0 * static_cast<double>(model.parameter_count());
+  // The model as a workload of one layer: the gradient's size, and the rows a rank takes a step
+  // (what the strategies' sample-counted defaults divide: asgd's 256 samples, model averaging's
+  // 40,000).
+  gs::models::Workload workload;
+  workload.name = "digits-mlp";
+  gs::models::Layer layer;
+  layer.name = "mlp";
+  layer.params = static_cast<std::int64_t>(model.parameter_count());
+  workload.layers = {layer};
+  workload.samples_per_minibatch = o.batch;
+  workload.compute_s_per_minibatch = 0;
+  q.workload = &workload;
   gs::models::BuiltSchedule built = gs::models::build_schedule(q);
   // An asynchronous server serves on a process of its own: the last one (gradsync-run's rule).
   const bool asynchronous = built.schedule.asynchronous;
