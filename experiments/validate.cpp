@@ -155,6 +155,149 @@ StrategyItem parse_strategy_item(const std::string& text) {
   return item;
 }
 
+namespace {
+
+// The target of gradsync-train's task as its convergence facts state it: "test loss X".
+double target_test_loss(const models::Workload& w, const std::string& name) {
+  const std::string prefix = "test loss ";
+  if (!w.convergence || w.convergence->target.rfind(prefix, 0) != 0) {
+    throw models::InputError("validate --to-target --target-workload " + name + ": expected a workload whose convergence facts' "
+                             "target is gradsync-train's \"test loss X\" (digits-mlp, or the digits-mlp.json gradsync "
+                             "reproduce convergence writes); got " + (w.convergence ? "\"" + w.convergence->target + "\"" : "no convergence facts"));
+  }
+  try {
+    return std::stod(w.convergence->target.substr(prefix.size()));
+  } catch (const std::exception&) {
+    throw models::InputError("validate --to-target: the target \"" + w.convergence->target + "\" names no test loss");
+  }
+}
+
+// The learning rate each strategy's facts were measured at (reproduce convergence): the one
+// worker's 0.1 x N, BMUF the one worker's (its block momentum puts back what averaging divides).
+double learning_rate_for(const std::string& strategy, int workers) { return strategy == "bmuf" ? 0.1 : 0.1 * workers; }
+
+}  // namespace
+
+std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const models::Topology& t, const std::string& measured,
+                                                const std::string& where, const std::string& spread_line,
+                                                const std::function<std::vector<std::string>(int)>& launcher) {
+  const models::Workload facts = models::load_workload(o.target_workload);
+  const double target = target_test_loss(facts, o.target_workload);
+  const std::string train = self_dir() + "/gradsync-train";
+  if (!fs::exists(train)) {
+    throw models::InputError("validate --to-target: " + train + " was not built (configure found no libtorch: see scripts/setup.sh)");
+  }
+  const std::vector<std::string> items =
+      o.strategies.empty() ? std::vector<std::string>{"ring", "model_avg:T=8", "bmuf:T=8", "onebit"} : o.strategies;
+  models::ProcessOptions process;
+  process.env = mpirun_environment();
+  process.timeout_s = 1200;
+  std::vector<ValidationPoint> points;
+  std::vector<models::ResultRecord> records;
+  Table table({"strategy", ">GPUs", ">lr", ">samples", ">predicted", ">error", ">to target", ">predicted", ">error",
+               ">compute/step"});
+  std::vector<double> time_errors, sample_errors;
+  models::Progress progress = models::Progress::for_stderr(o.gpus.size() * items.size());
+  for (int n : o.gpus) {
+    for (const std::string& text : items) {
+      const StrategyItem item = parse_strategy_item(text);
+      progress.step(text + " on " + std::to_string(n) + " GPUs, trained to " + facts.convergence->target);
+      const double lr = learning_rate_for(item.name, n);
+      const std::string file = o.output_dir + "/to-target-" + std::to_string(n) + "-" + std::to_string(points.size()) + ".jsonl";
+      std::vector<std::string> command = launcher(n);
+      for (const std::string& a : {train, std::string("--strategy"), item.name, std::string("--topology"), measured,
+                                   std::string("--batch"), std::to_string(*facts.samples_per_minibatch), std::string("--lr"),
+                                   models::number_text(lr, 6), std::string("--momentum"), std::string("0"), std::string("--seed"),
+                                   std::string("1"), std::string("--eval-every"), std::string("2"), std::string("--target-loss"),
+                                   models::number_text(target, 6), std::string("--stop-at-target"), std::string("--epochs"),
+                                   std::string("200"), std::string("-o"), file}) {
+        command.push_back(a);
+      }
+      for (const std::string& p : params_for(item)) {
+        command.push_back("-p");
+        command.push_back(p);
+      }
+      const auto r = models::run_process(command, process);
+      if (r.status != 0) {
+        throw models::InputError("validate --to-target: the training run failed (`" + models::join(command, " ") + "`):\n" + r.out);
+      }
+      // The first row at the target: its samples and the training time to it (tests left out).
+      std::optional<models::ordered_json> at;
+      double compute = 0;
+      {
+        std::ifstream in(file);
+        for (std::string line; std::getline(in, line);) {
+          const auto j = models::ordered_json::parse(line, nullptr, false);
+          if (j.is_discarded() || !j.contains("test_loss") || !j.contains("train_seconds")) {
+            throw models::InputError(file + ": expected gradsync-train's records (test_loss, train_seconds)");
+          }
+          if (j.contains("compute_s_per_step")) compute = j.at("compute_s_per_step").get<double>();
+          if (!at && j.at("test_loss").get<double>() <= target) at = j;
+        }
+      }
+      if (!at) throw models::InputError("validate --to-target: " + text + " on " + std::to_string(n) + " GPUs never reached " +
+                                        facts.convergence->target + " (" + file + ")");
+      // The prediction: the facts' samples at this global batch (and the strategy's multiple), each
+      // step the analytic model's iteration on the measured topology with the run's own compute per
+      // step (rank 0's, as gradsync-train timed it: the ranks share this machine's cores).
+      models::Workload w = facts;
+      w.compute_s_per_minibatch = compute;
+      models::PredictRequest q;
+      q.topology = &t;
+      q.workload = &w;
+      q.strategy = &models::find_strategy(item.name);
+      q.params = models::SyncParams::parse(params_for(item));
+      q.placement = models::first_gpus(t, n);
+      models::ResultRecord rec = models::predict(q);
+      ValidationPoint p;
+      p.strategy = text;
+      p.ranks = n;
+      p.workload = w.name;
+      p.measured_s = at->at("train_seconds").get<double>();
+      const double samples = at->at("samples").get<double>();
+      std::vector<std::string> row = {text, std::to_string(n), models::number_text(lr, 3), models::number_text(samples, 6)};
+      if (rec.convergence) {
+        const double predicted = rec.convergence->time_s.value, predicted_samples = rec.convergence->samples.value;
+        p.predicted_s["analytic"] = predicted;
+        time_errors.push_back(std::fabs(predicted / p.measured_s - 1));
+        sample_errors.push_back(std::fabs(predicted_samples / samples - 1));
+        row.insert(row.end(), {models::number_text(predicted_samples, 6), percent(predicted_samples, samples),
+                               format_seconds(p.measured_s), format_seconds(predicted), percent(predicted, p.measured_s)});
+      } else {
+        row.insert(row.end(), {"?", "", format_seconds(p.measured_s), "?", ""});
+      }
+      row.push_back(format_seconds(compute));
+      table.add_row(row);
+      if (!rec.no_time_to_target.empty()) table.add_note_row("^ " + rec.no_time_to_target);
+      rec.notes.push_back("validate --to-target: measured " + models::number_text(samples, 6) + " samples and " +
+                          models::number_text(p.measured_s, 6) + " s of training to " + facts.convergence->target);
+      records.push_back(std::move(rec));
+      points.push_back(p);
+      std::error_code ignored;
+      fs::remove(file, ignored);
+    }
+  }
+  progress.finish();
+  std::cout << "gradsync validate --to-target: " << where << ", measured topology " << measured << "\n";
+  if (!spread_line.empty()) std::cout << spread_line << "\n";
+  std::cout << "real training (gradsync-train, plain SGD, " << *facts.samples_per_minibatch << " rows a rank, tested every 2 steps) to "
+            << facts.convergence->target << ", against " << o.target_workload << "'s convergence facts (" << facts.convergence->source
+            << ") with the analytic model's iteration on the measured topology and each run's own compute per step\n\n"
+            << table.render() << "\n";
+  std::cout << "samples: to the first test at the target; to target: training time to it, tests left out\n";
+  if (!time_errors.empty()) {
+    std::cout << "time to target: median |error| " << models::format_percent(median(time_errors), 1) << ", max "
+              << models::format_percent(*std::max_element(time_errors.begin(), time_errors.end()), 1) << " over "
+              << time_errors.size() << " runs (target: median <= 15 %); samples: median |error| "
+              << models::format_percent(median(sample_errors), 1) << "\n";
+  }
+  std::string lines;
+  for (const auto& r : records) lines += models::to_json_line(r);
+  models::write_file_atomically(o.output_dir + "/validation-to-target.jsonl", lines);
+  std::cout << "wrote " << o.output_dir << "/validation-to-target.jsonl (" << records.size() << " records)\n";
+  return points;
+}
+
 std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
   if (!o.here && !testbed::running_as_root()) {
     throw models::InputError("validate: needs root (it builds the emulated cluster); --here validates on this machine's "
@@ -164,6 +307,7 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     throw models::InputError("validate --backend " + o.backend + ": only with --here (the emulated cluster runs host ranks)");
   }
   if (!o.here && !o.hostfile.empty()) throw models::InputError("validate --hostfile: only with --here");
+  if (o.to_target) (void)target_test_loss(models::load_workload(o.target_workload), o.target_workload);  // before the testbed
   const std::string bin = self_dir();
   const std::string run = o.run_binary.empty() ? bin + "/gradsync-run" : o.run_binary;
   const int max_gpus = *std::max_element(o.gpus.begin(), o.gpus.end());
@@ -292,6 +436,14 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
       }
       std::cerr << "validate: " << spread_line << "\n";
     }
+  }
+
+  if (o.to_target) {
+    auto launcher = [&](int n) {
+      return o.here ? local_mpirun(n, o.hostfile)
+                    : testbed::testbed_mpirun(0, std::vector<std::string>(gpus.begin(), gpus.begin() + n));
+    };
+    return validate_to_target(o, t, measured, where, spread_line, launcher);
   }
 
   // 3. Every point: every predicting executor, then the real run (the measuring one).

@@ -6,12 +6,14 @@
 // predicted vs measured with the error of each executor.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/executors/result.h"
+#include "models/topology/topology.h"
 #include "models/workload/step.h"
 
 namespace gradsync::experiments {
@@ -65,6 +67,11 @@ struct ValidateOptions {
   bool here = false;
   std::string backend;   // --here: mpi_host, mpi_cuda or nccl; empty: nccl when nvidia-smi lists a GPU, else mpi_host
   std::string hostfile;  // --here: mpirun --hostfile
+  // --to-target: real training (gradsync-train) to the target of this workload's convergence facts
+  // (gradsync-train's task: target "test loss X"), each run's time to it against the time the facts
+  // and the analytic model predict on the measured topology; strategies and GPU counts as above.
+  bool to_target = false;
+  std::string target_workload = "digits-mlp";
 };
 
 struct ValidationPoint {
@@ -81,7 +88,15 @@ struct ValidationPoint {
 std::vector<std::string> default_strategy_items();
 
 // Runs everything, prints progress and the table, writes OUTPUT_DIR/{measured.json,
-// validation.jsonl, validation.csv}; returns the points.
+// validation.jsonl, validation.csv}; returns the points. With to_target, validate_to_target's.
 std::vector<ValidationPoint> run_validation(const ValidateOptions& options);
+
+// --to-target after the measurement: each strategy and GPU count trained for real to the target
+// (launcher(n): the mpirun of n ranks), its training time to it against the prediction; writes
+// OUTPUT_DIR/validation-to-target.jsonl. A point's measured_s and predicted_s["analytic"] are times to target.
+std::vector<ValidationPoint> validate_to_target(const ValidateOptions& options, const models::Topology& topology,
+                                                const std::string& measured_file, const std::string& where,
+                                                const std::string& spread_line,
+                                                const std::function<std::vector<std::string>(int)>& launcher);
 
 }  // namespace gradsync::experiments

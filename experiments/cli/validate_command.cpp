@@ -40,7 +40,8 @@ Action add_validate(CLI::App& app) {
       "  gradsync validate --gpus 2,4 --strategies ring,ps --sizes 1MiB,4MiB\n"
       "  gradsync validate --topology source-a-titanx-4gpu --gpus 4 --sizes 4MiB --strategies ring,hierarchical:k=2\n"
       "  gradsync validate --here --gpus 2,4 --strategies ring,ps --sizes 1MiB     # host ranks of this machine\n"
-      "  gradsync validate --here --gpus 2,4 --strategies ring,ps --workloads resnet50 --workload-scale 0.1 --overlap");
+      "  gradsync validate --here --gpus 2,4 --strategies ring,ps --workloads resnet50 --workload-scale 0.1 --overlap\n"
+      "  gradsync validate --to-target --topology source-a-titanx-4gpu --gpus 2,4   # real training to digits-mlp's target");
   cmd->add_option("--topology,-t", f->o.topology, "a tree topology to emulate (file or shipped name)")->default_val("pcie-8gpu-2switch");
   cmd->add_option("--scale", f->o.scale, "bandwidth scale of the testbed (two cores cannot move GB/s)")
       ->check(number_in(0, 1e6, true))
@@ -80,6 +81,16 @@ Action add_validate(CLI::App& app) {
   cmd->add_option("--backend", f->o.backend, "with --here: " + runtime::backends_help() + " (default: nccl when nvidia-smi "
                                              "lists a GPU for each rank, mpi_cuda when fewer, else mpi_host)")
       ->check(runtime::cli::one_of(runtime::backend_names()));
+  auto* to_target = cmd->add_flag("--to-target", f->o.to_target,
+                                  "train for real to the target of --target-workload's convergence facts (gradsync-train) and "
+                                  "compare the time to it with the prediction (default strategies: ring, model_avg:T=8, "
+                                  "bmuf:T=8, onebit; GPUs 2,4)");
+  to_target->excludes(workloads);
+  cmd->add_option("--target-workload", f->o.target_workload,
+                  "with --to-target: the workload whose convergence facts predict (gradsync-train's task: digits-mlp, or "
+                  "the digits-mlp.json of gradsync reproduce convergence)")
+      ->default_val("digits-mlp")
+      ->needs(to_target);
   cmd->add_option("--hostfile", f->o.hostfile, "with --here: an mpirun hostfile (several nodes)")->check(CLI::ExistingFile);
   return [f] {
     ValidateOptions o = f->o;
@@ -89,9 +100,10 @@ Action add_validate(CLI::App& app) {
     }
     if (!f->gpus.empty()) {
       o.gpus = parse_gpu_counts(f->gpus);
-    } else if (o.here) {
+    } else if (o.here || o.to_target) {
       o.gpus = {2, 4};
     }
+    if (o.to_target) (void)models::load_workload(o.target_workload);  // before the testbed is built
     if (!f->sizes.empty()) {
       o.sizes.clear();
       for (const auto& s : models::split_list(f->sizes, "--sizes")) o.sizes.push_back(models::parse_bytes(s, "--sizes"));

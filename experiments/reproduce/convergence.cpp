@@ -334,7 +334,9 @@ void convergence(const Options& options, std::ostream& out) {
       sxx += dx * dx;
     }
     const double slope = sxy / sxx, s_min = my - slope * mx;
-    const std::optional<double> critical = slope > 0 && s_min > 0 ? std::optional<double>(slope / s_min) : std::nullopt;
+    // Positive when steps fall as the batch grows (GCC saw a conditional optional as maybe unset).
+    std::optional<double> critical;
+    if (slope > 0 && s_min > 0) critical.emplace(slope / s_min);
     std::ostringstream t;
     t << "  " << std::setw(12) << "global batch" << std::setw(9) << "best lr" << std::setw(17) << "steps to target" << std::setw(30)
       << "predicted from B_simple" << std::setw(9) << "error" << "\n";

@@ -307,3 +307,36 @@ TEST_F(Testbed, PathsWithSpacesAndShellCharactersAreJustPaths) {
   EXPECT_EQ(count_namespaces(), 0);
   fs::remove_all(base);
 }
+
+// --to-target: real training (gradsync-train) on the emulated cluster to digits-mlp's test loss,
+// its training time to the target against the prediction: the convergence facts' samples at the
+// run's global batch, each step the analytic iteration on the measured topology with the run's own
+// compute per step.
+TEST_F(Testbed, ValidateToTargetTrainsForRealToTheTarget) {
+  if (!fs::exists(fs::path(GRADSYNC_BIN).parent_path() / "gradsync-train")) GTEST_SKIP() << "gradsync-train not built (libtorch)";
+  const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-target-" + std::to_string(::getpid()));
+  const auto bad = cli("validate --to-target --target-workload resnet50 --gpus 2 -o " + dir.string());
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("target is gradsync-train's \"test loss X\""), std::string::npos) << bad.out;
+  EXPECT_EQ(count_namespaces(), 0);  // refused before any testbed was built
+  const auto r = cli("validate --to-target --topology source-a-titanx-4gpu --gpus 2 --strategies ring,model_avg:T=8 "
+                     "--measure-size 64KiB -o " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("time to target: median |error|"), std::string::npos) << r.out;
+  std::ifstream in(dir / "validation-to-target.jsonl");
+  int records = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto rec = nlohmann::json::parse(line);
+    ++records;
+    const auto& t = rec.at("time_to_target");
+    // The prediction's own arithmetic: steps x the iteration, at the run's global batch of 2 x 16.
+    EXPECT_EQ(t.at("global_batch").get<double>(), 32) << line;
+    EXPECT_NEAR(t.at("time_s").at("value").get<double>(),
+                t.at("steps").at("value").get<double>() * rec.at("time_per_iteration_s").get<double>(), 1e-9) << line;
+    const auto notes = rec.at("notes").dump();
+    EXPECT_NE(notes.find("validate --to-target: measured "), std::string::npos) << line;
+  }
+  EXPECT_EQ(records, 2);
+  EXPECT_EQ(count_namespaces(), 0);
+  fs::remove_all(dir);
+}

@@ -274,6 +274,15 @@ TEST(Train, StoppingAtTheTargetChangesNothingBeforeIt) {
   EXPECT_LE(a.back().test_loss, 0.5);
   for (std::size_t i = 0; i + 1 < a.size(); ++i) EXPECT_GT(a[i].test_loss, 0.5) << i;
   EXPECT_NE(stopped.out.find("# compute per step on rank 0: "), std::string::npos) << stopped.out;
+  // Each row's training time leaves its tests out: less than its wall time, and growing.
+  std::ifstream in(dir + "/stopped.jsonl");
+  double last = -1;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_LT(j.at("train_seconds").get<double>(), j.at("seconds").get<double>()) << line;
+    EXPECT_GT(j.at("train_seconds").get<double>(), last) << line;
+    last = j.at("train_seconds").get<double>();
+  }
 }
 
 // Downpour / ASGD: each worker pushes its change to the model to a server on a process of its own,
