@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "experiments/inputs.h"
+#include "experiments/reproduce/training_runs.h"
 #include "experiments/table.h"
 #include "models/support/stats.h"
 #include "models/support/error.h"
@@ -172,10 +173,6 @@ double target_test_loss(const models::Workload& w, const std::string& name) {
   }
 }
 
-// The learning rate each strategy's facts were measured at (reproduce convergence): the one
-// worker's 0.1 x N, BMUF the one worker's (its block momentum puts back what averaging divides).
-double learning_rate_for(const std::string& strategy, int workers) { return strategy == "bmuf" ? 0.1 : 0.1 * workers; }
-
 }  // namespace
 
 std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const models::Topology& t, const std::string& measured,
@@ -202,14 +199,14 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
     for (const std::string& text : items) {
       const StrategyItem item = parse_strategy_item(text);
       progress.step(text + " on " + std::to_string(n) + " GPUs, trained to " + facts.convergence->target);
-      const double lr = learning_rate_for(item.name, n);
+      const double lr = reproduce::scaled_learning_rate(item.name, n);  // the facts' rule
       const std::string file = o.output_dir + "/to-target-" + std::to_string(n) + "-" + std::to_string(points.size()) + ".jsonl";
       std::vector<std::string> command = launcher(n);
       for (const std::string& a : {train, std::string("--strategy"), item.name, std::string("--topology"), measured,
                                    std::string("--batch"), std::to_string(*facts.samples_per_minibatch), std::string("--lr"),
                                    models::number_text(lr, 6), std::string("--momentum"), std::string("0"), std::string("--seed"),
                                    std::string("1"), std::string("--eval-every"), std::string("2"), std::string("--target-loss"),
-                                   models::number_text(target, 6), std::string("--stop-at-target"), std::string("--epochs"),
+                                   models::number_text(target, 6), std::string("--stop-at-target"), std::string("--no-noise-scale"), std::string("--epochs"),
                                    std::string("200"), std::string("-o"), file}) {
         command.push_back(a);
       }

@@ -1,5 +1,8 @@
 #include "experiments/cli/output.h"
 
+#include <cmath>
+#include <string>
+
 #include "models/support/error.h"
 #include "models/support/format.h"
 #include "models/strategies/strategy.h"
@@ -79,7 +82,7 @@ std::vector<std::string> convergence_footnote(const models::Workload& w) {
   const double gpus = f.noise_scale.value / b;
   lines.push_back("  speed-up to target: one GPU alone to target / time to target; " +
                   (gpus < 1 ? "one GPU's batch already passes the noise scale: each GPU more cuts the steps to target less"
-                            : "past " + models::number_text(gpus, 3) +
+                            : "past " + std::to_string(static_cast<long long>(std::floor(gpus))) +
                                   " GPUs the global batch passes the noise scale and each GPU more cuts the steps to target less"));
   return lines;
 }

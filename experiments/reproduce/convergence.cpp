@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "experiments/reproduce/common.h"
+#include "experiments/reproduce/training_runs.h"
 #include "experiments/validate.h"
 #include "models/support/error.h"
 #include "models/support/format.h"
@@ -31,48 +33,25 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kRanks = 4;            // N
-constexpr int kBatch = 16;           // rows a worker takes a step (the baseline's batch)
-constexpr double kLearningRate = 0.1;  // the baseline's
-constexpr double kTargetLoss = 0.5;  // test loss (cross-entropy over the 297 held-out digits)
+constexpr int kBatch = kTaskBatch;
+constexpr double kLearningRate = kTaskLearningRate;
+constexpr double kTargetLoss = kTaskTargetLoss;
 constexpr int kPeriod = 8;           // model averaging's and BMUF's T
-constexpr int kTestEverySamples = 256;
+constexpr int kTestEverySamples = kTaskTestEverySamples;
 constexpr int kNoiseMaxSteps = 300;  // the noise scale's runs stop at the target, or here
-constexpr int kTrainRows = 1500;     // gradsync-train's: 1,797 digits, the last 297 held out
 
-struct Run {
-  std::string id;
-  std::string what;
-  int ranks = kRanks;
-  int batch = kBatch;
-  std::string strategy;  // empty: one rank, no strategy
-  std::vector<std::string> params;
-  double learning_rate = kLearningRate;
-  int warm_start = 0;
-  std::string group;  // the claims it serves (a panel of plots/convergence_curves.py)
-  int max_steps = 0;  // > 0: test every step, stop at the target or after this many steps
-};
-
-struct Outcome {
-  std::optional<long long> samples_to_target;  // empty: not reached
-  long long samples = 0;                        // in all
-  double final_loss = 0, peak_accuracy = 0;
-  std::vector<models::ordered_json> records;
-  std::optional<long long> steps_to_target;
-  double compute_s_per_step = 0;  // rank 0's, as gradsync-train timed it (its last row)
-  // The noise scale's two estimators (gradsync-train's rows, each a mean over its steps), summed
-  // over the rows up to the target: the first half's and the second's.
-  double trace_sum[2] = {0, 0}, norm_sum[2] = {0, 0};
-};
+using Run = TrainingRun;
+using Outcome = TrainingOutcome;
 
 std::vector<Run> runs() {
   const std::string n = std::to_string(kRanks), t = "T=" + std::to_string(kPeriod);
-  const double scaled = kLearningRate * kRanks;
+  const double scaled = scaled_learning_rate("ring", kRanks);  // model averaging's and 1-bit SGD's too
   const std::string rates = "learning rate and averaging", onebit = "1-bit SGD and the batch";
   return {
       {"baseline", "1 worker, batch 16, lr 0.1", 1, kBatch, "", {}, kLearningRate, 0, rates},
       {"ma", "model averaging, " + t + ", lr 0.1", kRanks, kBatch, "model_avg", {t}, kLearningRate, 0, rates},
       {"ma_scaled", "model averaging, " + t + ", lr 0.1 x " + n, kRanks, kBatch, "model_avg", {t}, scaled, 0, rates},
-      {"bmuf", "BMUF, " + t + ", lr 0.1 (block momentum 1 - 1/N, Nesterov)", kRanks, kBatch, "bmuf", {t}, kLearningRate, 0, rates},
+      {"bmuf", "BMUF, " + t + ", lr 0.1 (block momentum 1 - 1/N, Nesterov)", kRanks, kBatch, "bmuf", {t}, scaled_learning_rate("bmuf", kRanks), 0, rates},
       {"sync", "synchronous SGD (ring), lr 0.1 x " + n, kRanks, kBatch, "ring", {}, scaled, 0, onebit},
       {"onebit", "1-bit SGD, error feedback, lr 0.1 x " + n, kRanks, kBatch, "onebit", {}, scaled, 0, onebit},
       {"onebit_no_feedback", "1-bit SGD without error feedback, lr 0.1 x " + n, kRanks, kBatch, "onebit", {"feedback=off"}, scaled, 0,
@@ -84,101 +63,6 @@ std::vector<Run> runs() {
   };
 }
 
-std::string number(double v, int digits = 3) {
-  std::ostringstream s;
-  s << std::setprecision(digits) << v;
-  return s.str();
-}
-
-Outcome train(const Run& r, const std::string& train_binary, int epochs, const std::string& dir) {
-  const std::string file = (fs::path(dir) / ("convergence-" + r.id + ".jsonl")).string();
-  std::vector<std::string> command = local_mpirun(r.ranks);
-  const int global = r.ranks * r.batch;
-  command.insert(command.end(), {train_binary, "--batch", std::to_string(r.batch), "--lr", number(r.learning_rate, 6), "--momentum",
-                                 "0", "--seed", "1", "-o", file});
-  if (r.max_steps > 0) {
-    command.insert(command.end(), {"--steps", std::to_string(r.max_steps), "--eval-every", "1", "--target-loss",
-                                   number(kTargetLoss, 6), "--stop-at-target"});
-  } else {
-    command.insert(command.end(), {"--epochs", std::to_string(epochs), "--eval-every", std::to_string(std::max(1, kTestEverySamples / global))});
-  }
-  if (!r.strategy.empty()) {
-    command.insert(command.end(), {"--strategy", r.strategy});
-    for (const auto& p : r.params) command.insert(command.end(), {"-p", p});
-  }
-  if (r.warm_start > 0) command.insert(command.end(), {"--warm-start", std::to_string(r.warm_start)});
-  models::ProcessOptions process;
-  process.env = mpirun_environment();
-  process.timeout_s = 600;
-  const auto result = models::run_process(command, process);
-  if (result.status != 0) {
-    std::string shown;
-    for (const auto& w : command) shown += (shown.empty() ? "" : " ") + w;
-    throw models::InputError("reproduce convergence: run " + r.id + " failed (status " + std::to_string(result.status) +
-                             (result.timed_out ? ", timed out" : "") + "): " + shown + "\n" + result.out);
-  }
-  Outcome o;
-  std::vector<std::pair<double, double>> rows_to_target;  // (trace, |G|^2) of each row up to the target
-  std::ifstream in(file);
-  int number_of_line = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++number_of_line;
-    models::ordered_json j;
-    long long samples = 0;
-    double loss = 0, accuracy = 0;
-    try {
-      j = models::ordered_json::parse(line);
-      samples = j.at("samples").get<long long>();
-      loss = j.at("test_loss").get<double>();
-      accuracy = j.at("test_accuracy").get<double>();
-    } catch (const models::ordered_json::exception& e) {
-      throw models::InputError(file + ":" + std::to_string(number_of_line) + ": " + e.what() +
-                               "; expected gradsync-train's records (samples, test_loss, test_accuracy)");
-    }
-    if (!o.samples_to_target && loss <= kTargetLoss) {
-      o.samples_to_target = samples;
-      o.steps_to_target = j.value("steps", 0LL);
-    }
-    if (j.contains("compute_s_per_step")) o.compute_s_per_step = j.at("compute_s_per_step").get<double>();
-    if (!o.samples_to_target && j.contains("noise_scale")) {
-      rows_to_target.push_back({j.at("gradient_noise_trace").get<double>(), j.at("gradient_norm_sq").get<double>()});
-    }
-    o.samples = samples;
-    o.final_loss = loss;
-    o.peak_accuracy = std::max(o.peak_accuracy, accuracy);
-    j["run"] = r.id;
-    o.records.push_back(std::move(j));
-  }
-  if (o.samples_to_target && !rows_to_target.empty()) {
-    for (std::size_t i = 0; i < rows_to_target.size(); ++i) {
-      const int half = 2 * i < rows_to_target.size() ? 0 : 1;
-      o.trace_sum[half] += rows_to_target[i].first;
-      o.norm_sum[half] += rows_to_target[i].second;
-    }
-  }
-  std::error_code ec;
-  fs::remove(file, ec);
-  if (o.records.empty()) throw models::InputError("reproduce convergence: run " + r.id + " wrote no records");
-  return o;
-}
-
-std::string samples_text(const Outcome& o) {
-  return o.samples_to_target ? std::to_string(*o.samples_to_target) : "> " + std::to_string(o.samples);
-}
-
-// Samples to target, a run's over another's; a run that did not reach it counts its samples in
-// all (a lower bound: "at least").
-struct Ratio {
-  double value = 0;
-  bool at_least = false;
-};
-Ratio ratio(const Outcome& a, const Outcome& b) {
-  const double num = static_cast<double>(a.samples_to_target.value_or(a.samples));
-  const double den = static_cast<double>(b.samples_to_target.value_or(b.samples));
-  return {num / den, !a.samples_to_target};
-}
-std::string ratio_text(const Ratio& r) { return (r.at_least ? ">= " : "") + number(r.value) + "x"; }
-
 // "Like" a reference: within a quarter more samples; "slower": a fifth more or more.
 constexpr double kLike = 1.25, kSlower = 1.2;
 
@@ -186,12 +70,7 @@ constexpr double kLike = 1.25, kSlower = 1.2;
 
 void convergence(const Options& options, std::ostream& out) {
   const int epochs = options.quick ? 6 : 10;
-  const std::string train_binary = (fs::path(self_dir()) / "gradsync-train").string();
-  if (!fs::exists(train_binary)) {
-    throw models::InputError("reproduce convergence: " + train_binary +
-                             " was not built (configure found no libtorch: install libtorch-dev, see scripts/setup.sh); it "
-                             "trains the runs this reproduction measures");
-  }
+  const std::string train_binary = reproduce::train_binary("reproduce convergence");
   make_dir(options.out_dir);
   Report report(out);
   report << "== Convergence (sources C and D): real training with gradsync-train, each strategy's own schedule\n"
@@ -223,7 +102,7 @@ void convergence(const Options& options, std::ostream& out) {
   models::ordered_json runs_json = models::ordered_json::array();
   for (std::size_t i = 0; i < all.size(); ++i) {
     const Outcome& o = got[i];
-    row(all[i].what, samples_text(o), ratio_text(ratio(o, base)), number(o.final_loss, 4), number(100 * o.peak_accuracy, 3) + " %");
+    row(all[i].what, samples_text(o), ratio_text(ratio(o, base)), figure(o.final_loss, 4), figure(100 * o.peak_accuracy, 3) + " %");
     runs_json.push_back({{"run", all[i].id},
                          {"what", all[i].what},
                          {"group", all[i].group},
@@ -245,29 +124,29 @@ void convergence(const Options& options, std::ostream& out) {
         ma.value >= kSlower, "it needs " + ratio_text(ma) + " the baseline's samples");
   claim("C, D", "model averaging needs the learning rate x N", ma_scaled.value < ma.value && ma_scaled.value <= kLike,
         "at lr x " + std::to_string(kRanks) + " it needs " + ratio_text(ma_scaled) + " the baseline's samples, at lr " +
-            number(kLearningRate) + " " + ratio_text(ma));
+            figure(kLearningRate) + " " + ratio_text(ma));
   claim("C", "BMUF keeps the baseline's learning rate (block momentum 1 - 1/N, block learning rate 1)",
         bmuf.value <= kLike && bmuf.value < ma.value,
         "at lr 0.1 it needs " + ratio_text(bmuf) + " the baseline's samples (model averaging " + ratio_text(ma) + ")");
   const Outcome& sync = at("sync");
   const Ratio onebit = ratio(at("onebit"), sync), off = ratio(at("onebit_no_feedback"), sync);
   claim("D", "1-bit SGD with error feedback loses no or very little: it converges like full precision", onebit.value <= kLike,
-        "it needs " + ratio_text(onebit) + " the samples of synchronous SGD; final test loss " + number(at("onebit").final_loss, 4) +
-            " against " + number(sync.final_loss, 4));
+        "it needs " + ratio_text(onebit) + " the samples of synchronous SGD; final test loss " + figure(at("onebit").final_loss, 4) +
+            " against " + figure(sync.final_loss, 4));
   claim("D", "without error feedback 1-bit SGD loses accuracy", off.value >= kSlower,
         "it needs " + ratio_text(off) + " the samples of synchronous SGD; final test loss " +
-            number(at("onebit_no_feedback").final_loss, 4));
+            figure(at("onebit_no_feedback").final_loss, 4));
   const Outcome& warm = at("onebit_warm");
   claim("D", "1-bit SGD needs a warm start", onebit.value > kLike,
         onebit.value > kLike ? "without one it needs " + ratio_text(onebit) + " the samples of synchronous SGD"
                              : "without one it already needs only " + ratio_text(onebit) +
                                    " the samples of synchronous SGD (with 1 warm epoch: " + samples_text(warm) +
-                                   " samples to target, final test loss " + number(warm.final_loss, 4) +
+                                   " samples to target, final test loss " + figure(warm.final_loss, 4) +
                                    "; the warm epoch is one worker's at lr x N)");
   const Outcome& big = at("sync_8x");
   claim("C", "synchronous SGD at 8x the batch converges to a lower peak", big.peak_accuracy < base.peak_accuracy,
-        "peak test accuracy " + number(100 * big.peak_accuracy, 3) + " % against the baseline's " +
-            number(100 * base.peak_accuracy, 3) + " % in " + std::to_string(epochs) + " epochs; " + ratio_text(ratio(big, base)) +
+        "peak test accuracy " + figure(100 * big.peak_accuracy, 3) + " % against the baseline's " +
+            figure(100 * base.peak_accuracy, 3) + " % in " + std::to_string(epochs) + " epochs; " + ratio_text(ratio(big, base)) +
             " the samples to target");
 
   // The noise scale's prediction (McCandlish et al. 2018): synchronous SGD at 1x, 4x and 16x the
@@ -284,7 +163,7 @@ void convergence(const Options& options, std::ostream& out) {
   for (int factor : {1, 4, 16}) {
     std::optional<BatchPoint> best;
     for (double lr : grid) {
-      Run r{"noise_x" + std::to_string(factor) + "_lr" + number(lr), "synchronous SGD, " + std::to_string(factor) + "x the batch, lr " + number(lr),
+      Run r{"noise_x" + std::to_string(factor) + "_lr" + figure(lr), "synchronous SGD, " + std::to_string(factor) + "x the batch, lr " + figure(lr),
             kRanks, factor * kBatch, "ring", {}, lr, 0, "", kNoiseMaxSteps};
       std::fprintf(stderr, "[noise scale] reproduce convergence: %s\n", r.what.c_str());
       Outcome o = train(r, train_binary, epochs, options.out_dir);
@@ -310,7 +189,7 @@ void convergence(const Options& options, std::ostream& out) {
   report << "\nnoise scale (McCandlish et al. 2018): synchronous SGD (ring, " << kRanks << " ranks) at 1x, 4x and 16x the global batch of "
          << kRanks * kBatch << ", each at the best learning rate of " << [&] {
               std::string t;
-              for (double lr : grid) t += (t.empty() ? "" : ", ") + number(lr);
+              for (double lr : grid) t += (t.empty() ? "" : ", ") + figure(lr);
               return t;
             }() << ", tested every step\n";
   if (!noise_measured || points.size() < 3) {
@@ -348,27 +227,27 @@ void convergence(const Options& options, std::ostream& out) {
       models::ordered_json row = {{"global_batch", batch}, {"learning_rate", p.learning_rate}, {"steps_to_target", steps}};
       if (p.batch != kBatch) {
         const double v = predict(bn.value, batch), a = predict(bn.low, batch), c = predict(bn.high, batch);
-        predicted = number(v) + " (" + number(std::min(a, c)) + "-" + number(std::max(a, c)) + ")";
+        predicted = figure(v) + " (" + figure(std::min(a, c)) + "-" + figure(std::max(a, c)) + ")";
         error = models::format_percent(v / steps - 1, 0, true);
         within = within && std::fabs(v / steps - 1) <= 0.2;
         row["predicted_steps"] = v;
         row["predicted_steps_range"] = {std::min(a, c), std::max(a, c)};
       }
       rows.push_back(row);
-      t << "  " << std::setw(12) << static_cast<long long>(batch) << std::setw(9) << number(p.learning_rate) << std::setw(17)
+      t << "  " << std::setw(12) << static_cast<long long>(batch) << std::setw(9) << figure(p.learning_rate) << std::setw(17)
         << static_cast<long long>(steps) << std::setw(30) << predicted << std::setw(9) << error << "\n";
     }
     report << t.str();
-    report << "B_simple = " << number(bn.value) << " samples (tr(S) / |G|^2 over the " << static_cast<long long>(b0)
-           << "-sample run's steps to target; " << number(bn.low) << "-" << number(bn.high) << " over its first and second half)\n";
+    report << "B_simple = " << figure(bn.value) << " samples (tr(S) / |G|^2 over the " << static_cast<long long>(b0)
+           << "-sample run's steps to target; " << figure(bn.low) << "-" << figure(bn.high) << " over its first and second half)\n";
     report << "fit of S(B) = S_min (1 + B_crit / B) to the three: "
-           << (critical ? "S_min = " + number(s_min) + " steps, B_crit = " + number(*critical) + " samples"
+           << (critical ? "S_min = " + figure(s_min) + " steps, B_crit = " + figure(*critical) + " samples"
                         : std::string("steps do not fall as the batch grows: no critical batch above the smallest"))
            << "\n";
     claim("McCandlish", "steps to target at 4x and 16x the batch follow S(B) = S_min (1 + B_noise / B) from the noise scale measured at 1x (within 20 %)",
           within,
-          "B_simple " + number(bn.value) + " samples; the fit of the three batches gives " +
-              (critical ? "B_crit " + number(*critical) + " samples" : std::string("no critical batch (steps do not fall with the batch)")) +
+          "B_simple " + figure(bn.value) + " samples; the fit of the three batches gives " +
+              (critical ? "B_crit " + figure(*critical) + " samples" : std::string("no critical batch (steps do not fall with the batch)")) +
               "; the test loss at a batch near the 1,500 training rows also meets the limits of generalisation, not only of steps");
     noise_json = {{"b_simple", bn.value}, {"b_simple_halves", {bn.low, bn.high}}, {"batches", rows}};
     if (critical) noise_json["fitted_b_crit"] = *critical;
@@ -381,28 +260,69 @@ void convergence(const Options& options, std::ostream& out) {
     noise_measured = carried;
   }
 
-  // The task as a workload whose convergence facts are these measurements: the digits MLP.
+  // The noise scale the facts' own runs follow. Their learning rate grows with the global batch
+  // (scaled_learning_rate: lr 0.1 per 16 rows), from a rate below the best at small batches, so
+  // B_simple (measured at each batch's best rate) says less than how their samples grow: synchronous
+  // SGD at global batch 16 (the baseline), 64 and 128, samples to target E(B) = E_min (1 + B / B_noise),
+  // a line in B (least squares).
+  // Its range: the fits with each run's samples anywhere its tests can tell (the last 256 before
+  // the first test at the target).
+  std::optional<models::Estimate> rule_noise;
+  {
+    std::vector<double> xs, ys;
+    std::string shown;
+    for (const std::string id : {"baseline", "sync", "sync_8x"}) {
+      const Outcome& o = at(id);
+      const auto r = std::find_if(all.begin(), all.end(), [&](const Run& x) { return x.id == id; });
+      if (!o.samples_to_target) continue;
+      xs.push_back(r->ranks * r->batch);
+      ys.push_back(static_cast<double>(*o.samples_to_target));
+      shown += (shown.empty() ? "" : ", ") + std::to_string(*o.samples_to_target) + " at " + std::to_string(r->ranks * r->batch);
+    }
+    const auto noise_of = [&](const std::vector<double>& y) -> std::optional<double> {
+      const LineFit fit = least_squares(xs, y);
+      if (fit.slope > 0 && fit.intercept > 0) return fit.intercept / fit.slope;
+      return std::nullopt;
+    };
+    report << "under the runs' learning-rate rule (lr " << figure(kLearningRate) << " per " << kBatch
+           << " rows of global batch), samples to target " << shown << ": ";
+    const std::optional<double> fitted = xs.size() == 3 ? noise_of(ys) : std::nullopt;
+    std::optional<double> low, high;
+    for (int corner = 0; fitted && corner < 8; ++corner) {
+      std::vector<double> y = ys;
+      for (int i = 0; i < 3; ++i) y[i] -= (corner >> i & 1) ? kTestEverySamples : 0;
+      if (const auto b = noise_of(y)) {
+        low = std::min(low.value_or(*b), *b);
+        high = std::max(high.value_or(*b), *b);
+      } else {
+        high = std::numeric_limits<double>::infinity();
+      }
+    }
+    if (fitted && high && std::isfinite(*high)) {
+      rule_noise = models::Estimate{*fitted, *low, *high};
+      report << "E(B) = E_min (1 + B / B_noise) gives B_noise = " << figure(*fitted) << " samples (" << figure(*low) << "-"
+             << figure(*high) << " within the tests' 256 samples): the noise scale the facts carry, since their runs follow this rule\n";
+      noise_json["learning_rate_rule_fit"] = {
+          {"global_batches", xs}, {"samples_to_target", ys}, {"b_noise", *fitted}, {"b_noise_range", {*low, *high}}};
+    } else {
+      report << "samples do not grow with the batch within what the tests tell: the facts carry B_simple\n";
+    }
+  }
+  if (rule_noise) noise_measured = rule_noise;
+
+  // The task as a workload whose convergence facts are these measurements: the digits MLP, as
+  // its preset describes it, with this machine's compute and these facts.
   const Outcome& sync_run = at("sync");
   if (noise_measured && sync_run.samples_to_target && base.compute_s_per_step > 0) {
-    models::Workload w;
-    w.name = "digits-mlp";
+    models::Workload w = *models::workload_preset("digits-mlp");
     w.description = "gradsync-train's task: a 64-64-10 perceptron on the UCI digits (1,500 training rows), 16 rows a GPU, its "
                     "compute as gradsync-train timed it on one rank; convergence facts measured by gradsync reproduce convergence";
-    w.dtype_bytes = 4;
-    w.samples_per_minibatch = kBatch;
-    w.minibatches_per_epoch = kTrainRows / kBatch;
-    models::Layer hidden, output;
-    hidden.name = "hidden";
-    hidden.params = 64 * 64 + 64;
-    output.name = "output";
-    output.params = 64 * 10 + 10;
-    w.layers = {hidden, output};
     w.compute_s_per_minibatch = base.compute_s_per_step;
     models::ConvergenceFacts f;
-    f.target = "test loss " + number(kTargetLoss);
+    f.target = "test loss " + figure(kTargetLoss);
     f.source = "gradsync reproduce convergence: ring, " + std::to_string(kRanks) + " x " + std::to_string(kBatch) + " rows, lr " +
-               number(kLearningRate * kRanks) + ", momentum 0, tested every " + std::to_string(kTestEverySamples) +
-               " samples; noise scale B_simple over steps to target, widened to the critical batch fitted at 1x, 4x, 16x";
+               figure(kLearningRate * kRanks) + ", momentum 0, tested every " + std::to_string(kTestEverySamples) +
+               " samples; noise scale fitted to samples to target at global batch 16, 64, 128 under lr 0.1 per 16 rows (B_simple at each batch's best lr is smaller: see the report)";
     f.global_batch = kRanks * kBatch;
     const auto reached = static_cast<double>(*sync_run.samples_to_target);
     f.samples_to_target = models::Estimate::between(std::max(1.0, reached - kTestEverySamples), reached);

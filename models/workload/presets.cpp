@@ -317,9 +317,9 @@ Workload decoder_7b() {
 
 // gradsync-train's own task: the 64-64-10 perceptron on the UCI digits (1,500 training rows), 16
 // rows a GPU. Compute and convergence as `gradsync reproduce convergence` measured them on the
-// 2-core development machine (2026-11-29): its digits-mlp.json, the noise scale's range B_simple's
-// over the first and second half of the run to target, each figure's range what testing every
-// 256 samples can tell.
+// 2-core development machine (2026-11-29): its digits-mlp.json. The noise scale is the one its runs
+// follow at the learning rate x the batch (samples to target at global batch 16, 64 and 128), each
+// figure's range what testing every 256 samples can tell.
 Workload digits_mlp() {
   Workload w;
   w.name = "digits-mlp";
@@ -335,10 +335,11 @@ Workload digits_mlp() {
   w.compute_s_per_minibatch = 77.4e-6;  // gradsync-train on one rank: forward, backward, update
   ConvergenceFacts f;
   f.target = "test loss 0.5";
-  f.source = "measured by gradsync reproduce convergence: ring, 4 x 16 rows, lr 0.4, momentum 0; B_simple over its steps to target";
+  f.source = "measured by gradsync reproduce convergence: ring, 4 x 16 rows, lr 0.4, momentum 0; noise scale from samples to "
+             "target at global batch 16, 64, 128 with lr 0.1 per 16 rows (B_simple at each batch's best lr: 15.7)";
   f.global_batch = 64;
   f.samples_to_target = Estimate::between(4608, 4864);
-  f.noise_scale = Estimate::between(15.3, 16.1);
+  f.noise_scale = Estimate::between(243, 376);
   f.strategies["model_avg"] = {Estimate::between(1.0, 1.11), "T=8, lr x N, 4 workers, measured", {{"T", "8"}}};
   f.strategies["bmuf"] = {Estimate::between(1.0, 1.11), "T=8, block momentum 1 - 1/N, lr as one worker's, 4 workers, measured", {{"T", "8"}}};
   f.strategies["onebit"] = {Estimate::between(0.947, 1.056), "error feedback, lr x N, 4 workers, measured", {}};
