@@ -61,8 +61,11 @@ if [ -x "$bin/gradsync-train" ]; then
   "$bin/gradsync" reproduce convergence -o out/convergence > out/convergence.txt 2> /dev/null
   "$py" plots/convergence_curves.py out/convergence/convergence-comparison.json out/convergence/convergence.jsonl \
     -o "$fig/convergence.png"
+  echo "== convergence speed-up with the workers (gradsync reproduce convergence-scaling: about a minute)"
+  "$bin/gradsync" reproduce convergence-scaling -o out/convergence > out/convergence-scaling.txt 2> /dev/null
+  "$py" plots/convergence_scaling.py out/convergence/convergence-scaling-comparison.json -o "$fig/convergence-scaling.png"
 else
-  echo "plots.sh: no $bin/gradsync-train (built where configure finds libtorch): convergence figure skipped"
+  echo "plots.sh: no $bin/gradsync-train (built where configure finds libtorch): convergence figures skipped"
 fi
 
 published=tests/data/published

@@ -21,6 +21,7 @@ int run_reproduce(const ReproduceOptions& o) {
   if (all) std::cout << "\n";
   if (all || o.which == "source-c") reproduce::source_c(o.options, std::cout);
   if (o.which == "convergence") reproduce::convergence(o.options, std::cout);
+  if (o.which == "convergence-scaling") reproduce::convergence_scaling(o.options, std::cout);
   return 0;
 }
 }  // namespace
@@ -37,19 +38,22 @@ Action add_reproduce(CLI::App& app) {
       "convergence  sources C and D's convergence claims (model averaging's learning rate, BMUF, 1-bit SGD with and\n"
       "          without error feedback and warm start, 8x the batch) on real training: gradsync-train under a local\n"
       "          mpirun, 4 ranks, samples to a target test loss (about a minute; not part of all, which only predicts)\n"
+      "convergence-scaling  source C's 3x / 5x / 9x shape: model averaging (T=8, lr x N) on 2, 4, 8 and 16 workers\n"
+      "          trained to the one worker's target, the speed-up to target each can give (about a minute)\n"
       "Each writes DIR/<source>.jsonl and .csv (records with a \"reproduce\" tag), DIR/<source>-comparison.json\n"
       "(paper vs model, fit inputs) and DIR/<source>.txt (the printed report). Plot them with scripts/plots.sh.\n"
       "Examples:\n"
       "  gradsync reproduce all -j 2\n"
       "  gradsync reproduce source-a -o out/a --quick\n"
-      "  gradsync reproduce convergence");
-  cmd->add_option("which", o->which, "source-a, source-b, source-c, all (the three), or convergence")
+      "  gradsync reproduce convergence\n"
+      "  gradsync reproduce convergence-scaling -o out/convergence");
+  cmd->add_option("which", o->which, "source-a, source-b, source-c, all (the three), convergence or convergence-scaling")
       ->required()
-      ->check(CLI::IsMember({"source-a", "source-b", "source-c", "all", "convergence"}));
+      ->check(CLI::IsMember({"source-a", "source-b", "source-c", "all", "convergence", "convergence-scaling"}));
   cmd->add_option("--output,-o", o->options.out_dir, "folder for the result files")->default_str("out/reproduce");
   cmd->add_option("-j,--jobs", o->options.jobs, "local worker processes (default 1)")->check(CLI::Range(1, 256));
   cmd->add_flag("--quick", o->options.quick,
-                "fewer points (for tests): fewer latencies, workers, vocabularies, periods; convergence: 6 epochs, not 10");
+                "fewer points (for tests): fewer latencies, workers, vocabularies, periods; convergence: 6 epochs, not 10; convergence-scaling: 2 and 8 workers");
   return [o] { return run_reproduce(*o); };
 }
 

@@ -667,3 +667,32 @@ TEST(Plots, ConvergenceCurvesAPanelPerGroup) {
   EXPECT_NE(r.out.find("overlap-records.jsonl: record 1 has no \"run\""), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(bad + ".png"));
 }
+
+// reproduce convergence-scaling's speed-ups: the linear line (no markers), model averaging's
+// ceiling at 1 and each count that reached the target (its first rate: the 16 workers' lr x N row
+// has none), source C's three figures; a file without /counts is refused.
+TEST(Plots, ConvergenceScalingAgainstSourceC) {
+  REQUIRE_MATPLOTLIB();
+  const std::string stem = out_dir() + "/convergence-scaling";
+  ASSERT_NO_FATAL_FAILURE(expect_figure(script("convergence_scaling.py", fixture("convergence-scaling-comparison.json")), stem));
+  std::ifstream in(fixture("convergence-scaling-comparison.json"));
+  const json doc = json::parse(in);
+  std::set<int> reached;
+  for (const auto& c : doc.at("counts")) {
+    if (c.contains("speedup_ceiling")) reached.insert(c.at("workers").get<int>());
+  }
+  const json fig = read_figure(stem + ".svg");
+  ASSERT_EQ(fig.at("axes").size(), 1u);
+  const json& ax = fig.at("axes")[0];
+  EXPECT_EQ(label(ax, "xlabel"), "workers (GPUs)");
+  EXPECT_EQ(label(ax, "ylabel"), "speed-up to the target");
+  ASSERT_EQ(ax.at("legends").size(), 1u);
+  EXPECT_EQ(strings(ax.at("legends")[0]).size(), 3u);
+  EXPECT_EQ(markers(ax.at("lines")), (std::vector<int>{0, static_cast<int>(reached.size()) + 1,
+                                                       static_cast<int>(doc.at("source_c").size())}));
+  const std::string bad = out_dir() + "/convergence-scaling-bad";
+  const auto r = run_command(script("convergence_scaling.py", fixture("convergence-comparison-small.json") + " -o " + bad + ".png"));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no /counts with workers and learning_rate"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(bad + ".png"));
+}

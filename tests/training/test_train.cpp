@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -252,6 +254,56 @@ TEST(Train, ReproduceConvergenceChecksTheSourcesClaims) {
   for (int i : {0, 1, 3, 4}) EXPECT_TRUE(c.at("claims").at(i).at("holds").get<bool>()) << c.at("claims").at(i).dump();
   EXPECT_NE(r.out.find("1-bit SGD without error feedback"), std::string::npos) << r.out;
   for (const char* f : {"/convergence.jsonl", "/convergence.txt"}) EXPECT_TRUE(std::ifstream(dir + f).good()) << f;
+}
+
+// reproduce convergence-scaling (--quick: 2 and 8 workers): each count's model averaging at lr 0.1 x N
+// against the one-worker baseline; every figure of the comparison worked again from the samples it
+// records, each of source C's claims at a count run judged by its own figure, and the records of
+// every run in the JSON lines.
+TEST(Train, ReproduceConvergenceScalingAgainstSourceC) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string dir = ::testing::TempDir() + "/convergence-scaling";
+  const CommandResult r = run_command({GRADSYNC_BIN, "reproduce", "convergence-scaling", "--quick", "-o", dir});
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(dir + "/convergence-scaling-comparison.json");
+  const auto c = nlohmann::json::parse(in);
+  const double base = c.at("baseline").at("samples_to_target").get<double>();
+  ASSERT_GT(base, 0);
+  std::set<int> workers;
+  std::map<int, double> ceiling;  // each count's first row that reached the target
+  for (const auto& row : c.at("counts")) {
+    const int n = row.at("workers").get<int>();
+    workers.insert(n);
+    EXPECT_EQ(row.at("global_batch").get<int>(), 16 * n);
+    if (row.at("samples_to_target").is_null()) {
+      EXPECT_FALSE(row.contains("speedup_ceiling"));
+      continue;
+    }
+    const double samples = row.at("samples_to_target").get<double>();
+    EXPECT_DOUBLE_EQ(row.at("relative_samples").get<double>(), samples / base);
+    EXPECT_DOUBLE_EQ(row.at("speedup_ceiling").get<double>(), n * base / samples);
+    if (!ceiling.count(n)) {
+      ceiling[n] = n * base / samples;
+      EXPECT_NEAR(row.at("learning_rate").get<double>(), 0.1 * n, 1e-12) << "lr x N first";
+    }
+  }
+  EXPECT_EQ(workers, (std::set<int>{2, 8}));
+  bool judged = false;
+  for (const auto& claim : c.at("claims")) {
+    const std::string says = claim.at("claim");
+    if (says == "above 5x on 8 GPUs") {
+      judged = true;
+      ASSERT_TRUE(ceiling.count(8)) << c.dump();
+      EXPECT_EQ(claim.at("holds").get<bool>(), ceiling[8] >= 5) << claim.dump();
+    }
+    EXPECT_FALSE(claim.at("measured").get<std::string>().empty());
+  }
+  EXPECT_TRUE(judged) << c.dump();
+  std::set<std::string> runs;
+  std::ifstream lines(dir + "/convergence-scaling.jsonl");
+  for (std::string line; std::getline(lines, line);) runs.insert(nlohmann::json::parse(line).at("run").get<std::string>());
+  EXPECT_TRUE(runs.count("baseline") && runs.count("ma_2") && runs.count("ma_8")) << r.out;
+  EXPECT_NE(r.out.find("speed-up ceiling"), std::string::npos) << r.out;
 }
 
 // --stop-at-target ends the run at the first row that meets the target, and changes nothing before:
