@@ -259,7 +259,8 @@ ResultRecord record_from_json(const ordered_json& d) {
 std::string csv_header() {
   return "executor,topology,strategy,params,ranks,rank_nodes,server,workload,bytes,time_per_sync_s,phases_s,"
          "compute_s_per_minibatch,time_per_iteration_s,time_per_epoch_s,one_gpu_epoch_s,speedup_vs_1gpu,algbw_GBps,"
-         "busbw_GBps\n";
+         "busbw_GBps,samples_to_target,time_to_target_s,time_to_target_low_s,time_to_target_high_s,speedup_to_target,"
+         "speedup_to_target_low,speedup_to_target_high\n";
 }
 
 std::string csv_escape(const std::string& s) {
@@ -285,7 +286,16 @@ std::string to_csv_row(const ResultRecord& r) {
       << optional_text(r.compute_s_per_minibatch) << ',' << optional_text(r.time_per_iteration_s) << ','
       << optional_text(r.time_per_epoch_s) << ',' << optional_text(r.one_gpu_epoch_s) << ','
       << optional_text(r.speedup_vs_1gpu) << ',' << optional_text(r.algbw_GBps()) << ','
-      << optional_text(r.busbw_GBps()) << '\n';
+      << optional_text(r.busbw_GBps());
+  // Time to target (a workload with convergence facts): empty cells where the record has none.
+  if (r.convergence) {
+    const ConvergenceFigures& c = *r.convergence;
+    out << ',' << csv_number(c.samples.value);
+    for (const Estimate* e : {&c.time_s, &c.speedup}) out << ',' << csv_number(e->value) << ',' << csv_number(e->low) << ',' << csv_number(e->high);
+  } else {
+    out << ",,,,,,,";
+  }
+  out << '\n';
   return out.str();
 }
 

@@ -2,6 +2,7 @@
 // message, exit status 2, nothing half-written).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,6 +82,55 @@ TEST(PredictCli, WritesCsvAndJsonFilesAtomically) {
   int rows = 0;
   for (std::string line; std::getline(in, line);) ++rows;
   EXPECT_EQ(rows, static_cast<int>(4 * gradsync::models::all_strategies().size()));  // every strategy x 4 GPU counts
+}
+
+// The CSV carries the time to target beside the step (a workload with convergence facts): the same
+// figures as the JSON record's, by column name; a record without facts leaves the cells empty.
+TEST(PredictCli, CsvCarriesTheTimeToTarget) {
+  const std::string dir = fs::path(temp_file("probe", "")).parent_path().string();
+  const auto cells = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream in(line);
+    for (std::string c; std::getline(in, c, ',');) out.push_back(c);
+    if (!line.empty() && line.back() == ',') out.push_back("");
+    return out;
+  };
+  for (const std::string workload : {"digits-mlp", "gpt2-xl"}) {
+    SCOPED_TRACE(workload);
+    const std::string csv = dir + "/to-target-" + workload + ".csv";
+    ASSERT_EQ(run_cli("predict --workload " + workload + " --strategy ring,model_avg -p T=8 --gpus 4 -o " + csv).status, 0);
+    const auto r = run_cli("predict --workload " + workload + " --strategy ring,model_avg -p T=8 --gpus 4 --format json", false);
+    ASSERT_EQ(r.status, 0) << r.out;
+    const auto records = json_lines(r.out);
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    const auto header = cells(line);
+    const auto column = [&](const std::string& name) {
+      const auto at = std::find(header.begin(), header.end(), name);
+      EXPECT_NE(at, header.end()) << name;
+      return static_cast<std::size_t>(at - header.begin());
+    };
+    for (const auto& rec : records) {
+      ASSERT_TRUE(std::getline(in, line));
+      const auto row = cells(line);
+      ASSERT_EQ(row.size(), header.size()) << line;
+      if (!rec.contains("time_to_target")) {
+        EXPECT_EQ(workload, "gpt2-xl");
+        EXPECT_EQ(row[column("time_to_target_s")], "");
+        continue;
+      }
+      const auto& t = rec["time_to_target"];
+      EXPECT_NEAR(std::stod(row[column("samples_to_target")]), t["samples"]["value"].get<double>(), 1e-6 * t["samples"]["value"].get<double>());
+      for (const auto& [name, key] : std::vector<std::pair<std::string, std::string>>{{"time_to_target", "time_s"}, {"speedup_to_target", "speedup"}}) {
+        const std::string suffix = name == "time_to_target" ? "_s" : "";
+        for (const auto& [end, which] : std::vector<std::pair<std::string, std::string>>{{"", "value"}, {"_low", "low"}, {"_high", "high"}}) {
+          const double expected = t[key][which].get<double>();
+          EXPECT_NEAR(std::stod(row[column(name + end + suffix)]), expected, 1e-6 * expected) << name << end;
+        }
+      }
+    }
+  }
 }
 
 TEST(PredictCli, BadInputGivesOneMessageAndStatus2) {
