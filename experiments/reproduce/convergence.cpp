@@ -152,7 +152,9 @@ void convergence(const Options& options, std::ostream& out) {
   // The noise scale's prediction (McCandlish et al. 2018): synchronous SGD at 1x, 4x and 16x the
   // global batch, each at the best of a grid of learning rates (S(B) assumes each batch at its
   // best), tested every step; from the 1x run's steps to target and the noise scale measured on
-  // it, the steps at 4x and 16x.
+  // it, the steps at 4x and 16x. The target is the training loss (over every training row): S(B)
+  // is about optimisation, and at 16x (1,024 of the 1,500 rows a step) the test loss also meets
+  // how far the training generalises.
   const std::vector<double> grid = options.quick ? std::vector<double>{0.8} : std::vector<double>{0.2, 0.4, 0.8, 1.6};
   struct BatchPoint {
     int batch = 0;  // per rank
@@ -164,7 +166,7 @@ void convergence(const Options& options, std::ostream& out) {
     std::optional<BatchPoint> best;
     for (double lr : grid) {
       Run r{"noise_x" + std::to_string(factor) + "_lr" + figure(lr), "synchronous SGD, " + std::to_string(factor) + "x the batch, lr " + figure(lr),
-            kRanks, factor * kBatch, "ring", {}, lr, 0, "", kNoiseMaxSteps};
+            kRanks, factor * kBatch, "ring", {}, lr, 0, "", kNoiseMaxSteps, true};
       std::fprintf(stderr, "[noise scale] reproduce convergence: %s\n", r.what.c_str());
       Outcome o = train(r, train_binary, epochs, options.out_dir);
       if (!o.steps_to_target) continue;
@@ -191,7 +193,8 @@ void convergence(const Options& options, std::ostream& out) {
               std::string t;
               for (double lr : grid) t += (t.empty() ? "" : ", ") + figure(lr);
               return t;
-            }() << ", tested every step\n";
+            }() << ", to a training loss of " << figure(kTargetLoss) << " (over the " << kTaskTrainRows
+         << " training rows), tested every step\n";
   if (!noise_measured || points.size() < 3) {
     report << "  not every batch reached the target within " << kNoiseMaxSteps << " steps at any learning rate tried\n";
   } else {
@@ -244,11 +247,11 @@ void convergence(const Options& options, std::ostream& out) {
            << (critical ? "S_min = " + figure(s_min) + " steps, B_crit = " + figure(*critical) + " samples"
                         : std::string("steps do not fall as the batch grows: no critical batch above the smallest"))
            << "\n";
-    claim("McCandlish", "steps to target at 4x and 16x the batch follow S(B) = S_min (1 + B_noise / B) from the noise scale measured at 1x (within 20 %)",
+    claim("McCandlish", "steps to a training loss at 4x and 16x the batch follow S(B) = S_min (1 + B_noise / B) from the noise scale measured at 1x (within 20 %)",
           within,
           "B_simple " + figure(bn.value) + " samples; the fit of the three batches gives " +
               (critical ? "B_crit " + figure(*critical) + " samples" : std::string("no critical batch (steps do not fall with the batch)")) +
-              "; the test loss at a batch near the 1,500 training rows also meets the limits of generalisation, not only of steps");
+              "; the target is the training loss (the test loss at 1,024 rows a step also meets the limits of generalisation)");
     noise_json = {{"b_simple", bn.value}, {"b_simple_halves", {bn.low, bn.high}}, {"batches", rows}};
     if (critical) noise_json["fitted_b_crit"] = *critical;
     // The range the facts carry: B_simple's halves, widened to the fitted critical batch.

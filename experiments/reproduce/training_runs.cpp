@@ -43,6 +43,7 @@ TrainingOutcome train(const TrainingRun& r, const std::string& binary, int epoch
   if (r.max_steps > 0) {
     command.insert(command.end(), {"--steps", std::to_string(r.max_steps), "--eval-every", "1", "--target-loss",
                                    figure(kTaskTargetLoss, 6), "--stop-at-target"});
+    if (r.target_on_training_loss) command.insert(command.end(), {"--target-on", "train"});
   } else {
     command.insert(command.end(),
                    {"--epochs", std::to_string(epochs), "--eval-every", std::to_string(std::max(1, kTaskTestEverySamples / global))});
@@ -70,17 +71,18 @@ TrainingOutcome train(const TrainingRun& r, const std::string& binary, int epoch
     ++number_of_line;
     models::ordered_json j;
     long long samples = 0;
-    double loss = 0, accuracy = 0;
+    double loss = 0, accuracy = 0, target_loss = 0;
     try {
       j = models::ordered_json::parse(line);
       samples = j.at("samples").get<long long>();
       loss = j.at("test_loss").get<double>();
       accuracy = j.at("test_accuracy").get<double>();
+      target_loss = r.target_on_training_loss ? j.at("train_set_loss").get<double>() : loss;
     } catch (const models::ordered_json::exception& e) {
       throw models::InputError(file + ":" + std::to_string(number_of_line) + ": " + e.what() +
-                               "; expected gradsync-train's records (samples, test_loss, test_accuracy)");
+                               "; expected gradsync-train's records (samples, test_loss, test_accuracy, train_set_loss)");
     }
-    if (!o.samples_to_target && loss <= kTaskTargetLoss) {
+    if (!o.samples_to_target && target_loss <= kTaskTargetLoss) {
       o.samples_to_target = samples;
       o.steps_to_target = j.value("steps", 0LL);
     }

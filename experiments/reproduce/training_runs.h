@@ -35,10 +35,13 @@ struct TrainingRun {
   int warm_start = 0;
   std::string group;  // the claims it serves (a panel of plots/convergence_curves.py)
   int max_steps = 0;  // > 0: test every step, stop at the target or after this many steps
+  // The target is of the loss over every training row (gradsync-train --target-on train), not the
+  // test loss: what the optimisation reaches, apart from how it generalises.
+  bool target_on_training_loss = false;
 };
 
 struct TrainingOutcome {
-  std::optional<long long> samples_to_target;  // empty: not reached
+  std::optional<long long> samples_to_target;  // empty: not reached (the run's target loss: test or training)
   long long samples = 0;                        // in all
   double final_loss = 0, peak_accuracy = 0;
   std::vector<models::ordered_json> records;    // gradsync-train's rows, each with "run": the run's id

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -304,6 +305,29 @@ TEST(Train, ReproduceConvergenceScalingAgainstSourceC) {
   for (std::string line; std::getline(lines, line);) runs.insert(nlohmann::json::parse(line).at("run").get<std::string>());
   EXPECT_TRUE(runs.count("baseline") && runs.count("ma_2") && runs.count("ma_8")) << r.out;
   EXPECT_NE(r.out.find("speed-up ceiling"), std::string::npos) << r.out;
+}
+
+// --target-on train: the samples reported are those of the first row whose loss over every
+// training row (train_set_loss, on each row) meets the target; the test loss is not what decides.
+TEST(Train, TargetOnTheTrainingLossIsTheFirstRowToMeetIt) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string file = ::testing::TempDir() + "/target-on-train.jsonl";
+  const CommandResult r = train(4, "--strategy ring --batch 16 --lr 0.8 --momentum 0 --eval-every 2 --epochs 3 --target-loss 0.5 "
+                                   "--target-on train -o " + file);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string reached = "# samples to a training loss of 0.5: ";
+  const auto at = r.out.find(reached);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::optional<long long> first;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    ASSERT_TRUE(j.contains("train_set_loss")) << line;
+    if (!first && j.at("train_set_loss").get<double>() <= 0.5) first = j.at("samples").get<long long>();
+  }
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(std::stoll(r.out.substr(at + reached.size())), *first);
+  EXPECT_EQ(train(1, "--target-on train --epochs 1").status, 2) << "--target-on needs --target-loss";
 }
 
 // --stop-at-target ends the run at the first row that meets the target, and changes nothing before:
