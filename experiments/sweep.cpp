@@ -212,7 +212,8 @@ std::vector<StoredRecord> read_sweep_file(const std::string& path, const std::st
     header.pop_back();
     if (rows[0].text != header) {
       throw models::InputError(path + ":1: not a CSV file written by gradsync sweep; expected the header \"" + header +
-                               "\" (with the point_index and point columns)");
+                               "\" (with the point_index and point columns; a sweep written before the time-to-target columns were added cannot be "
+                               "continued: start it afresh)");
     }
     const std::size_t columns = rows[0].raw.size();
     for (std::size_t r = 1; r < rows.size(); ++r) {

@@ -161,6 +161,27 @@ TEST(SweepCli, ResumeCompletesACsvFile) {
   EXPECT_EQ(resumed.substr(0, partial.size()), partial);
 }
 
+// A CSV from before the time-to-target columns (its header ends at busbw_GBps) is not resumed into
+// rows of another shape: one message that says why, exit 2, the file as it was.
+TEST(SweepCli, ResumeRefusesACsvOfTheOlderColumns) {
+  const std::string spec = experiment(), dir = folder();
+  ASSERT_EQ(run_cli("sweep " + spec + " -o " + dir + "/full.csv").status, 0);
+  std::istringstream in(read(dir + "/full.csv"));
+  std::string header;
+  std::getline(in, header);
+  const std::string cut = ",samples_to_target,", tail = ",point_index,point";
+  const auto from = header.find(cut), to = header.find(tail);
+  ASSERT_NE(from, std::string::npos) << header;
+  ASSERT_NE(to, std::string::npos) << header;
+  const std::string old = header.substr(0, from) + header.substr(to) + "\n";
+  std::ofstream(dir + "/old.csv") << old;
+  const auto r = run_cli("sweep " + spec + " --resume -o " + dir + "/old.csv");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("old.csv:1: not a CSV file written by gradsync sweep"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("before the time-to-target columns were added"), std::string::npos) << r.out;
+  EXPECT_EQ(read(dir + "/old.csv"), old);
+}
+
 TEST(SweepCli, RankPartsUnderMpirunMergeInPointOrder) {
   const std::string spec = experiment(), dir = folder();
   ASSERT_EQ(run_cli("sweep " + spec + " -o " + dir + "/single.jsonl").status, 0);
