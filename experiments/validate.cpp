@@ -192,7 +192,7 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
   std::vector<ValidationPoint> points;
   std::vector<models::ResultRecord> records;
   Table table({"strategy", ">GPUs", ">lr", ">samples", ">predicted", ">error", ">to target", ">predicted", ">error",
-               ">compute/step"});
+               ">compute/step", ">step", ">predicted"});
   std::vector<double> time_errors, sample_errors;
   models::Progress progress = models::Progress::for_stderr(o.gpus.size() * items.size());
   for (int n : o.gpus) {
@@ -263,7 +263,10 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
       } else {
         row.insert(row.end(), {"?", "", format_seconds(p.measured_s), "?", ""});
       }
-      row.push_back(format_seconds(compute));
+      // Per step: the measured time over the steps taken, the predicted time over the predicted steps.
+      const double global = static_cast<double>(n) * *facts.samples_per_minibatch;
+      row.insert(row.end(), {format_seconds(compute), format_seconds(p.measured_s / at->at("steps").get<double>()),
+                             rec.convergence ? format_seconds(rec.convergence->time_s.value * global / rec.convergence->samples.value) : "?"});
       table.add_row(row);
       if (!rec.no_time_to_target.empty()) table.add_note_row("^ " + rec.no_time_to_target);
       rec.notes.push_back("validate --to-target: measured " + models::number_text(samples, 6) + " samples and " +

@@ -239,10 +239,16 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     double loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
     loss /= workers;  // an asynchronous server adds 0
-    gs::training::Scores test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels,
-                                               data.labels.data() + train_rows, static_cast<std::size_t>(o.test_rows));
-    // The loss over every training row: what the optimisation reaches, apart from how it generalises.
-    double train_set_loss = model.evaluate(data.pixels.data(), data.labels.data(), train_rows).loss;
+    // Only the model that is judged is tested (rank 0's; an asynchronous server's): ranks that
+    // share cores would otherwise still be testing theirs when rank 0 starts the next step.
+    gs::training::Scores test{};
+    double train_set_loss = 0;
+    if (rank == (asynchronous ? workers : 0)) {
+      test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels, data.labels.data() + train_rows,
+                            static_cast<std::size_t>(o.test_rows));
+      // The loss over every training row: what the optimisation reaches, apart from how it generalises.
+      train_set_loss = model.evaluate(data.pixels.data(), data.labels.data(), train_rows).loss;
+    }
     if (asynchronous) {  // the model trained is the server's, as of its last push
       double scores[3] = {test.loss, test.accuracy, train_set_loss};
       MPI_Bcast(scores, 3, MPI_DOUBLE, workers, comm);
@@ -280,6 +286,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     loss_sum = 0;
     since = 0;
     noise = gs::training::NoiseScale{};
+    MPI_Barrier(comm);  // the next step starts together, as after a synchronisation
     evaluating_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - e0).count();
   };
   for (int epoch = 1; epoch <= epochs && !stop; ++epoch) {
