@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -43,21 +44,27 @@ std::string bits_per_second(double bytes_per_second) {
   return std::to_string(static_cast<long long>(std::llround(bytes_per_second * 8))) + "bit";
 }
 
-// Jumbo frames on the shaped network: a sixth of the packets, so the two cores spend
-// their time moving data rather than processing packets. Not larger: a token bucket must
-// hold one frame, and what fits in the bucket passes at once after an idle spell (with
-// 65000-byte frames, 1-bit SGD's small messages went twice as fast as the link).
-const std::string kMtu = "9000";
-constexpr double kMtuBytes = 9000;
+// Frames on the shaped network sized to its slowest link: each lasts kFrameSeconds there, from
+// 1500 to 9000 bytes. A frame is what a full token bucket lets through at once after an idle
+// spell: with 9000-byte frames on the source-A box at 1/500 (8.9 MB/s), a training step's first
+// round after its compute passed its 9.6 KB messages in a third of their time (a 2-GPU ring's
+// reduce-scatter 260 us, its all-gather 857 us), and the 2-GPU time to target ran 35-55 % under
+// the prediction. Not smaller on faster links: the two cores pay per frame (with 1500-byte
+// frames they spent 63 % of their time in softirq and 8-rank rings ran 30-45 % slow; at 3000
+// bytes the 8-GPU box at 1/500, 25 MB/s links, measured its ring 36-75 % slower).
+constexpr double kFrameSeconds = 3.5e-4;
+constexpr double kSmallestFrame = 1500, kLargestFrame = 9000;
+
+double frame_bytes(double slowest_Bps) { return std::round(std::clamp(slowest_Bps * kFrameSeconds, kSmallestFrame, kLargestFrame)); }
 
 // Token bucket on one veth end's egress: the link's rate in that direction. The bucket holds
 // two frames (or 1 ms of traffic if that is more); a second, one-frame bucket at 1.02 x the
 // rate (tbf's peakrate) keeps what the first one saved during an idle spell from leaving at
 // veth speed: without it a 16 KiB message after a pause passed at once, and 1-bit SGD's
 // small messages ran 40 % faster than the link. The queue holds 100 ms.
-Command shape(const Command& where, const std::string& dev, double bytes_per_second) {
-  const auto burst = static_cast<long long>(std::max(2 * kMtuBytes, bytes_per_second * 0.001));
-  const auto frame = static_cast<long long>(kMtuBytes) + 100;  // with the link-layer header
+Command shape(const Command& where, const std::string& dev, double bytes_per_second, double frame_bytes) {
+  const auto burst = static_cast<long long>(std::max(2 * frame_bytes, bytes_per_second * 0.001));
+  const auto frame = static_cast<long long>(frame_bytes) + 100;  // with the link-layer header
   Command c = where;
   for (const std::string& a : {std::string("tc"), std::string("qdisc"), std::string("replace"), std::string("dev"), dev,
                                std::string("root"), std::string("tbf"), std::string("rate"), bits_per_second(bytes_per_second),
@@ -127,6 +134,10 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
   }
   if (endpoint_count > 2000) throw models::InputError("testbed: at most 2000 endpoints");
 
+  double slowest = std::numeric_limits<double>::infinity();
+  for (const auto& l : t.links()) slowest = std::min(slowest, l.bandwidth_Bps * scale);
+  const double frame = frame_bytes(slowest);
+  const std::string mtu = std::to_string(static_cast<long long>(frame));
   auto& up = plan.up;
   const std::string mgmt = std::string(kTestbedPrefix) + "mgmt";
   up.push_back({"ip", "link", "add", mgmt, "type", "bridge"});
@@ -134,7 +145,7 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
   up.push_back({"ip", "link", "set", mgmt, "up"});
   for (const auto& [node, name] : bridge) {
     up.push_back({"ip", "link", "add", name, "type", "bridge", "forward_delay", "0", "stp_state", "0"});
-    up.push_back({"ip", "link", "set", name, "mtu", kMtu});
+    up.push_back({"ip", "link", "set", name, "mtu", mtu});
     up.push_back({"ip", "link", "set", name, "up"});
   }
   for (std::size_t k = 0; k < plan.endpoints.size(); ++k) {
@@ -157,8 +168,8 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
     half = half || !link.full_duplex;
     const std::string a = std::string(kTestbedPrefix) + std::to_string(l) + "a", b = std::string(kTestbedPrefix) + std::to_string(l) + "b";
     up.push_back({"ip", "link", "add", a, "type", "veth", "peer", "name", b});
-    up.push_back({"ip", "link", "set", a, "mtu", kMtu});
-    up.push_back({"ip", "link", "set", b, "mtu", kMtu});
+    up.push_back({"ip", "link", "set", a, "mtu", mtu});
+    up.push_back({"ip", "link", "set", b, "mtu", mtu});
     const double rate = link.bandwidth_Bps * scale;
     for (const auto& [node, dev] : {std::pair{link.a, a}, std::pair{link.b, b}}) {
       if (netns.count(node)) {
@@ -168,16 +179,17 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
         up.push_back(in_ns(ns, {"ip", "link", "set", dev, "name", "data0"}));
         up.push_back(in_ns(ns, {"ip", "addr", "add", ep->data_ip + "/16", "dev", "data0"}));
         up.push_back(in_ns(ns, {"ip", "link", "set", "data0", "up"}));
-        up.push_back(shape(in_ns(ns), "data0", rate));
+        up.push_back(shape(in_ns(ns), "data0", rate, frame));
       } else {
         up.push_back({"ip", "link", "set", dev, "master", bridge.at(node), "up"});
-        up.push_back(shape({}, dev, rate));
+        up.push_back(shape({}, dev, rate, frame));
       }
     }
   }
   char text[200];
   std::snprintf(text, sizeof text, "bandwidths scaled by %g (a 5.96 GB/s link becomes %.1f MB/s)", scale, 5.96e3 * scale);
   plan.notes.push_back(text);
+  plan.notes.push_back("frames of " + mtu + " bytes (0.35 ms at the slowest link, 1500-9000)");
   plan.notes.push_back("latency is not emulated (no netem in this kernel): links have the veth + TCP latency");
   if (half) plan.notes.push_back("half-duplex links are shaped per direction, like full-duplex ones");
   return plan;
