@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "experiments/validate.h"
+#include "models/strategies/strategy.h"
 #include "models/support/error.h"
 #include "models/support/process.h"
 
@@ -15,7 +16,7 @@ namespace gradsync::experiments::reproduce {
 namespace fs = std::filesystem;
 
 double scaled_learning_rate(const std::string& strategy, int workers, double one_worker_rate) {
-  return strategy == "bmuf" ? one_worker_rate : one_worker_rate * workers;
+  return models::find_strategy(strategy).keeps_one_workers_learning_rate ? one_worker_rate : one_worker_rate * workers;
 }
 
 std::string figure(double v, int digits) {

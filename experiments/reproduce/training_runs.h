@@ -18,10 +18,9 @@ inline constexpr double kTaskTargetLoss = 0.5;     // test loss (cross-entropy o
 inline constexpr int kTaskTestEverySamples = 256;  // a run is tested every this many samples (at least every step)
 inline constexpr int kTaskTrainRows = 1500;        // gradsync-train's: 1,797 digits, the last 297 held out
 
-// The learning rate this repository trains a strategy at on `workers` workers: the one worker's
-// rate x N (Goyal et al. 2017; source C and D: model averaging needs it, since averaging divides
-// each sample's step by N), except BMUF, whose block momentum 1 - 1/N puts back what averaging
-// divides (source C). Convergence facts measured by reproduce convergence hold at these rates.
+// The learning rate this repository trains a strategy at on `workers` workers, by the strategy's
+// own rule (Strategy::keeps_one_workers_learning_rate): one worker's rate x N, or one worker's.
+// Convergence facts measured by reproduce convergence hold at these rates.
 double scaled_learning_rate(const std::string& strategy, int workers, double one_worker_rate = kTaskLearningRate);
 
 struct TrainingRun {

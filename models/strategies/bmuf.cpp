@@ -25,6 +25,7 @@ Strategy definition() {
                                  {momentum, lr, nesterov, reset});
   s.summary = "block momentum (BMUF): model averaging every T steps plus a block momentum update";
   s.order = 80;
+  s.keeps_one_workers_learning_rate = true;  // the block momentum 1 - 1/N puts back what averaging divides
   s.test_variants = {{{"inner=ps"}}};
   s.build = [](const StrategyContext& ctx) {
     const double lr = ctx.params.number("block_lr");

@@ -174,6 +174,11 @@ struct Strategy {
   // How its result differs from the exact synchronous sum, for this record ("" when it is
   // exact): "sends 1-bit gradients (error feedback)".
   std::function<std::string(const ResultRecord&)> changes_training;
+  // The learning rate each worker trains at on N workers: one worker's x N (Goyal et al. 2017;
+  // model averaging needs it, since averaging divides each sample's step by N: sources C and D),
+  // or, where the strategy puts back what averaging divides itself, one worker's (BMUF's block
+  // momentum 1 - 1/N, source C).
+  bool keeps_one_workers_learning_rate = false;
   // What decides its time, in words, for this record (recommend's explanation of a pick; "":
   // the bounding link says it): nccl names the algorithm NCCL's cost model chose and why.
   std::function<std::string(const ResultRecord&)> decided_by;
