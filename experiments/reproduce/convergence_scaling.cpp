@@ -166,6 +166,8 @@ void convergence_scaling(const Options& options, std::ostream& out) {
     }
   }
   write_text(options.out_dir, "convergence-scaling.jsonl", lines);
+  models::ordered_json source_c = models::ordered_json::array();
+  for (const Claimed& said : kSourceC) source_c.push_back({{"gpus", said.gpus}, {"speedup_above", said.speedup}});
   const models::ordered_json comparison = {
       {"task",
        {{"batch_per_worker", kTaskBatch},
@@ -176,11 +178,9 @@ void convergence_scaling(const Options& options, std::ostream& out) {
         {"tested_every_samples", kTaskTestEverySamples}}},
       {"baseline", {{"samples_to_target", *base.samples_to_target}}},
       {"counts", rows},
-      {"source_c", models::ordered_json::array()},
+      {"source_c", source_c},
       {"claims", claims}};
-  models::ordered_json c = comparison;
-  for (const Claimed& s : kSourceC) c["source_c"].push_back({{"gpus", s.gpus}, {"speedup_above", s.speedup}});
-  write_text(options.out_dir, "convergence-scaling-comparison.json", c.dump(1) + "\n");
+  write_text(options.out_dir, "convergence-scaling-comparison.json", comparison.dump(1) + "\n");
   report << "wrote " << options.out_dir << "/convergence-scaling.jsonl (every run's test points), convergence-scaling-comparison.json, "
          << "convergence-scaling.txt\n";
   write_text(options.out_dir, "convergence-scaling.txt", report.text());
