@@ -284,7 +284,13 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
             << facts.convergence->target << ", against " << o.target_workload << "'s convergence facts (" << facts.convergence->source
             << ") with the analytic model's iteration on the measured topology and each run's own compute per step\n\n"
             << table.render() << "\n";
-  std::cout << "samples: to the first test at the target; to target: training time to it, tests left out\n";
+  std::cout << "samples: to the first test at the target; to target: training time to it, tests left out; step: per step, "
+               "measured over the steps taken, predicted over the predicted steps\n";
+  const int most = o.gpus.empty() ? 0 : *std::max_element(o.gpus.begin(), o.gpus.end());
+  if (static_cast<unsigned>(most) > std::thread::hardware_concurrency()) {
+    std::cout << "note: up to " << most << " ranks train on " << std::thread::hardware_concurrency()
+              << " cores: they take turns, and the model gives each emulated GPU its own compute (rank 0's as timed)\n";
+  }
   if (!time_errors.empty()) {
     std::cout << "time to target: median |error| " << models::format_percent(median(time_errors), 1) << ", max "
               << models::format_percent(*std::max_element(time_errors.begin(), time_errors.end()), 1) << " over "
