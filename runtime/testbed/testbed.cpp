@@ -48,8 +48,8 @@ std::string bits_per_second(double bytes_per_second) {
 // 1500 to 9000 bytes. A frame is what a full token bucket lets through at once after an idle
 // spell: with 9000-byte frames on the source-A box at 1/500 (8.9 MB/s), a training step's first
 // round after its compute passed its 9.6 KB messages in a third of their time (a 2-GPU ring's
-// reduce-scatter 260 us, its all-gather 857 us), and the 2-GPU time to target ran 35-55 % under
-// the prediction. Not smaller on faster links: the two cores pay per frame (with 1500-byte
+// reduce-scatter 260 us, its all-gather 857 us), and validate --to-target predicted the 2-GPU
+// runs 35-60 % too slow. Not smaller on faster links: the two cores pay per frame (with 1500-byte
 // frames they spent 63 % of their time in softirq and 8-rank rings ran 30-45 % slow; at 3000
 // bytes the 8-GPU box at 1/500, 25 MB/s links, measured its ring 36-75 % slower).
 constexpr double kFrameSeconds = 3.5e-4;
