@@ -135,6 +135,29 @@ struct Probes {
     return one_way;
   }
 
+  // Every rank sends 8 bytes to rank + shift and receives 8 from rank - shift, all at once, in
+  // `rounds` lockstep rounds: the time a round of a schedule pays for a message when every rank
+  // takes part (ranks that share cores or a NIC wait for each other's turn, which a pair alone
+  // does not). Returns the median round (as ping_pong, a rank descheduled for a moment left
+  // out), the slowest rank's, the same on every rank.
+  double round_latency(int by, int rounds) {
+    quiet_barrier(comm);
+    const int to = (rank + by) % size, from = (rank - by + size) % size;
+    std::vector<double> took;
+    for (int i = 0; i < rounds; ++i) {
+      const double t0 = MPI_Wtime();
+      transport().begin_round();
+      transport().post_send(ping_out, 8, to, kTagPing);
+      transport().post_recv(ping_in, 8, from, kTagPing);
+      transport().end_round();
+      transport().wait_all();
+      took.push_back(MPI_Wtime() - t0);
+    }
+    double mine = median(took);
+    MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return mine;
+  }
+
   // Every rank sends to rank + shift and receives from rank - shift, all at once (the shift
   // pattern of bisection tests): each GPU link carries one flow per direction, so a flow
   // that slows down crosses a link it shares with another. Returns each sender's bandwidth.
@@ -199,6 +222,20 @@ std::optional<StreamRate> rate_from_streams(double bytes, int messages, const st
   return r;
 }
 
+int raise_to_rounds(std::vector<double>& latency, std::size_t n, const std::vector<double>& round_s) {
+  int raised = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double round = std::max(round_s.at(j - i), round_s.at(n - (j - i)));
+      if (round > latency[i * n + j]) {
+        latency[i * n + j] = latency[j * n + i] = round;
+        ++raised;
+      }
+    }
+  }
+  return raised;
+}
+
 int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_name, double bytes, int iterations,
                 const std::string& output) {
   if (size < 2) throw models::InputError("measure: needs at least 2 ranks (mpirun -np 2 or more)");
@@ -241,7 +278,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
 
   // Rank 0 shows progress over every probe: the pairs, the local rates, then the shifts.
   std::optional<models::Progress> shown;
-  if (rank == 0) shown.emplace(models::Progress::for_stderr(static_cast<std::size_t>(iterations + 2 * size + size - 1)));
+  if (rank == 0) shown.emplace(models::Progress::for_stderr(static_cast<std::size_t>(iterations + 2 * size + 2 * (size - 1))));
   const auto progress = [&](const std::string& what, int i, int total) {
     const std::string text = "measure: " + what + " " + std::to_string(i) + "/" + std::to_string(total);
     if (shown) shown->step(text);
@@ -487,6 +524,37 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
     probes.push_back(p);
   }
   form.concurrent_probes = probes;
+
+  // Latency as a schedule's rounds meet it: every rank exchanging 8 bytes with the ranks a
+  // shift away, all at once, round after round. Where ranks share cores (host ranks on a small
+  // machine, the emulated cluster's kernel work beside them) a round waits for the ranks'
+  // turns, which a ping-pong of one pair with the others idle does not see: on the emulated
+  // source-A box (4 ranks on 2 cores) 16 us one way by ping-pong, 65 us a round. Each shift's
+  // round is the median of 100 (the slowest rank's), the median over `iterations` passes. A
+  // pair's latency is the larger of its ping-pong's and its shifts' rounds (both directions of
+  // it); on a machine whose ranks each have their own core and NIC the two agree.
+  std::vector<double> round_s(n, 0.0);  // per shift
+  for (int shift = 1; shift < size; ++shift) {
+    progress("rounds of every rank at once, shift", shift, size - 1);
+    probe.round_latency(shift, 20);  // untimed: connected and warm
+    std::vector<double> passes;
+    for (int k = 0; k < iterations; ++k) passes.push_back(probe.round_latency(shift, 100));
+    round_s[static_cast<std::size_t>(shift)] = median(passes);
+  }
+  std::vector<double> latency(n * n, 0.0), pings, rounds;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      latency[i * n + j] = latency[j * n + i] = *form.latency_s->at(i, j);
+      pings.push_back(latency[i * n + j]);
+      rounds.push_back(std::max(round_s[j - i], round_s[n - (j - i)]));
+    }
+  }
+  const int raised = raise_to_rounds(latency, n, round_s);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j) form.latency_s->at(i, j) = latency[i * n + j];
+    }
+  }
   if (shown) shown->finish();
   form.description = "Measured by gradsync-run measure over " + backend.name + " on " + std::to_string(size) + " ranks (" +
                      std::string(hostname, static_cast<std::size_t>(length)) + "), " + std::to_string(probe_bytes) +
@@ -496,7 +564,8 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
                                    "where the machine was busy (a pair's probes still disagreeing, or its latency a quarter of a probe's time), "
                                    "its rates from how much longer a long stream of probes took than one, the delay every probe paid left out"
                                  : std::string()) +
-                     "), latency the median of 8-byte ping-pongs in every pass; local rates of " +
+                     "), latency the median of 8-byte ping-pongs in every pass, or where larger the median of lockstep rounds in which every "
+                     "rank exchanges 8 bytes with the ranks a shift away; local rates of " +
                      (gpu ? "each GPU" : "each rank") + " alone and of the first k ranks at once" +
                      (gpu ? ", host<->device rates from page-locked host memory." : ".");
   form.source = "gradsync-run measure";
@@ -542,6 +611,10 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
                 "GB/s a rank%s\n",
                 local[0] / 1e9, quantize[0] / 1e9, size, at_once.copy_Bps.back() / 1e9, at_once.quantize_Bps.back() / 1e9,
                 at_once.copy_Bps.back() < 0.8 * at_once.copy_Bps.front() ? " (the ranks share cores or a device)" : "");
+    std::printf("latency: 8-byte ping-pongs %.1f us one way, rounds of every rank at once %.1f us (medians over pairs); %d of "
+                "%zu pairs take their rounds'%s\n",
+                1e6 * median(pings), 1e6 * median(rounds), raised, pings.size(),
+                median(rounds) > 1.5 * median(pings) ? " (the ranks wait for each other's turn: they share cores or a link)" : "");
     if (gpu) std::printf("host<->device (rank 0): %.2f GB/s up, %.2f GB/s down\n", h2d[0] / 1e9, d2h[0] / 1e9);
     std::printf("measured %d ranks over %s; wrote %s\n\ninferred topology:\n%s\n%s", size, backend.name.c_str(),
                 output.c_str(), models::describe_links(inferred.topology).c_str(), inferred.report.text().c_str());

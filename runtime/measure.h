@@ -44,6 +44,13 @@ inline double rate_without_overhead(double moved, double seconds, double overhea
   return seconds > overhead ? std::min(most, moved / (seconds - overhead)) : most;
 }
 
+// Latency as a schedule's lockstep rounds meet it. Of n ranks, the pair i < j is a shift of j - i
+// one way and of n - (j - i) the other; round_s[k] is the round of shift k (every rank sending to
+// rank + k and receiving from rank - k at once; round_s[0] unused). Raises each pair's latency
+// (latency[i * n + j], kept symmetric) to the larger of its two shifts' rounds where that is
+// larger; returns how many pairs it raised.
+int raise_to_rounds(std::vector<double>& latency, std::size_t n, const std::vector<double>& round_s);
+
 int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, double bytes, int iterations,
                 const std::string& output);
 

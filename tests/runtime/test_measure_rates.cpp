@@ -58,3 +58,38 @@ TEST(MeasureRates, AProbeOnABusyPairLeavesThePairsOverheadOut) {
   EXPECT_DOUBLE_EQ(rate_without_overhead(65536, 9e-3, 8e-3, 20e6), 20e6);
   EXPECT_DOUBLE_EQ(rate_without_overhead(65536, 7e-3, 8e-3, 20e6), 20e6);
 }
+
+// Latency as lockstep rounds meet it: of 4 ranks, the pair (0, 1) is shift 1 one way and shift 3
+// the other, (0, 2) shift 2 both ways; a pair takes the larger of its two shifts' rounds where
+// that is above its ping-pong's, and the matrix stays symmetric.
+TEST(MeasureRates, APairsLatencyIsTheLargerOfItsPingPongAndItsShiftsRounds) {
+  using gradsync::runtime::raise_to_rounds;
+  const std::size_t n = 4;
+  std::vector<double> latency(n * n, 0.0);
+  const auto set = [&](std::size_t i, std::size_t j, double v) { latency[i * n + j] = latency[j * n + i] = v; };
+  set(0, 1, 16e-6);
+  set(1, 2, 16e-6);
+  set(2, 3, 16e-6);
+  set(0, 3, 90e-6);  // a slow pair: its ping-pong stands
+  set(0, 2, 30e-6);
+  set(1, 3, 30e-6);
+  const std::vector<double> rounds = {0, 40e-6, 65e-6, 50e-6};
+  EXPECT_EQ(raise_to_rounds(latency, n, rounds), 5);
+  for (auto [i, j] : std::vector<std::pair<std::size_t, std::size_t>>{{0, 1}, {1, 2}, {2, 3}}) {
+    EXPECT_DOUBLE_EQ(latency[i * n + j], 50e-6) << i << "-" << j;  // shift 1 or 3: the larger, 3's
+    EXPECT_DOUBLE_EQ(latency[j * n + i], 50e-6) << j << "-" << i;
+  }
+  EXPECT_DOUBLE_EQ(latency[0 * n + 3], 90e-6);
+  EXPECT_DOUBLE_EQ(latency[3 * n + 0], 90e-6);
+  EXPECT_DOUBLE_EQ(latency[0 * n + 2], 65e-6);
+  EXPECT_DOUBLE_EQ(latency[3 * n + 1], 65e-6);
+  // Rounds no slower than the ping-pongs (ranks with cores of their own): nothing changes.
+  const std::vector<double> before = latency;
+  EXPECT_EQ(raise_to_rounds(latency, n, {0, 10e-6, 10e-6, 10e-6}), 0);
+  EXPECT_EQ(latency, before);
+  // Two ranks: one shift, both ways.
+  std::vector<double> two = {0, 16e-6, 16e-6, 0};
+  EXPECT_EQ(raise_to_rounds(two, 2, {0, 20e-6}), 1);
+  EXPECT_DOUBLE_EQ(two[1], 20e-6);
+  EXPECT_DOUBLE_EQ(two[2], 20e-6);
+}

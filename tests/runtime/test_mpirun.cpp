@@ -208,6 +208,7 @@ TEST(Runtime, RecordsTimelineAndMeasurement) {
   EXPECT_NE(r.out.find("pairs explained"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("concurrent flows"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("with all 4 ranks at once"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rounds of every rank at once"), std::string::npos) << r.out;
   {
     // Host ranks: local rates alone and at once (1 to 4 ranks), no host<->device rates.
     const auto form = gradsync::models::load_topology_file(measured).topology.measured();
