@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -175,7 +176,7 @@ double target_test_loss(const models::Workload& w, const std::string& name) {
 
 }  // namespace
 
-std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const models::Topology& t, const std::string& measured,
+std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const std::function<std::string(int)>& measured_for,
                                                 const std::string& where, const std::string& spread_line,
                                                 const std::function<std::vector<std::string>(int)>& launcher) {
   const models::Workload facts = models::load_workload(o.target_workload);
@@ -195,7 +196,15 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
                ">compute/step", ">step", ">predicted"});
   std::vector<double> time_errors, sample_errors;
   models::Progress progress = models::Progress::for_stderr(o.gpus.size() * items.size());
+  std::string measured_files;
   for (int n : o.gpus) {
+    // Ranks that share cores (the emulated cluster's, or a small host's) wait for each other's
+    // turn in every round, and how long depends on how many there are: the runs of n ranks are
+    // predicted on what n ranks measured.
+    const std::string measured = measured_for(n);
+    measured_files += (measured_files.empty() ? "" : ", ") + measured;
+    const auto topo = models::load_topology_file(measured);
+    const models::Topology& t = topo.topology;
     for (const std::string& text : items) {
       const StrategyItem item = parse_strategy_item(text);
       progress.step(text + " on " + std::to_string(n) + " GPUs, trained to " + facts.convergence->target);
@@ -278,11 +287,12 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
     }
   }
   progress.finish();
-  std::cout << "gradsync validate --to-target: " << where << ", measured topology " << measured << "\n";
+  std::cout << "gradsync validate --to-target: " << where << ", measured topolog" << (o.gpus.size() > 1 ? "ies " : "y ")
+            << measured_files << (o.gpus.size() > 1 ? " (each GPU count's runs on its own ranks' measurement)" : "") << "\n";
   if (!spread_line.empty()) std::cout << spread_line << "\n";
   std::cout << "real training (gradsync-train, plain SGD, " << *facts.samples_per_minibatch << " rows a rank, tested every 2 steps) to "
             << facts.convergence->target << ", against " << o.target_workload << "'s convergence facts (" << facts.convergence->source
-            << ") with the analytic model's iteration on the measured topology and each run's own compute per step\n\n"
+            << ") with the analytic model's iteration on the topology its ranks measured and each run's own compute per step\n\n"
             << table.render() << "\n";
   std::cout << "samples: to the first test at the target; to target: training time to it, tests left out; step: per step, "
                "measured over the steps taken, predicted over the predicted steps\n";
@@ -398,10 +408,9 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
             << (o.measure_size.empty() ? models::format_bytes(std::stod(probe_size)) + " probes, the runs' typical message"
                                        : o.measure_size + " probes")
             << ")\n";
-  {
-    auto command = measure_command;
-    for (const std::string& a : {run, std::string("measure"), std::string("-o"), measured, std::string("--size"),
-                                 probe_size, std::string("-n"), std::to_string(o.measure_iterations)}) {
+  const auto measure = [&](std::vector<std::string> command, const std::string& file) {
+    for (const std::string& a : {run, std::string("measure"), std::string("-o"), file, std::string("--size"), probe_size,
+                                 std::string("-n"), std::to_string(o.measure_iterations)}) {
       command.push_back(a);
     }
     if (o.here) {
@@ -412,7 +421,8 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
     if (r.status != 0) {
       throw models::InputError("validate: the measurement failed (`" + models::join(command, " ") + "`):\n" + r.out);
     }
-  }
+  };
+  measure(measure_command, measured);
   const auto topo = models::load_topology_file(measured);
   const models::Topology& t = topo.topology;
   if (o.here) {
@@ -449,7 +459,18 @@ std::vector<ValidationPoint> run_validation(const ValidateOptions& o) {
       return o.here ? local_mpirun(n, o.hostfile)
                     : testbed::testbed_mpirun(0, std::vector<std::string>(gpus.begin(), gpus.begin() + n));
     };
-    return validate_to_target(o, t, measured, where, spread_line, launcher);
+    const int measured_ranks = o.here ? max_gpus : static_cast<int>(gpus.size());
+    std::set<int> done;
+    auto measured_for = [&](int n) {
+      if (n == measured_ranks) return measured;
+      const std::string file = o.output_dir + "/measured-" + std::to_string(n) + "ranks.json";
+      if (done.insert(n).second) {
+        std::cerr << "validate: measuring the first " << n << " endpoints, for the runs of " << n << " GPUs\n";
+        measure(launcher(n), file);
+      }
+      return file;
+    };
+    return validate_to_target(o, measured_for, where, spread_line, launcher);
   }
 
   // 3. Every point: every predicting executor, then the real run (the measuring one).

@@ -92,11 +92,12 @@ std::vector<std::string> default_strategy_items();
 std::vector<ValidationPoint> run_validation(const ValidateOptions& options);
 
 // --to-target after the measurement: each strategy and GPU count trained for real to the target
-// (launcher(n): the mpirun of n ranks), its training time to it against the prediction; writes
-// OUTPUT_DIR/validation-to-target.jsonl. A point's measured_s and predicted_s["analytic"] are times to target.
-std::vector<ValidationPoint> validate_to_target(const ValidateOptions& options, const models::Topology& topology,
-                                                const std::string& measured_file, const std::string& where,
-                                                const std::string& spread_line,
+// (launcher(n): the mpirun of n ranks), its training time to it against the prediction on the
+// topology that n ranks measured (measured_for(n): its file, measuring it where not yet done);
+// writes OUTPUT_DIR/validation-to-target.jsonl. A point's measured_s and predicted_s["analytic"]
+// are times to target.
+std::vector<ValidationPoint> validate_to_target(const ValidateOptions& options, const std::function<std::string(int)>& measured_for,
+                                                const std::string& where, const std::string& spread_line,
                                                 const std::function<std::vector<std::string>(int)>& launcher);
 
 }  // namespace gradsync::experiments
