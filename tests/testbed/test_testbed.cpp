@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/topology/topology_io.h"
 #include "support/run_command.h"
 
 namespace fs = std::filesystem;
@@ -311,7 +312,7 @@ TEST_F(Testbed, PathsWithSpacesAndShellCharactersAreJustPaths) {
 // --to-target: real training (gradsync-train) on the emulated cluster to digits-mlp's test loss,
 // its training time to the target against the prediction: the convergence facts' samples at the
 // run's global batch, each step the analytic iteration on the measured topology with the run's own
-// compute per step.
+// compute per step. Each GPU count's runs are predicted on what that many ranks measured.
 TEST_F(Testbed, ValidateToTargetTrainsForRealToTheTarget) {
   if (!fs::exists(fs::path(GRADSYNC_BIN).parent_path() / "gradsync-train")) GTEST_SKIP() << "gradsync-train not built (libtorch)";
   const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-target-" + std::to_string(::getpid()));
@@ -319,7 +320,7 @@ TEST_F(Testbed, ValidateToTargetTrainsForRealToTheTarget) {
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("target is gradsync-train's \"test loss X\""), std::string::npos) << bad.out;
   EXPECT_EQ(count_namespaces(), 0);  // refused before any testbed was built
-  const auto r = cli("validate --to-target --topology source-a-titanx-4gpu --gpus 2 --strategies ring,model_avg:T=8 "
+  const auto r = cli("validate --to-target --topology source-a-titanx-4gpu --gpus 2,3 --strategies ring,model_avg:T=8 "
                      "--measure-size 64KiB -o " + dir.string());
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("time to target: median |error|"), std::string::npos) << r.out;
@@ -329,14 +330,24 @@ TEST_F(Testbed, ValidateToTargetTrainsForRealToTheTarget) {
     const auto rec = nlohmann::json::parse(line);
     ++records;
     const auto& t = rec.at("time_to_target");
-    // The prediction's own arithmetic: steps x the iteration, at the run's global batch of 2 x 16.
-    EXPECT_EQ(t.at("global_batch").get<double>(), 32) << line;
+    // The prediction's own arithmetic: steps x the iteration, at the run's global batch of N x 16.
+    const int ranks = rec.at("ranks").get<int>();
+    EXPECT_EQ(t.at("global_batch").get<double>(), 16 * ranks) << line;
+    // On the topology its own ranks measured (measured-2ranks.json, measured-3ranks.json).
+    EXPECT_EQ(rec.at("topology").get<std::string>(), "measured-" + std::to_string(ranks) + "ranks") << line;
     EXPECT_NEAR(t.at("time_s").at("value").get<double>(),
                 t.at("steps").at("value").get<double>() * rec.at("time_per_iteration_s").get<double>(), 1e-9) << line;
     const auto notes = rec.at("notes").dump();
     EXPECT_NE(notes.find("validate --to-target: measured "), std::string::npos) << line;
   }
-  EXPECT_EQ(records, 2);
+  EXPECT_EQ(records, 4);
+  // measured.json holds every emulated GPU (source A's 4); 2 and 3 ranks measured on their own.
+  EXPECT_EQ(gradsync::models::load_topology_file((dir / "measured.json").string()).topology.gpus().size(), 4u);
+  for (std::size_t n : {2u, 3u}) {
+    const fs::path f = dir / ("measured-" + std::to_string(n) + "ranks.json");
+    ASSERT_TRUE(fs::exists(f)) << r.out;
+    EXPECT_EQ(gradsync::models::load_topology_file(f.string()).topology.gpus().size(), n);
+  }
   EXPECT_EQ(count_namespaces(), 0);
   fs::remove_all(dir);
 }
