@@ -189,7 +189,9 @@ TestbedPlan plan_testbed(const models::Topology& t, double scale) {
   char text[200];
   std::snprintf(text, sizeof text, "bandwidths scaled by %g (a 5.96 GB/s link becomes %.1f MB/s)", scale, 5.96e3 * scale);
   plan.notes.push_back(text);
-  plan.notes.push_back("frames of " + mtu + " bytes (0.35 ms at the slowest link, 1500-9000)");
+  std::snprintf(text, sizeof text, "frames of %s bytes (%g ms at the slowest link, %g-%g)", mtu.c_str(), kFrameSeconds * 1e3,
+                kSmallestFrame, kLargestFrame);
+  plan.notes.push_back(text);
   plan.notes.push_back("latency is not emulated (no netem in this kernel): links have the veth + TCP latency");
   if (half) plan.notes.push_back("half-duplex links are shaped per direction, like full-duplex ones");
   return plan;

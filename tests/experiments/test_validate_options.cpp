@@ -57,4 +57,9 @@ TEST(ValidateOptions, TheEmulatedClustersFramesAreSizedToItsSlowestLink) {
   EXPECT_EQ(frames("source-a-titanx-4gpu", 0.002), std::set<std::string>{"3122"});
   EXPECT_EQ(frames("source-a-titanx-4gpu", 0.01), std::set<std::string>{"9000"});   // 44.6 MB/s: the largest
   EXPECT_EQ(frames("cluster-2x4gpu-eth-1GBps", 0.002), std::set<std::string>{"1500"});  // 2 MB/s: the smallest
+  // The plan says so, from the same constants.
+  const auto plan = gradsync::testbed::plan_testbed(
+      gradsync::models::load_topology_file(gradsync::models::resolve_topology_path("source-a-titanx-4gpu")).topology, 0.002);
+  EXPECT_NE(std::find(plan.notes.begin(), plan.notes.end(), "frames of 3122 bytes (0.35 ms at the slowest link, 1500-9000)"),
+            plan.notes.end());
 }
