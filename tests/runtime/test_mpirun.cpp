@@ -220,6 +220,17 @@ TEST(Runtime, RecordsTimelineAndMeasurement) {
     EXPECT_FALSE(form->host_to_device_Bps);
   }
   EXPECT_EQ(run_command({GRADSYNC_BIN, "predict", "--topology", measured, "--size", "1MiB", "--strategy", "ring"}).status, 0);
+  // Of two ranks the only shift is the pair's both-ways probe again: not taken twice.
+  const std::string two = (dir / "measured-2.json").string();
+  r = mpirun(2, "measure -o " + two + " --size 256KiB -n 1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("concurrent flows"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rounds of every rank at once"), std::string::npos) << r.out;
+  {
+    const auto form = gradsync::models::load_topology_file(two).topology.measured();
+    ASSERT_TRUE(form && form->bidirectional_Bps && form->latency_s);
+    EXPECT_TRUE(form->concurrent_probes.empty());
+  }
   fs::remove_all(dir);
 }
 
