@@ -276,7 +276,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
   int pair_probes = 0, unsteady = 0;  // pair probes, and those still spread after the most repetitions
   constexpr int kMaxRepeats = 4;
 
-  // Rank 0 shows progress over every probe: the pairs, the local rates, then the shifts.
+  // Rank 0 shows progress over every probe: the pairs, the local rates, the shifts, the rounds.
   std::optional<models::Progress> shown;
   if (rank == 0) shown.emplace(models::Progress::for_stderr(static_cast<std::size_t>(iterations + 2 * size + (size > 2 ? 2 : 1) * (size - 1))));
   const auto progress = [&](const std::string& what, int i, int total) {
