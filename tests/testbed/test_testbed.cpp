@@ -172,7 +172,7 @@ TEST_F(Testbed, RealRunsThroughTheShapedLinks) {
   EXPECT_GT(time_us, 35000) << r.out;
 }
 
-// measure reads a link at the rate it is shaped to, not faster by what its token bucket lets
+// measure reads a link at the rate it carries, not faster by what its token bucket lets
 // through at once after a pause (a 9 KB frame): a lone 32 KiB probe read the 11.9 MB/s
 // gpu0-gpu1 link at 16.0-16.3 MB/s; a run's back-to-back rounds get no such head start.
 TEST_F(Testbed, MeasureReadsALinkAtItsShapedRate) {
@@ -198,9 +198,14 @@ TEST_F(Testbed, MeasureReadsALinkAtItsShapedRate) {
   const auto measured = nlohmann::json::parse(in);
   fs::remove(out);
   const double shaped_GBps = 5.96 * 0.002;  // source A's GPU link x the scale
+  // Not faster than the link is shaped to (the head start read it at 1.35x), nor slower than it
+  // carries: tbf times each frame, and with 3 KB frames on two busy cores the link carries
+  // 0.8-0.9 of its rate (a 2-rank ring of 2 MiB, `gradsync-run --strategy ring -b 2MiB -n 3`
+  // beside measure: 0.81 of it; measure read 0.84-0.89, quiet).
   for (const auto& [a, b] : {std::pair{0, 1}, std::pair{1, 0}}) {
     const double GBps = measured.at("bandwidth_GBps").at(a).at(b).get<double>();
-    EXPECT_NEAR(GBps / shaped_GBps, 1.0, 0.15) << "rank" << a << " -> rank" << b << "\n" << r.out;
+    EXPECT_LT(GBps / shaped_GBps, 1.15) << "rank" << a << " -> rank" << b << "\n" << r.out;
+    EXPECT_GT(GBps / shaped_GBps, 0.75) << "rank" << a << " -> rank" << b << "\n" << r.out;
   }
 }
 
