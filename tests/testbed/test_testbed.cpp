@@ -199,7 +199,7 @@ TEST_F(Testbed, MeasureReadsALinkAtItsShapedRate) {
   fs::remove(out);
   const double shaped_GBps = 5.96 * 0.002;  // source A's GPU link x the scale
   // Not faster than the link is shaped to (the head start read it at 1.35x), nor slower than it
-  // carries: tbf times each frame, and with 3 KB frames on two busy cores the link carries
+  // carries: with 3 KB frames on two busy cores (tbf timing each frame, we think) the link carries
   // 0.8-0.9 of its rate (a 2-rank ring of 2 MiB, `gradsync-run --strategy ring -b 2MiB -n 3`
   // beside measure: 0.81 of it; measure read 0.84-0.89, quiet).
   for (const auto& [a, b] : {std::pair{0, 1}, std::pair{1, 0}}) {
