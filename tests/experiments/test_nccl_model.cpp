@@ -96,6 +96,20 @@ TEST(NcclModel, TransportFollowsTheP2pLevelTheReleaseAndTheDriver) {
   EXPECT_GE(range->second, p2p);
 }
 
+// The copy within the GPU a ring's reduction makes each loop holds its links back only where the
+// ring's hops are P2P: over SHM every operation crosses PCIe.
+TEST(NcclModel, ARingsCopyWithinTheGpuWaitsOnlyOnP2pHops) {
+  const Machine on = machine("rtx4090-8gpu-dualepyc-p2pon.txt");
+  const auto copy_phase = [](const ResultRecord& r) {
+    double s = 0;
+    for (const auto& ph : r.phases) s += ph.name == "copy within the GPU" ? ph.seconds : 0.0;
+    return s;
+  };
+  const double bytes = 256.0 * (1 << 20);
+  EXPECT_GT(copy_phase(run(on.topology, "analytic", bytes, {"p2p_level=SYS", "algorithm=Ring"})), 0.0);
+  EXPECT_EQ(copy_phase(run(on.topology, "analytic", bytes, {"algorithm=Ring"})), 0.0);  // SHM across the sockets at NCCL 2.30
+}
+
 TEST(NcclModel, ProtocolFollowsTheSize) {
   const Machine m = machine("rtx2080ti-2gpu-pix.txt");
   EXPECT_EQ(run(m.topology, "analytic", 8).params.at("protocol"), "LL");

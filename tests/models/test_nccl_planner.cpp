@@ -353,6 +353,39 @@ TEST(NcclPlanner, OutOfPlaceAllGatherAndAlltoallCopyTheOwnBlock) {
   }
 }
 
+// A ring's all-reduce or reduce-scatter on one host over P2P: each loop of each channel spends one
+// of its operations copying its block within the GPU while the links wait (all_reduce.h,
+// reduce_scatter.h), S/N bytes in all at half the memory's bandwidth (H100 SXM: 3,350 GB/s), in
+// place or not; the time is that much longer than the transfers alone. Not on a tree, not for a
+// broadcast or an all-gather (whose own block is the out-of-place copy above), not across hosts.
+TEST(NcclPlanner, ARingsReductionOnOneHostCopiesABlockWithinTheGpuEachLoop) {
+  const Topology host = cluster(1, 8, IntraFabric::nvswitch, 8);
+  const Topology two = cluster(2, 8, IntraFabric::nvswitch, 8);
+  const double bytes = 1024.0 * 1024 * 1024;
+  const auto copy_phase = [](const ResultRecord& r) {
+    double s = 0;
+    for (const auto& ph : r.phases) s += ph.name == "copy within the GPU" ? ph.seconds : 0.0;
+    return s;
+  };
+  for (int n : {2, 8}) {
+    const double copy_s = bytes / n / (3350e9 / 2);
+    for (const char* collective : {"all_reduce", "reduce_scatter", "all_gather", "broadcast"}) {
+      const std::string c = collective;
+      const bool copies = c == "all_reduce" || c == "reduce_scatter";
+      for (const char* in_place : {"in_place=on", "in_place=off"}) {
+        const ResultRecord r = predict(nccl_request(host, n, bytes, {"collective=" + c, "algorithm=Ring", "protocol=Simple", in_place}));
+        EXPECT_NEAR(copy_phase(r), copies ? copy_s : 0.0, copy_s * 1e-3) << c << " on " << n << " GPUs, " << in_place;
+        const ResultRecord f = find_executor("formula").evaluate(
+            nccl_request(host, n, bytes, {"collective=" + c, "algorithm=Ring", "protocol=Simple", in_place}), {});
+        EXPECT_NEAR(r.time_per_sync_s, f.time_per_sync_s, 0.02 * f.time_per_sync_s) << c << " on " << n << ": the closed form adds it too";
+      }
+    }
+  }
+  // A tree reduces no block of its own that way; across hosts the network's proxy moves the data.
+  EXPECT_EQ(copy_phase(predict(nccl_request(host, 8, bytes, {"algorithm=Tree", "protocol=Simple"}))), 0.0);
+  EXPECT_EQ(copy_phase(predict(nccl_request(two, 16, bytes, {"algorithm=Ring", "protocol=Simple"}))), 0.0);
+}
+
 // An alltoall's block to each peer is S/N; NCCL copies point-to-point work as bytes, 16 at a time
 // a thread only where every pointer is 16-byte aligned (common_kernel.h, reduceCopy), else one.
 // 5 ranks of 2^24 and 2^25 floats each: blocks of 2^26 and 2^27 bytes, aligned; one float more a

@@ -599,7 +599,7 @@ double planned_seconds(const StrategyContext& ctx, const Plan& plan, double laun
   if (ctx.N() < 2) return 0.0;
   if (point_to_point(plan.collective)) return point_to_point_seconds(ctx, plan, launch_s);
   const Layout lay = layout_of(ctx, plan);
-  const double own_s = own_block_copy_s(ctx, plan, lay.algorithm);
+  const double own_s = own_block_copy_s(ctx, plan, lay.algorithm) + fifo_copy_s(ctx, plan, lay.algorithm);
   if (lay.bw_GBps <= 0) return launch_s + lay.time.latency_us * 1e-6 + own_s;
   return launch_s + lay.time.latency_us * 1e-6 + ctx.bytes() / (lay.bw_GBps * 1e9) * fill_of(lay) + own_s;
 }
@@ -711,6 +711,7 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   HostTransports transports(ctx, plan);
   limit_by_transports(s, first_transfer, transports, plan, p, n);
   if (const double own_s = own_block_copy_s(ctx, plan, a); own_s > 0) add_compute(s, all_workers(s), own_s, "own block copy");
+  if (const double fifo_s = fifo_copy_s(ctx, plan, a); fifo_s > 0) add_compute(s, all_workers(s), fifo_s, "copy within the GPU");
   return s;
 }
 

@@ -132,6 +132,13 @@ double own_block_copy_s(const StrategyContext& ctx, const Plan& plan, int algori
   return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
 }
 
+double fifo_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm) {
+  const bool reduces_on_a_ring = algorithm == kRing && (plan.collective == Collective::all_reduce || plan.collective == Collective::reduce_scatter);
+  if (!reduces_on_a_ring || ctx.N() < 2 || plan.hosts.size() != 1 || HostTransports(ctx, plan).any_shm()) return 0.0;
+  const double copy_Bps = ctx.gpu_copy_Bps();
+  return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
+}
+
 double collective_net_step_bytes(const Plan& plan, int protocol) {
   // init.cc: DEFAULT_LL_BUFFSIZE (8 lines x 512 threads x 8 steps x 16 B), DEFAULT_LL128_BUFFSIZE
   // (120 elements x 640 threads x 8 steps x 8 B), DEFAULT_BUFFSIZE (4 MiB).
