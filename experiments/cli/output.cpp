@@ -75,7 +75,7 @@ std::vector<std::string> convergence_footnote(const models::Workload& w) {
                   " samples measured at a global batch of " + models::number_text(f.global_batch, 6) + " (" + f.source + ")");
   std::string own;
   for (const auto& [name, c] : f.strategies) {
-    own += (own.empty() ? "" : "; ") + name + " x" + models::estimate_text(c.relative_samples) + " (" + c.conditions + ")";
+    own += (own.empty() ? "" : "; ") + name + " " + models::multiples_text(c) + " (" + c.conditions + ")";
   }
   lines.push_back("  a strategy that changes the training takes its own multiple of those samples" +
                   (own.empty() ? std::string(": the workload gives none (\"?\")") : ": " + own + "; others \"?\""));

@@ -64,7 +64,7 @@ int run_show(const std::string& which, const std::string& format) {
               << models::estimate_text(f.samples_to_target) << " samples at a global batch of " << models::number_text(f.global_batch, 6)
               << "; noise scale " << models::estimate_text(f.noise_scale) << " samples\n";
     for (const auto& [name, c] : f.strategies) {
-      std::cout << "  " << name << ": x" << models::estimate_text(c.relative_samples) << " synchronous SGD's samples (" << c.conditions << ")\n";
+      std::cout << "  " << name << ": synchronous SGD's samples " << models::multiples_text(c) << " (" << c.conditions << ")\n";
     }
   }
   return 0;

@@ -33,6 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kRanks = 4;            // N
+constexpr int kFewRanks = 2;         // the strategies' multiples are measured on this many workers too
 constexpr int kBatch = kTaskBatch;
 constexpr double kLearningRate = kTaskLearningRate;
 constexpr double kTargetLoss = kTaskTargetLoss;
@@ -63,6 +64,22 @@ std::vector<Run> runs() {
   };
 }
 
+// The multiples again on fewer workers (each strategy's own learning-rate rule there), each run
+// stopped at the target: a strategy's multiple changes with N (BMUF's block momentum is 1 - 1/N).
+std::vector<Run> few_worker_runs() {
+  const std::string n = std::to_string(kFewRanks), t = "T=" + std::to_string(kPeriod);
+  const auto run = [&](const std::string& id, const std::string& what, const std::string& strategy, std::vector<std::string> params) {
+    Run r{id + "_" + n, what + " on " + n + " workers", kFewRanks, kBatch, strategy, std::move(params),
+          scaled_learning_rate(strategy, kFewRanks), 0, "the multiples on " + n + " workers"};
+    r.stop_at_target = true;
+    return r;
+  };
+  return {run("sync", "synchronous SGD (ring), lr 0.1 x " + n, "ring", {}),
+          run("ma_scaled", "model averaging, " + t + ", lr 0.1 x " + n, "model_avg", {t}),
+          run("bmuf", "BMUF, " + t + ", lr 0.1", "bmuf", {t}),
+          run("onebit", "1-bit SGD, error feedback, lr 0.1 x " + n, "onebit", {})};
+}
+
 // "Like" a reference: within a quarter more samples; "slower": a fifth more or more.
 constexpr double kLike = 1.25, kSlower = 1.2;
 
@@ -77,7 +94,9 @@ void convergence(const Options& options, std::ostream& out) {
          << "task: the digits MLP (gradsync-train's), plain SGD (momentum 0), " << kRanks << " workers x " << kBatch
          << " rows unless said, seed 1, " << epochs << " epochs; target: test loss " << kTargetLoss << ", tested every "
          << kTestEverySamples << " samples\n\n";
-  const std::vector<Run> all = runs();
+  const std::vector<Run> main_runs = runs(), few = few_worker_runs();
+  std::vector<Run> all = main_runs;
+  all.insert(all.end(), few.begin(), few.end());
   std::vector<Outcome> got;
   for (std::size_t i = 0; i < all.size(); ++i) {
     std::fprintf(stderr, "[%zu/%zu] reproduce convergence: %s\n", i + 1, all.size(), all[i].what.c_str());
@@ -100,16 +119,35 @@ void convergence(const Options& options, std::ostream& out) {
   };
   row("run", "samples to target", "vs baseline", "final loss", "peak accuracy");
   models::ordered_json runs_json = models::ordered_json::array();
-  for (std::size_t i = 0; i < all.size(); ++i) {
+  const auto run_json = [&](std::size_t i) {
+    const Outcome& o = got[i];
+    return models::ordered_json{{"run", all[i].id},
+                                {"what", all[i].what},
+                                {"group", all[i].group},
+                                {"workers", all[i].ranks},
+                                {"samples_to_target", o.samples_to_target ? models::ordered_json(*o.samples_to_target) : models::ordered_json()},
+                                {"samples", o.samples},
+                                {"final_test_loss", o.final_loss},
+                                {"peak_test_accuracy", o.peak_accuracy}};
+  };
+  for (std::size_t i = 0; i < main_runs.size(); ++i) {
     const Outcome& o = got[i];
     row(all[i].what, samples_text(o), ratio_text(ratio(o, base)), figure(o.final_loss, 4), figure(100 * o.peak_accuracy, 3) + " %");
-    runs_json.push_back({{"run", all[i].id},
-                         {"what", all[i].what},
-                         {"group", all[i].group},
-                         {"samples_to_target", o.samples_to_target ? models::ordered_json(*o.samples_to_target) : models::ordered_json()},
-                         {"samples", o.samples},
-                         {"final_test_loss", o.final_loss},
-                         {"peak_test_accuracy", o.peak_accuracy}});
+    runs_json.push_back(run_json(i));
+  }
+  // The same strategies on fewer workers, against synchronous SGD there.
+  const Outcome& few_sync = at("sync_" + std::to_string(kFewRanks));
+  report << "\non " << kFewRanks << " workers (each stopped at the target):\n";
+  const auto few_row = [&](const std::string& what, const std::string& samples, const std::string& vs) {
+    std::ostringstream s;
+    s << "  " << std::left << std::setw(70) << what << std::right << std::setw(18) << samples << std::setw(13) << vs << "\n";
+    report << s.str();
+  };
+  few_row("run", "samples to target", "vs sync SGD");
+  models::ordered_json few_json = models::ordered_json::array();
+  for (std::size_t i = main_runs.size(); i < all.size(); ++i) {
+    few_row(all[i].what, samples_text(got[i]), ratio_text(ratio(got[i], few_sync)));
+    few_json.push_back(run_json(i));
   }
 
   // Each claim: what the source says, what was measured, and whether it holds here.
@@ -330,14 +368,20 @@ void convergence(const Options& options, std::ostream& out) {
     const auto reached = static_cast<double>(*sync_run.samples_to_target);
     f.samples_to_target = models::Estimate::between(std::max(1.0, reached - kTestEverySamples), reached);
     f.noise_scale = *noise_measured;
-    // Each strategy's samples over synchronous SGD's, within what testing every 256 samples can tell.
+    // Each strategy's samples over synchronous SGD's on as many workers, within what testing every
+    // 256 samples can tell: on kRanks workers (relative_samples, and by_workers) and on kFewRanks.
+    const auto relative = [&](const Outcome& o, const Outcome& sync_there) -> std::optional<models::Estimate> {
+      if (!o.samples_to_target || !sync_there.samples_to_target) return std::nullopt;
+      const auto a = static_cast<double>(*o.samples_to_target), b = static_cast<double>(*sync_there.samples_to_target);
+      return models::Estimate::between(std::max(1.0, a - kTestEverySamples) / b, a / std::max(1.0, b - kTestEverySamples));
+    };
     auto multiple = [&](const std::string& id, const std::string& strategy, const std::string& conditions,
                         const std::map<std::string, std::string>& params) {
-      const Outcome& o = at(id);
-      if (!o.samples_to_target) return;
-      const auto a = static_cast<double>(*o.samples_to_target);
-      f.strategies[strategy] = {models::Estimate::between(std::max(1.0, a - kTestEverySamples) / reached, a / std::max(1.0, reached - kTestEverySamples)),
-                                conditions + ", " + std::to_string(kRanks) + " workers, measured", params};
+      const std::optional<models::Estimate> m = relative(at(id), sync_run);
+      if (!m) return;
+      models::StrategyConvergence c{*m, conditions + ", measured", params, {{kRanks, *m}}};
+      if (const auto few_m = relative(at(id + "_" + std::to_string(kFewRanks)), few_sync)) c.by_workers[kFewRanks] = *few_m;
+      f.strategies[strategy] = c;
     };
     const std::map<std::string, std::string> period = {{"T", std::to_string(kPeriod)}};
     multiple("ma_scaled", "model_avg", "T=" + std::to_string(kPeriod) + ", lr x N", period);
@@ -364,6 +408,7 @@ void convergence(const Options& options, std::ostream& out) {
                                              {"target_test_loss", kTargetLoss},
                                              {"tested_every_samples", kTestEverySamples}}},
                                            {"runs", runs_json},
+                                           {"runs_on_fewer_workers", few_json},
                                            {"noise_scale", noise_json},
                                            {"claims", claims}};
   write_text(options.out_dir, "convergence-comparison.json", comparison.dump(1) + "\n");

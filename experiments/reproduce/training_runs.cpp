@@ -48,6 +48,7 @@ TrainingOutcome train(const TrainingRun& r, const std::string& binary, int epoch
   } else {
     command.insert(command.end(),
                    {"--epochs", std::to_string(epochs), "--eval-every", std::to_string(std::max(1, kTaskTestEverySamples / global))});
+    if (r.stop_at_target) command.insert(command.end(), {"--target-loss", figure(kTaskTargetLoss, 6), "--stop-at-target"});
   }
   if (!r.strategy.empty()) {
     command.insert(command.end(), {"--strategy", r.strategy});

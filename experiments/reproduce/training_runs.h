@@ -37,6 +37,9 @@ struct TrainingRun {
   // The target is of the loss over every training row (gradsync-train --target-on train), not the
   // test loss: what the optimisation reaches, apart from how it generalises.
   bool target_on_training_loss = false;
+  // Tested every 256 samples as the others, but stopped at the target: only its samples to target
+  // are wanted.
+  bool stop_at_target = false;
 };
 
 struct TrainingOutcome {

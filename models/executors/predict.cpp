@@ -127,8 +127,16 @@ void add_time_to_target(ResultRecord& r, const Workload& w) {
         r.no_time_to_target = "it " + changes + ", and the workload's convergence facts give no samples to target for " + r.strategy;
         return;
       }
-      c.relative_samples = it->second.relative_samples;
+      int measured_at = 0;
+      c.relative_samples = it->second.at_workers(r.ranks, &measured_at);
       c.conditions = it->second.conditions;
+      if (measured_at > 0) {
+        c.conditions += ", at " + std::to_string(measured_at) + " workers";
+        if (measured_at != r.ranks) {
+          r.notes.push_back("time to target: " + r.strategy + "'s samples were measured at " + std::to_string(measured_at) +
+                            " workers (the nearest count the facts give), this is " + std::to_string(r.ranks) + ": they may not hold");
+        }
+      }
       for (const auto& [key, value] : it->second.params) {
         const auto here = r.params.find(key);
         if (here != r.params.end() && here->second != value) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "models/support/error.h"
 #include "models/support/format.h"
@@ -14,6 +15,15 @@ Estimate Estimate::between(double low, double high) { return {std::sqrt(low * hi
 Estimate Estimate::operator*(const Estimate& o) const { return {value * o.value, low * o.low, high * o.high}; }
 
 Estimate Estimate::operator*(double k) const { return k >= 0 ? Estimate{value * k, low * k, high * k} : Estimate{value * k, high * k, low * k}; }
+
+const Estimate& StrategyConvergence::at_workers(int workers, int* measured_at) const {
+  const std::pair<const int, Estimate>* best = nullptr;
+  for (const auto& entry : by_workers) {
+    if (!best || std::abs(entry.first - workers) <= std::abs(best->first - workers)) best = &entry;
+  }
+  if (measured_at) *measured_at = best ? best->first : 0;
+  return best ? best->second : relative_samples;
+}
 
 Estimate statistical_efficiency(const ConvergenceFacts& f, double b, double batch) {
   // Monotonic in the noise scale: its ends give the range's.
@@ -30,6 +40,7 @@ Estimate samples_to_target(const ConvergenceFacts& f, double batch) {
 namespace {
 constexpr double kMaxSamples = 1e18;
 constexpr double kMaxRelative = 1e6;
+constexpr long kMaxWorkers = 1000000;
 
 Estimate estimate_of(const JsonView& v, double minimum, double maximum, const std::string& what) {
   if (v.value().is_array()) {
@@ -66,7 +77,7 @@ ConvergenceFacts convergence_from_json(const JsonView& v) {
       if (std::find(known.begin(), known.end(), name) == known.end()) {
         sv.fail_message("\"" + name + "\" is not a strategy" + did_you_mean(name, known));
       }
-      sv.expect_object({"relative_samples", "conditions", "params"});
+      sv.expect_object({"relative_samples", "conditions", "params", "by_workers"});
       StrategyConvergence c;
       c.relative_samples = estimate_of(sv.at("relative_samples"), 1.0 / kMaxRelative, kMaxRelative,
                                        "samples to target relative to synchronous SGD's");
@@ -75,6 +86,20 @@ ConvergenceFacts convergence_from_json(const JsonView& v) {
       if (auto pv = sv.get("params")) {
         if (!pv->is_object()) pv->fail("an object of the strategy's parameters it was measured at ({\"T\": \"8\"})");
         for (const auto& [key, value] : pv->value().items()) c.params[key] = pv->at(key).as_string();
+      }
+      if (auto bv = sv.get("by_workers")) {
+        if (!bv->is_object()) bv->fail("an object of worker counts and the multiple at each ({\"2\": 0.98, \"4\": [1.0, 1.11]})");
+        for (const auto& [count, value] : bv->value().items()) {
+          const JsonView item = bv->at(count);
+          char* end = nullptr;
+          const long n = std::strtol(count.c_str(), &end, 10);
+          if (count.empty() || *end != '\0' || n < 1 || n > kMaxWorkers || std::to_string(n) != count) {
+            item.fail_message("\"" + count + "\" is not a worker count; expected a whole number from 1 to " + std::to_string(kMaxWorkers));
+          }
+          c.by_workers[static_cast<int>(n)] = estimate_of(item, 1.0 / kMaxRelative, kMaxRelative,
+                                                          "samples to target relative to synchronous SGD's at that count");
+        }
+        if (c.by_workers.empty()) bv->fail_message("an empty object; expected at least one worker count and its multiple");
       }
       f.strategies[name] = c;
     }
@@ -93,6 +118,11 @@ ordered_json convergence_to_json(const ConvergenceFacts& f) {
     for (const auto& [name, c] : f.strategies) {
       s[name] = {{"relative_samples", estimate_json(c.relative_samples)}, {"conditions", c.conditions}};
       if (!c.params.empty()) s[name]["params"] = c.params;
+      if (!c.by_workers.empty()) {
+        ordered_json counts = ordered_json::object();
+        for (const auto& [n, e] : c.by_workers) counts[std::to_string(n)] = estimate_json(e);
+        s[name]["by_workers"] = counts;
+      }
     }
     out["strategies"] = s;
   }
@@ -102,6 +132,15 @@ ordered_json convergence_to_json(const ConvergenceFacts& f) {
 std::string estimate_text(const Estimate& e, int digits) {
   if (!e.is_range()) return number_text(e.value, digits);
   return number_text(e.value, digits) + " (" + number_text(e.low, digits) + "-" + number_text(e.high, digits) + ")";
+}
+
+std::string multiples_text(const StrategyConvergence& c) {
+  if (c.by_workers.empty()) return "x" + estimate_text(c.relative_samples);
+  std::string out;
+  for (const auto& [n, e] : c.by_workers) {
+    out += (out.empty() ? "" : ", ") + ("x" + estimate_text(e)) + " on " + std::to_string(n) + (out.empty() ? " workers" : "");
+  }
+  return out;
 }
 
 }  // namespace gradsync::models

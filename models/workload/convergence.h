@@ -14,7 +14,12 @@
 //   {"target": "test loss 0.5", "source": "where the figures come from",
 //    "global_batch": 64, "samples_to_target": 4800 | [lo, hi], "noise_scale": 80 | [lo, hi],
 //    "strategies": {"model_avg": {"relative_samples": 1.05 | [lo, hi], "conditions": "lr x N",
-//                                 "params"?: {"T": "8"}}}}
+//                                 "params"?: {"T": "8"},
+//                                 "by_workers"?: {"2": 0.98 | [lo, hi], "4": 1.05 | [lo, hi]}}}}
+// A strategy's multiple may differ with the number of workers (BMUF's block momentum 1 - 1/N
+// is 0.5 on 2, 0.75 on 4): "by_workers" gives it at each count measured, and a prediction at a
+// count not listed takes the nearest one's (and says so); without it, relative_samples holds at
+// every count.
 #pragma once
 
 #include <map>
@@ -43,6 +48,12 @@ struct StrategyConvergence {
   std::string conditions;     // "T=8, learning rate x N, 4 workers"
   // The strategy's parameters it was measured at ({"T": "8"}): a record at others gets a note.
   std::map<std::string, std::string> params;
+  std::map<int, Estimate> by_workers;  // the multiple at each worker count measured (may be empty)
+
+  // The multiple at `workers`: by_workers' entry at that count, or at the nearest count listed
+  // (the larger of two as near), or relative_samples when none is; `measured_at` the count it
+  // was measured at (0: relative_samples, no count given).
+  const Estimate& at_workers(int workers, int* measured_at = nullptr) const;
 };
 
 struct ConvergenceFacts {
@@ -64,5 +75,7 @@ Estimate statistical_efficiency(const ConvergenceFacts& facts, double small_batc
 ConvergenceFacts convergence_from_json(const JsonView& v);
 ordered_json convergence_to_json(const ConvergenceFacts& facts);
 std::string estimate_text(const Estimate& e, int digits = 3);
+// "x1.05 (1-1.11)", or by worker count: "x0.737 (0.684-0.79) on 2 workers, x1.05 (1-1.11) on 4".
+std::string multiples_text(const StrategyConvergence& c);
 
 }  // namespace gradsync::models

@@ -403,6 +403,24 @@ TEST(PredictCli, TimeToTargetFollowsTheNoiseScaleAndEachStrategysOwnSamples) {
   const auto other = run_cli("predict --workload " + w + " --gpus 4 --strategy model_avg -p T=16 --format json", false);
   ASSERT_EQ(other.status, 0) << other.out;
   EXPECT_NE(other.out.find("model_avg's samples were measured at T=8, this is T=16"), std::string::npos) << other.out;
+  // Measured by worker count: each count takes its own multiple, a count not measured the nearest
+  // one's, with a note (2 -> 0.75: 6400 x (1 + 32/64) / 2 = 4800 samples, x 0.75 = 3600).
+  std::string by_workers = kConvergingWorkload;
+  const std::string plain = R"("params": {"T": "8"}})";
+  by_workers.replace(by_workers.find(plain), plain.size(), R"("params": {"T": "8"}, "by_workers": {"2": 0.75, "4": 1.25}})");
+  const std::string wb = temp_file("converging-by-workers.json", by_workers);
+  const auto counts = run_cli("predict -t cluster-2x4gpu-ib-10GBps --workload " + wb + " --gpus 2,3,4,8 --strategy model_avg -p T=8 --format json", false);
+  ASSERT_EQ(counts.status, 0) << counts.out;
+  const auto per_count = json_lines(counts.out);
+  ASSERT_EQ(per_count.size(), 4U);
+  const double expected[] = {0.75, 1.25, 1.25, 1.25};
+  for (std::size_t i = 0; i < 4; ++i) {
+    const json& rec = per_count[i];
+    EXPECT_DOUBLE_EQ(rec.at("time_to_target").at("relative_samples").at("value").get<double>(), expected[i]) << rec.dump();
+    const bool measured_here = rec.at("ranks").get<int>() == 2 || rec.at("ranks").get<int>() == 4;
+    EXPECT_EQ(rec.dump().find("the nearest count the facts give") == std::string::npos, measured_here) << rec.dump();
+  }
+  EXPECT_DOUBLE_EQ(per_count[0].at("time_to_target").at("samples").at("value").get<double>(), 3600);
   // The table: the two columns, "?" where unknown, and what they mean.
   const auto table = run_cli("predict --workload " + w + " --gpus 4 --strategy ring,sampled");
   ASSERT_EQ(table.status, 0) << table.out;

@@ -155,6 +155,61 @@ TEST(Convergence, FactsRoundTripAndBadInputIsNamed) {
             "w.json: /convergence is missing the required key 'noise_scale'");
 }
 
+// A strategy's multiple at each worker count measured: the count's own where given, the nearest
+// one's otherwise (the larger of two as near), relative_samples where no count is given; read,
+// written back, and bad counts named.
+TEST(Convergence, AStrategysMultipleByWorkerCount) {
+  StrategyConvergence c;
+  c.relative_samples = Estimate::exactly(1.5);
+  int at = -1;
+  EXPECT_DOUBLE_EQ(c.at_workers(8, &at).value, 1.5);
+  EXPECT_EQ(at, 0);
+  c.by_workers = {{2, Estimate::exactly(0.7)}, {4, Estimate::between(1.0, 1.2)}};
+  EXPECT_DOUBLE_EQ(c.at_workers(2, &at).value, 0.7);
+  EXPECT_EQ(at, 2);
+  EXPECT_DOUBLE_EQ(c.at_workers(4, &at).high, 1.2);
+  EXPECT_DOUBLE_EQ(c.at_workers(3, &at).low, 1.0);  // as near to 2 as to 4: the larger
+  EXPECT_EQ(at, 4);
+  EXPECT_DOUBLE_EQ(c.at_workers(1, &at).value, 0.7);
+  EXPECT_EQ(at, 2);
+  EXPECT_DOUBLE_EQ(c.at_workers(64, &at).low, 1.0);
+  EXPECT_EQ(at, 4);
+  EXPECT_EQ(multiples_text(c), "x0.7 on 2 workers, x1.1 (1-1.2) on 4");
+
+  const std::string head = R"({"name": "w", "dtype_bytes": 4, "layers": [{"name": "a", "params": 10}],
+      "minibatches_per_epoch": 5, "compute_s_per_minibatch": 0.01, "samples_per_minibatch": 16, "convergence": {"target": "t",
+      "source": "s", "global_batch": 64, "samples_to_target": 5, "noise_scale": 1, "strategies": {"bmuf": {"relative_samples": 1,
+      "conditions": "c", "by_workers": )";
+  const Workload w = workload_from_json(JsonView::parse(head + R"({"2": [0.6, 0.8], "16": 1.3}}}}})", "w.json"));
+  const StrategyConvergence& b = w.convergence->strategies.at("bmuf");
+  ASSERT_EQ(b.by_workers.size(), 2U);
+  EXPECT_DOUBLE_EQ(b.by_workers.at(2).low, 0.6);
+  EXPECT_DOUBLE_EQ(b.by_workers.at(16).value, 1.3);
+  const Workload back = workload_from_json(JsonView::wrap(workload_to_json(w), "back"));
+  EXPECT_EQ(back.convergence->strategies.at("bmuf").by_workers.size(), 2U);
+  EXPECT_EQ(convergence_to_json(*back.convergence).dump(), convergence_to_json(*w.convergence).dump());
+  auto error_of = [&](const std::string& by_workers) {
+    try {
+      workload_from_json(JsonView::parse(head + by_workers + "}}}}", "w.json"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const char* bad : {"0", "02", "-2", "+2", "2.0", "two", "1000001"}) {
+    EXPECT_EQ(error_of(std::string(R"({")") + bad + R"(": 1})"),
+              std::string("w.json: /convergence/strategies/bmuf/by_workers/") + bad + ": \"" + bad +
+                  "\" is not a worker count; expected a whole number from 1 to 1000000");
+  }
+  EXPECT_EQ(error_of("{}"),
+            "w.json: /convergence/strategies/bmuf/by_workers: an empty object; expected at least one worker count and its multiple");
+  EXPECT_EQ(error_of("[1]"), "w.json: /convergence/strategies/bmuf/by_workers: got an array of 1; expected an object of worker counts "
+                             "and the multiple at each ({\"2\": 0.98, \"4\": [1.0, 1.11]})");
+  EXPECT_EQ(error_of(R"({"2": 0})"),
+            "w.json: /convergence/strategies/bmuf/by_workers/2: got 0; expected samples to target relative to synchronous SGD's at "
+            "that count between 1e-06 and 1e+06");
+}
+
 // The modern presets, built layer by layer, against their published totals (torchvision,
 // Hugging Face's model cards, the Llama 2 paper) — figures the builders do not contain.
 TEST(Workload, ModernPresetsHaveTheirPublishedParameterCounts) {

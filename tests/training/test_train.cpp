@@ -244,6 +244,27 @@ TEST(Train, ReproduceConvergenceChecksTheSourcesClaims) {
     EXPECT_NEAR(batches.at(i).at("predicted_steps").get<double>(),
                 batches.at(0).at("steps_to_target").get<double>() * (1 + b_simple / b) / (1 + b_simple / b0), 1e-9);
   }
+  // The multiples again on 2 workers, against synchronous SGD there, each run to the target only;
+  // the facts carry each strategy's multiple by worker count, worked again here from the samples.
+  const auto& few = c.at("runs_on_fewer_workers");
+  ASSERT_EQ(few.size(), 4U) << c.dump();
+  std::map<std::string, double> few_samples;
+  for (const auto& run : few) {
+    EXPECT_EQ(run.at("workers").get<int>(), 2);
+    ASSERT_FALSE(run.at("samples_to_target").is_null()) << run.dump();
+    few_samples[run.at("run").get<std::string>()] = run.at("samples_to_target").get<double>();
+  }
+  std::ifstream facts_file(dir + "/digits-mlp.json");
+  const auto facts = nlohmann::json::parse(facts_file).at("convergence").at("strategies");
+  for (const auto& [strategy, id] : std::vector<std::pair<std::string, std::string>>{{"model_avg", "ma_scaled_2"}, {"bmuf", "bmuf_2"}, {"onebit", "onebit_2"}}) {
+    const auto& at2 = facts.at(strategy).at("by_workers").at("2");
+    const double a = few_samples.at(id), b = few_samples.at("sync_2");
+    const double lo = at2.is_array() ? at2.at(0).get<double>() : at2.get<double>();
+    const double hi = at2.is_array() ? at2.at(1).get<double>() : at2.get<double>();
+    EXPECT_NEAR(lo, std::max(1.0, a - 256) / b, 1e-9) << strategy;
+    EXPECT_NEAR(hi, a / std::max(1.0, b - 256), 1e-9) << strategy;
+    EXPECT_TRUE(facts.at(strategy).at("by_workers").contains("4")) << strategy;
+  }
   // The task as a workload with these facts, which predict reads and prices to the target.
   const CommandResult p = run_command({GRADSYNC_BIN, "predict", "--workload", dir + "/digits-mlp.json", "--strategy", "ring", "--gpus", "4"});
   ASSERT_EQ(p.status, 0) << p.out;
