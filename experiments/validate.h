@@ -84,12 +84,23 @@ struct ValidationPoint {
   std::map<std::string, double> predicted_s;  // executor -> time; absent: that executor cannot time the strategy
 };
 
+// predicted / measured - 1 as "+12.3 %" ("-" where either is not a time).
+std::string percent(double predicted, double measured);
+
+// Parameters that place the schedule as gradsync-run does: a synchronous server runs on
+// rank 0's process, so the models put it on rank 0's endpoint too.
+std::vector<std::string> params_for(const StrategyItem& item);
+
 // Every strategy that needs no workload (validate runs sizes), in listing order.
 std::vector<std::string> default_strategy_items();
 
 // Runs everything, prints progress and the table, writes OUTPUT_DIR/{measured.json,
 // validation.jsonl, validation.csv}; returns the points. With to_target, validate_to_target's.
 std::vector<ValidationPoint> run_validation(const ValidateOptions& options);
+
+// The target of gradsync-train's task as a workload's convergence facts state it ("test loss X"):
+// X; InputError naming the workload where they state no such target.
+double target_test_loss(const models::Workload& w, const std::string& name);
 
 // --to-target after the measurement: each strategy and GPU count trained for real to the target
 // (launcher(n): the mpirun of n ranks), its training time to it against the prediction on the
