@@ -222,11 +222,15 @@ std::optional<StreamRate> rate_from_streams(double bytes, int messages, const st
   return r;
 }
 
+double pair_round_s(std::size_t i, std::size_t j, std::size_t n, const std::vector<double>& round_s) {
+  return std::max(round_s.at(j - i), round_s.at(n - (j - i)));
+}
+
 int raise_to_rounds(std::vector<double>& latency, std::size_t n, const std::vector<double>& round_s) {
   int raised = 0;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = i + 1; j < n; ++j) {
-      const double round = std::max(round_s.at(j - i), round_s.at(n - (j - i)));
+      const double round = pair_round_s(i, j, n, round_s);
       if (round > latency[i * n + j]) {
         latency[i * n + j] = latency[j * n + i] = round;
         ++raised;
@@ -550,7 +554,7 @@ int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend_na
     for (std::size_t j = i + 1; j < n; ++j) {
       latency[i * n + j] = latency[j * n + i] = *form.latency_s->at(i, j);
       pings.push_back(latency[i * n + j]);
-      rounds.push_back(std::max(round_s[j - i], round_s[n - (j - i)]));
+      rounds.push_back(pair_round_s(i, j, n, round_s));
     }
   }
   const int raised = raise_to_rounds(latency, n, round_s);

@@ -50,6 +50,8 @@ inline double rate_without_overhead(double moved, double seconds, double overhea
 // (latency[i * n + j], kept symmetric) to the larger of its two shifts' rounds where that is
 // larger; returns how many pairs it raised.
 int raise_to_rounds(std::vector<double>& latency, std::size_t n, const std::vector<double>& round_s);
+// The round the pair i < j meets: the larger of its two shifts' (j - i and n - (j - i)).
+double pair_round_s(std::size_t i, std::size_t j, std::size_t n, const std::vector<double>& round_s);
 
 int run_measure(MPI_Comm comm, int rank, int size, const std::string& backend, double bytes, int iterations,
                 const std::string& output);
