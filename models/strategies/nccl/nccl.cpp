@@ -161,8 +161,8 @@ struct ErrorBand {
 };
 constexpr std::array<double, 4> kBandSizes = {0, 1 * kMiB, 16 * kMiB, 256 * kMiB};
 constexpr ErrorBand kErrorBands[] = {
-    {false, false, 0, -0.40, 0.61},       {false, false, 1 * kMiB, -0.47, 0.58},
-    {false, false, 16 * kMiB, -0.22, 0.22}, {false, false, 256 * kMiB, -0.22, 0.08},
+    {false, false, 0, -0.40, 0.60},       {false, false, 1 * kMiB, -0.47, 0.56},
+    {false, false, 16 * kMiB, -0.22, 0.17}, {false, false, 256 * kMiB, -0.22, 0.04},
     {false, true, 0, -0.15, 1.48},        {false, true, 1 * kMiB, -0.06, 2.94},
     {false, true, 16 * kMiB, -0.05, 0.61},  {false, true, 256 * kMiB, -0.05, 0.09},
     {true, false, 0, -0.54, 2.44},        {true, false, 1 * kMiB, -0.46, 2.25},

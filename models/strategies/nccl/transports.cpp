@@ -133,8 +133,9 @@ double own_block_copy_s(const StrategyContext& ctx, const Plan& plan, int algori
 }
 
 double fifo_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm) {
-  const bool reduces_on_a_ring = algorithm == kRing && (plan.collective == Collective::all_reduce || plan.collective == Collective::reduce_scatter);
-  if (!reduces_on_a_ring || ctx.N() < 2 || plan.hosts.size() != 1 || HostTransports(ctx, plan).any_shm()) return 0.0;
+  const bool ring_collective = algorithm == kRing && (plan.collective == Collective::all_reduce || plan.collective == Collective::reduce_scatter ||
+                                                      plan.collective == Collective::all_gather);
+  if (!ring_collective || ctx.N() < 2 || plan.hosts.size() != 1 || HostTransports(ctx, plan).any_shm()) return 0.0;
   const double copy_Bps = ctx.gpu_copy_Bps();
   return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
 }

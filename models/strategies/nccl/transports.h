@@ -95,16 +95,18 @@ double p2p_message_bytes(const Plan& plan, double bytes, int ranks);
 // in-place). 0 in place, for other collectives and algorithms, or where the copy rate is unknown.
 double own_block_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm);
 
-// A ring's all-reduce or reduce-scatter between the GPUs of one host over P2P: in each loop every
-// channel runs 2N - 1 operations (N for a reduce-scatter) in turn, one of which moves nothing over
-// the links but copies its block within the GPU (all_reduce.h, reduce_scatter.h: with P2P read,
-// NCCL's default over Ampere's NVLink, the first send into the sender's own FIFO, which the next
-// rank then reads; with P2P write, the last receive out of the FIFO the previous rank wrote), and
-// every rank of the ring does it at once, so the links wait: S/N bytes in all at
-// StrategyContext::gpu_copy_Bps, in turn with the transfers, in place or not. A pair of A100 SXM
-// under NCCL 2.18 reaches 204 GB/s where 12 channels of 20 GB/s give 240 (214 with the copy). Not between hosts
-// (the network's proxy moves a channel's data while its threads copy) nor over SHM (every
-// operation there crosses PCIe). 0 where the copy rate is unknown.
+// A ring's all-reduce, reduce-scatter or all-gather between the GPUs of one host over P2P: in each
+// loop every channel runs its operations in turn (2N - 1 for an all-reduce, N for the others), one
+// of which moves nothing over the links but copies its block within the GPU (all_reduce.h,
+// reduce_scatter.h, all_gather.h: with P2P read, NCCL's default over Ampere's NVLink, the first
+// send into the sender's own FIFO, which the next rank then reads; with P2P write, the last receive
+// out of the FIFO the previous rank wrote), and every rank of the ring does it at once, so the
+// links wait: S/N bytes in all at StrategyContext::gpu_copy_Bps, in turn with the transfers, in
+// place or not (an out-of-place all-gather copies its own block to the output besides:
+// own_block_copy_s). A pair of A100 SXM under NCCL 2.18 reaches 204 GB/s of all-reduce where 12
+// channels of 20 GB/s give 240 (214 with the copy). Not between hosts (the network's proxy moves a
+// channel's data while its threads copy) nor over SHM (every operation there crosses PCIe). 0 where
+// the copy rate is unknown.
 double fifo_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm);
 
 }  // namespace gradsync::models::nccl
