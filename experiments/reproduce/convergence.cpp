@@ -109,12 +109,14 @@ void convergence(const Options& options, std::ostream& out) {
     throw std::logic_error("no convergence run " + id);
   };
   const Outcome& base = at("baseline");
-  // One row of the table (Report takes whole strings: a manipulator would not reach the next item).
-  const auto row = [&](const std::string& what, const std::string& samples, const std::string& vs, const std::string& loss,
-                       const std::string& peak) {
+  // One row of a table (Report takes whole strings: a manipulator would not reach the next item);
+  // the loss and accuracy columns where given.
+  const auto row = [&](const std::string& what, const std::string& samples, const std::string& vs, const std::string& loss = "",
+                       const std::string& peak = "") {
     std::ostringstream s;
-    s << "  " << std::left << std::setw(70) << what << std::right << std::setw(18) << samples << std::setw(13) << vs
-      << std::setw(12) << loss << std::setw(15) << peak << "\n";
+    s << "  " << std::left << std::setw(70) << what << std::right << std::setw(18) << samples << std::setw(13) << vs;
+    if (!loss.empty() || !peak.empty()) s << std::setw(12) << loss << std::setw(15) << peak;
+    s << "\n";
     report << s.str();
   };
   row("run", "samples to target", "vs baseline", "final loss", "peak accuracy");
@@ -138,15 +140,10 @@ void convergence(const Options& options, std::ostream& out) {
   // The same strategies on fewer workers, against synchronous SGD there.
   const Outcome& few_sync = at("sync_" + std::to_string(kFewRanks));
   report << "\non " << kFewRanks << " workers (each stopped at the target):\n";
-  const auto few_row = [&](const std::string& what, const std::string& samples, const std::string& vs) {
-    std::ostringstream s;
-    s << "  " << std::left << std::setw(70) << what << std::right << std::setw(18) << samples << std::setw(13) << vs << "\n";
-    report << s.str();
-  };
-  few_row("run", "samples to target", "vs sync SGD");
+  row("run", "samples to target", "vs sync SGD");
   models::ordered_json few_json = models::ordered_json::array();
   for (std::size_t i = main_runs.size(); i < all.size(); ++i) {
-    few_row(all[i].what, samples_text(got[i]), ratio_text(ratio(got[i], few_sync)));
+    row(all[i].what, samples_text(got[i]), ratio_text(ratio(got[i], few_sync)));
     few_json.push_back(run_json(i));
   }
 

@@ -13,6 +13,12 @@ namespace {
 
 std::size_t ix(int v) { return static_cast<std::size_t>(v); }
 
+// One rank's block (S/N) copied within its GPU's memory; 0 where the copy rate is unknown.
+double block_copy_s(const StrategyContext& ctx) {
+  const double copy_Bps = ctx.gpu_copy_Bps();
+  return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
+}
+
 }  // namespace
 
 HostTransports::HostTransports(const StrategyContext& ctx, const Plan& plan)
@@ -128,16 +134,14 @@ double p2p_message_bytes(const Plan& plan, double bytes, int ranks) {
 double own_block_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm) {
   const bool own_block = plan.collective == Collective::alltoall || (plan.collective == Collective::all_gather && algorithm == kRing);
   if (!own_block || ctx.N() < 2 || ctx.params.text("in_place") == "on") return 0.0;
-  const double copy_Bps = ctx.gpu_copy_Bps();
-  return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
+  return block_copy_s(ctx);
 }
 
 double fifo_copy_s(const StrategyContext& ctx, const Plan& plan, int algorithm) {
   const bool ring_collective = algorithm == kRing && (plan.collective == Collective::all_reduce || plan.collective == Collective::reduce_scatter ||
                                                       plan.collective == Collective::all_gather);
   if (!ring_collective || ctx.N() < 2 || plan.hosts.size() != 1 || HostTransports(ctx, plan).any_shm()) return 0.0;
-  const double copy_Bps = ctx.gpu_copy_Bps();
-  return copy_Bps > 0 ? ctx.bytes() / ctx.N() / copy_Bps : 0.0;
+  return block_copy_s(ctx);
 }
 
 double collective_net_step_bytes(const Plan& plan, int protocol) {
