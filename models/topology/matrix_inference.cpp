@@ -763,8 +763,11 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
   // full rate: its duplex share becomes what reproduces the fastest of those flows, 2 x
   // bandwidth x share over its flows. A slowdown more than half duplex explains is not the
   // link's duplex (a shared link elsewhere), nor is a shortfall in one direction (all-to-one):
-  // left to the probe check below. Each link: the mean of what its probes need, where that is
-  // less than it has.
+  // left to the probe check below. Each link: the most any probe that loads it both ways
+  // showed it carrying (a probe whose flows there were not all slowed shows full duplex): what
+  // one probe got through it, the link can do, and a probe slower than that was held back
+  // elsewhere (a ring of GPUs a shift apart crosses shared switch uplinks the shift-1 ring does
+  // not, with the same one flow each way on every GPU's own link).
   if (!form.concurrent_probes.empty() && !nominal) {
     const Topology current(name, nodes, links, name);
     ContentionModel contention(current);
@@ -791,15 +794,14 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
         }
       }
       for (const auto& [l, load] : loads) {
-        if (load.forward == 0 || load.backward == 0 || !load.all_slowed || !links[l].full_duplex) continue;
-        const double need = load.fastest_Bps * (load.forward + load.backward) / (2 * links[l].bandwidth_Bps);
+        if (load.forward == 0 || load.backward == 0 || !links[l].full_duplex) continue;
+        const double need = load.all_slowed ? load.fastest_Bps * (load.forward + load.backward) / (2 * links[l].bandwidth_Bps) : 1.0;
         if (need < 0.5 * (1 - tol)) continue;
-        needs[l].push_back(std::max(0.5, need));
+        needs[l].push_back(std::min(1.0, std::max(0.5, need)));
       }
     }
     for (const auto& [l, shares_needed] : needs) {
-      const double share = std::accumulate(shares_needed.begin(), shares_needed.end(), 0.0) /
-                           static_cast<double>(shares_needed.size());
+      const double share = *std::max_element(shares_needed.begin(), shares_needed.end());
       if (share >= links[l].duplex_share * (1 - tol)) continue;
       char buf[320];
       if (share <= 0.55) {

@@ -302,6 +302,32 @@ TEST(Inference, RingProbeSlowOnlyAcrossSocketsLimitsTheLinkBetweenThem) {
   for (std::size_t r = 0; r < n; ++r) EXPECT_NEAR(got[r], across(r, (r + 1) % n) ? 12.0 : 22.0, 0.3) << r << "\n" << text;
 }
 
+// validate's emulated box (two switches of four GPUs at 1/500, every pair alone 22 MB/s): the
+// shift-1 ring ran at 93 % of the pairs' rate, the rings a shift of 2, 4 and 6 apart at 25-57 %
+// (they cross the switches' uplinks, which pairs alone never load). Every GPU's own link carries
+// one flow each way in all of them; the shift-1 ring shows it can carry both at 93 %, so the
+// slower rings were held back elsewhere and do not make it half duplex (they did: the mean of
+// the probes' needs, 0.55, halved every ring's prediction on that box).
+TEST(Inference, AFastRingProbeShowsWhatALinkCarriesBothWaysWhateverSlowerProbesNeed) {
+  const std::size_t n = 8;
+  MatrixForm f = matrix(std::vector<std::vector<double>>(n, std::vector<double>(n, 22.0)));
+  f.concurrent_probes.push_back(shift_probe(n, 1, 20.5));
+  f.concurrent_probes.push_back(shift_probe(n, 2, 12.5));
+  f.concurrent_probes.push_back(shift_probe(n, 4, 5.5));
+  f.concurrent_probes.push_back(shift_probe(n, 6, 11.8));
+  const auto inferred = infer_topology(f);
+  const std::string text = inferred.report.text();
+  for (const auto& l : inferred.topology.links()) {
+    EXPECT_TRUE(l.full_duplex) << inferred.topology.node(l.a).id << " -- " << inferred.topology.node(l.b).id << "\n" << text;
+    EXPECT_NEAR(l.duplex_share, 20.5 / 22.0, 0.01) << text;
+  }
+  EXPECT_NEAR(ring_busbw_GBps(inferred.topology), 20.5, 0.5) << text;
+  // The shift-1 ring alone gives the same share; the slower ones alone still limit the links.
+  f.concurrent_probes.erase(f.concurrent_probes.begin());
+  const auto slow_only = infer_topology(f);
+  EXPECT_LT(ring_busbw_GBps(slow_only.topology), 14.0) << slow_only.report.text();
+}
+
 // One flow of a ring slowed (a busy core, say) is not a link that cannot carry both
 // directions: each link it crosses also carries a flow that was not slowed. Flows within
 // their spread of the tree's figure are not slowed either. No duplex share comes of either.
