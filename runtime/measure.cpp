@@ -24,7 +24,7 @@ namespace gradsync::runtime {
 
 namespace {
 
-constexpr int kTagData = 11, kTagAck = 12, kTagPing = 13;
+constexpr int kTagData = 11, kTagAck = 12, kTagPing = 13, kTagShiftAck = 14;
 
 // Waits for a collective without spinning: ranks that sit out a probe must leave the
 // cores to the ranks being measured (several emulated hosts share few cores).
@@ -61,7 +61,8 @@ constexpr double kMostStreamBytes = 1.0e9;
 
 // The buffers and the backend the probes move bytes with: device buffers and NCCL or
 // MPI on GPUs, host buffers and MPI on host ranks. Acknowledgements and the results go
-// over MPI on host bytes whatever the backend.
+// over MPI on host bytes whatever the backend, but for the shift probes' acks on transports
+// that complete each transfer on its own (the ping buffers, waited for beside the data).
 struct Probes {
   MPI_Comm comm;
   int rank = 0, size = 0;
@@ -164,30 +165,58 @@ struct Probes {
   std::vector<double> shift(int by) {
     MPI_Barrier(comm);
     const int to = (rank + by) % size, from = (rank - by + size) % size;
+    const double mine = transport().completes_separately() ? flow_rate(to, from) : round_rate(to, from);
+    std::vector<double> all(static_cast<std::size_t>(size));
+    MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm);
+    return all;
+  }
+
+ private:
+  // My flow ends when its receiver has it all: the receiver acknowledges as soon as its
+  // receive completes (not when its own flow ends), and my flow's time is taken when that ack
+  // comes, whether or not the flow into me is done. (Taken after my own receive, every flow of
+  // a ring read as its slowest: on validate's two-switch box the flows of a ring two ranks
+  // apart that stay within a switch read 50 % of their rate, like those crossing the uplinks,
+  // and no switch groups were found.)
+  double flow_rate(int to, int from) {
+    const int acked = transport().post_recv(ping_in, 8, to, kTagShiftAck);
+    const double t0 = MPI_Wtime();
+    transport().post_send(out, bytes, to, kTagData);
+    const int received = transport().post_recv(in, bytes, from, kTagData);
+    double rate = 0;
+    bool got_data = false, got_ack = false;
+    while (!got_data || !got_ack) {
+      std::vector<int> open;
+      if (!got_data) open.push_back(received);
+      if (!got_ack) open.push_back(acked);
+      if (open.at(transport().wait_any(open)) == received) {
+        got_data = true;
+        transport().post_send(ping_out, 8, from, kTagShiftAck);
+      } else {
+        got_ack = true;
+        rate = static_cast<double>(bytes) / (MPI_Wtime() - t0);
+      }
+    }
+    transport().wait_all();
+    return rate;
+  }
+
+  // NCCL completes a round's send and receive together: the ack waits for both.
+  double round_rate(int to, int from) {
     char ack_out = 0, ack_in = 0;
     MPI_Request got_ack, sent_ack;
     MPI_Irecv(&ack_in, 1, MPI_BYTE, to, kTagAck, comm, &got_ack);
     const double t0 = MPI_Wtime();
     transport().begin_round();
     transport().post_send(out, bytes, to, kTagData);
-    const int received = transport().post_recv(in, bytes, from, kTagData);
+    transport().post_recv(in, bytes, from, kTagData);
     transport().end_round();
-    // My flow ends when its receiver has it all: the receiver acknowledges as soon as its
-    // receive completes (not when its own flow ends, which would chain the flows together).
-    // NCCL completes a round's send and receive together: there the ack waits for both.
-    if (transport().completes_separately()) {
-      transport().wait_any({received});
-    } else {
-      transport().wait_all();
-    }
+    transport().wait_all();
     MPI_Isend(&ack_out, 1, MPI_BYTE, from, kTagAck, comm, &sent_ack);
     MPI_Wait(&got_ack, MPI_STATUS_IGNORE);
-    const double mine = static_cast<double>(bytes) / (MPI_Wtime() - t0);
-    transport().wait_all();
+    const double rate = static_cast<double>(bytes) / (MPI_Wtime() - t0);
     MPI_Wait(&sent_ack, MPI_STATUS_IGNORE);
-    std::vector<double> all(static_cast<std::size_t>(size));
-    MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, comm);
-    return all;
+    return rate;
   }
 };
 

@@ -209,6 +209,37 @@ TEST_F(Testbed, MeasureReadsALinkAtItsShapedRate) {
   }
 }
 
+// A ring of ranks two apart on the two-switch box (ranks 0-3 behind one switch, 4-7 behind the
+// other, uplinks as fast as the ranks' links): the four flows that cross the uplinks share them
+// two a direction, the four within a switch share nothing. Each flow is read on its own: a
+// sender's time used to be taken after its own incoming flow was done, so every flow of the ring
+// read as its slowest (all eight at 0.5 of the pairs' rate) and the switches went unseen.
+TEST_F(Testbed, ShiftProbesReadEachFlowNotItsRingsSlowest) {
+  ASSERT_EQ(cli("testbed up pcie-8gpu-2switch --scale 0.002").status, 0);
+  const std::string mpirun = cli("testbed mpirun -n 8").out;
+  const fs::path out = fs::temp_directory_path() / ("gradsync-shift-" + std::to_string(::getpid()) + ".json");
+  const CommandResult r =
+      run_command(words(mpirun.substr(0, mpirun.find('\n')) + " " + GRADSYNC_RUN + " measure --size 256KiB -n 3 -o " + out.string()));
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(out);
+  const auto measured = nlohmann::json::parse(in);
+  fs::remove(out);
+  const auto& pairs = measured.at("bandwidth_GBps");
+  const auto& probes = measured.at("concurrent_probes");
+  ASSERT_GE(probes.size(), 2u) << r.out;
+  const auto& two_apart = probes.at(1);  // shift 2
+  for (std::size_t k = 0; k < two_apart.at("flows").size(); ++k) {
+    const auto from = std::stoi(two_apart.at("flows").at(k).at(0).get<std::string>().substr(4));  // "rankN"
+    const auto to = std::stoi(two_apart.at("flows").at(k).at(1).get<std::string>().substr(4));
+    const double share = two_apart.at("bandwidth_GBps").at(k).get<double>() / pairs.at(from).at(to).get<double>();
+    if (from / 4 == to / 4) {
+      EXPECT_GT(share, 0.75) << "rank" << from << " -> rank" << to << " stays within its switch\n" << r.out;
+    } else {
+      EXPECT_LT(share, 0.65) << "rank" << from << " -> rank" << to << " crosses the uplinks\n" << r.out;
+    }
+  }
+}
+
 TEST_F(Testbed, ValidateEndToEnd) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-validate-" + std::to_string(::getpid()));
   // Items with parameters, as `gradsync recommend` prints them.
