@@ -159,9 +159,14 @@ InferredTopology infer_topology(const MatrixForm& form, const InferenceOptions& 
   // Switches found from the probes are kept only if the probes agree with them better.
   InferredTopology grouped = infer(form, options, true);
   // ... and only if the tree with them still explains the pairs, measured alone and steadier
-  // than flows measured all at once (a busy host slows some of those for its own reasons).
+  // than flows measured all at once (a busy host slows some of those for its own reasons): as
+  // many of them, or none worse than the tree without them leaves its worst (pairs a few percent
+  // apart on a busy machine leave some unexplained by any tree).
   const bool probes_better = agreeing(grouped.report) > agreeing(plain.report);
-  if (probes_better && grouped.report.unexplained_count() <= plain.report.unexplained_count()) return grouped;
+  if (probes_better && (grouped.report.unexplained_count() <= plain.report.unexplained_count() ||
+                        grouped.report.max_abs_error() <= plain.report.max_abs_error())) {
+    return grouped;
+  }
   if (probes_better) {
     plain.report.notes.push_back("the concurrent-flow probes suggested switch groups, but a tree with them leaves " +
                                  std::to_string(grouped.report.unexplained_count()) + " measured pairs unexplained (" +
@@ -368,6 +373,18 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
     return true;
   };
 
+  // The slowest pair between two probe groups, measured alone: where a probe group's own pairs
+  // are no faster than that, the pairs alone show no hierarchy in it (its uplink is as fast as
+  // its GPUs' links, what the probes are for), and the few percent between them is the pairs'
+  // noise: the group joins one switch at once.
+  std::optional<double> across_groups;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (probe_group[i] < 0 || probe_group[i] == probe_group[j] || direct[i][j]) continue;
+      across_groups = std::min(across_groups.value_or(sym_bw(i, j)), sym_bw(i, j));
+    }
+  }
+
   std::vector<Cluster> clusters;
   for (std::size_t i = 0; i < n; ++i) clusters.push_back({{i}, i, 0.0});
 
@@ -443,8 +460,9 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
     }
     if (best < 0) break;  // no measured pair joins the remaining clusters
 
-    // The group: clusters reachable from best_a through linkages within tolerance of `best`.
-    const double threshold = best * (1 - tol);
+    // The group: clusters reachable from best_a through linkages within tolerance of `best`
+    // (within a probe group, of the pairs across groups where those are no slower).
+    const double threshold = (restricted && across_groups ? std::min(best, *across_groups) : best) * (1 - tol);
     std::vector<std::size_t> group = {best_a};
     std::vector<bool> in_group(c, false);
     in_group[best_a] = true;
@@ -555,8 +573,19 @@ InferredTopology infer(const MatrixForm& form, const InferenceOptions& options, 
       l.a = member.root;
       l.b = sw_index;
       l.bandwidth_Bps = count ? sum / count : best;
-      // A group's uplink carries what the probes saw cross it at once, if that is more.
-      if (!restricted && member.gpus.size() > 1) l.bandwidth_Bps = std::max(l.bandwidth_Bps, probe_uplink(member.gpus));
+      // A group's uplink carries what the probes saw cross it at once, if that is more, and
+      // between probe groups at least the fastest pair across it measured alone.
+      if (!restricted && member.gpus.size() > 1) {
+        l.bandwidth_Bps = std::max(l.bandwidth_Bps, probe_uplink(member.gpus));
+        for (std::size_t other = 0; across_groups && other < group.size(); ++other) {
+          if (group[other] == g) continue;
+          for (std::size_t i : member.gpus) {
+            for (std::size_t j : clusters[group[other]].gpus) {
+              if (!direct[i][j]) l.bandwidth_Bps = std::max({l.bandwidth_Bps, *form.bandwidth_Bps.at(i, j), *form.bandwidth_Bps.at(j, i)});
+            }
+          }
+        }
+      }
       l.latency_s = level_latency ? std::max(0.0, *level_latency / 2 - member.depth_latency_s) : options.default_link_latency_s;
       l.label = "pcie";
       if (nominal) {
