@@ -48,6 +48,26 @@ ConcurrentProbe shift_probe(std::size_t n, std::size_t by, double GBps, double s
   return p;
 }
 
+// What the 8 GPUs of `t` give every shift probe (1 .. 7), by its own sharing rule, as
+// gradsync-run measure takes them.
+std::vector<ConcurrentProbe> shift_probes_of(const Topology& t) {
+  ContentionModel contention(t);
+  std::vector<double> shares;
+  std::vector<ConcurrentProbe> probes;
+  for (int shift = 1; shift < 8; ++shift) {
+    ConcurrentProbe probe;
+    std::vector<Flow> flows;
+    for (int r = 0; r < 8; ++r) {
+      probe.flows.push_back({"gpu" + std::to_string(r), "gpu" + std::to_string((r + shift) % 8)});
+      flows.push_back({*t.find("gpu" + std::to_string(r)), *t.find("gpu" + std::to_string((r + shift) % 8))});
+    }
+    contention.share(flows, shares);
+    probe.bandwidth_Bps = shares;
+    probes.push_back(probe);
+  }
+  return probes;
+}
+
 // What each flow of `probe` gets on `t` when all run at once.
 std::vector<double> modeled_GBps(const Topology& t, const ConcurrentProbe& probe) {
   ContentionModel contention(t);
@@ -220,19 +240,7 @@ TEST(Inference, ShiftProbesRevealAnUplinkAsFastAsTheGpuLinks) {
   const auto truth = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/pcie-8gpu-2switch.json");
   const Topology& t = truth.topology;
   MatrixForm f = matrix(std::vector<std::vector<double>>(8, std::vector<double>(8, 12.5)));
-  ContentionModel contention(t);
-  std::vector<double> shares;
-  for (int shift = 1; shift < 8; ++shift) {
-    ConcurrentProbe probe;
-    std::vector<Flow> flows;
-    for (int r = 0; r < 8; ++r) {
-      probe.flows.push_back({"gpu" + std::to_string(r), "gpu" + std::to_string((r + shift) % 8)});
-      flows.push_back({*t.find("gpu" + std::to_string(r)), *t.find("gpu" + std::to_string((r + shift) % 8))});
-    }
-    contention.share(flows, shares);
-    probe.bandwidth_Bps = shares;
-    f.concurrent_probes.push_back(probe);
-  }
+  f.concurrent_probes = shift_probes_of(t);
   const auto inferred = infer_topology(f);
   const Topology& m = inferred.topology;
   EXPECT_EQ(inferred.report.unexplained_count(), 0u) << inferred.report.text();
@@ -261,19 +269,7 @@ TEST(Inference, ShiftProbesRevealTheSwitchesThroughPairsAFewPercentApart) {
     for (std::size_t j = 0; j < 8; ++j) bw[i][j] = 12.5 * (1 + 0.015 * static_cast<double>((i * 5 + j * 3) % 5) - 0.03);
   }
   MatrixForm f = matrix(bw);
-  ContentionModel contention(t);
-  std::vector<double> shares;
-  for (int shift = 1; shift < 8; ++shift) {
-    ConcurrentProbe probe;
-    std::vector<Flow> flows;
-    for (int r = 0; r < 8; ++r) {
-      probe.flows.push_back({"gpu" + std::to_string(r), "gpu" + std::to_string((r + shift) % 8)});
-      flows.push_back({*t.find("gpu" + std::to_string(r)), *t.find("gpu" + std::to_string((r + shift) % 8))});
-    }
-    contention.share(flows, shares);
-    probe.bandwidth_Bps = shares;
-    f.concurrent_probes.push_back(probe);
-  }
+  f.concurrent_probes = shift_probes_of(t);
   const auto inferred = infer_topology(f);
   const Topology& m = inferred.topology;
   const std::string text = inferred.report.text();
