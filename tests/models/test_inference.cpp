@@ -259,8 +259,9 @@ TEST(Inference, ShiftProbesRevealAnUplinkAsFastAsTheGpuLinks) {
 // and the flat one both leave some pairs outside the 2 % tolerance, a GPU of a switch group
 // a little slower than the rest. The switches still win: every GPU of a probe group joins its
 // switch at once (the pairs, no faster within a group than across, show no level in it), and
-// the tree agrees with more probes while its typical pair stays within the tolerance. (The tree
-// was refused before, and the emulated box was predicted as one flat switch.)
+// the tree agrees with more probes and leaves no pair worse, by more than the tolerance, than
+// the flat tree's worst. (The tree was refused before, and the emulated box was predicted as one
+// flat switch.)
 TEST(Inference, ShiftProbesRevealTheSwitchesThroughPairsAFewPercentApart) {
   const auto truth = load_topology_file(std::string(GRADSYNC_TOPOLOGIES) + "/pcie-8gpu-2switch.json");
   const Topology& t = truth.topology;
@@ -281,9 +282,8 @@ TEST(Inference, ShiftProbesRevealTheSwitchesThroughPairsAFewPercentApart) {
   EXPECT_NE(parent_of(m, "gpu0"), parent_of(m, "gpu4")) << text;
   // A ring of ranks four apart crosses the uplinks four a direction: a quarter each.
   for (const double GBps : modeled_GBps(m, f.concurrent_probes[3])) EXPECT_NEAR(GBps, 12.5 / 4, 0.5) << text;
-  std::size_t outside = 0;
-  for (const auto& p : inferred.report.pairs) outside += std::fabs(p.relative_error()) > 0.02 ? 1 : 0;
-  EXPECT_LT(2 * outside, inferred.report.pairs.size()) << text;
+  f.concurrent_probes.clear();
+  EXPECT_LE(inferred.report.max_abs_error(), infer_topology(f).report.max_abs_error() + 0.02) << text;
 }
 
 // The machine, 8 x RTX 5880 Ada: every pair alone 21.5-22 GB/s one way, yet NCCL's
