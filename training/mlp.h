@@ -13,8 +13,13 @@
 
 namespace gradsync::training {
 
+// With `vocabulary` > 0 the inputs are `inputs` word ids (as floats) and the first layer looks
+// each up in an embedding of `embedding` numbers (source A's feed-forward n-gram language model:
+// the context's embeddings side by side, a tanh hidden layer, a softmax over the vocabulary).
 struct MlpOptions {
   int inputs = 64;
+  int vocabulary = 0;  // > 0: the inputs are word ids, 0 .. vocabulary - 1
+  int embedding = 32;  // numbers a word's embedding holds (vocabulary > 0)
   int hidden = 64;
   int classes = 10;
   double learning_rate = 0.1;

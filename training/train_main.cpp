@@ -32,6 +32,7 @@
 #include "runtime/backends/catalogue.h"
 #include "runtime/run_backends.h"
 #include "training/digits.h"
+#include "training/text.h"
 #include "training/mlp.h"
 #include "training/noise_scale.h"
 
@@ -46,14 +47,19 @@ struct Options {
   std::vector<std::string> params;
   std::string topology;
   std::string backend = "mpi_host";
+  std::string model = "mlp";  // mlp: the digits; lm: a language model on a text
   std::string data;
+  std::string corpus;
+  int vocabulary = 2000;
+  int context = 4;
+  int embedding = 32;
   int batch = 16;  // rows a rank takes each step
   int epochs = 3;
   int steps = 0;   // 0: whole epochs
   double learning_rate = 0.1;
   double momentum = 0.9;
   int hidden = 64;
-  int test_rows = 297;
+  int test_rows = 0;  // 0: 297 of the digits, a tenth of a text's rows
   std::uint64_t seed = 1;
   int warm_start = 0;        // epochs trained by one worker before the strategy takes over
   int eval_every = 0;        // 0: at each epoch's end only
@@ -101,19 +107,58 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
   return divisor == 0 ? 1 : divisor;
 }
 
+// What a model trains on: rows of `width` inputs and a class each (the digits' pixels and
+// digit; a text's context words and the word after them), the last `test_rows` held out.
+struct Dataset {
+  std::vector<float> x;
+  std::vector<int> y;
+  int width = 0;
+  int classes = 0;
+  int vocabulary = 0;  // > 0: the inputs are word ids
+  std::string what;  // "the digits data (1797 images", ...
+  std::size_t rows() const { return y.size(); }
+};
+
+Dataset load_dataset(const Options& o) {
+  Dataset d;
+  if (o.model == "lm") {
+    const gs::training::Text text = gs::training::load_text(o.corpus.empty() ? gs::training::default_text_path() : o.corpus);
+    gs::training::Ngrams g = gs::training::make_ngrams(text, o.vocabulary, o.context);
+    d.width = g.context;
+    d.classes = d.vocabulary = static_cast<int>(g.vocabulary.size());
+    d.what = "a text (" + std::to_string(text.sources.size()) + " file" + (text.sources.size() == 1 ? "" : "s") + " from " +
+             text.sources.front() + ": " + std::to_string(text.words.size()) + " words and sentence ends, " +
+             std::to_string(g.vocabulary.size() - 2) + " kept, the rest <unk> in " +
+             std::to_string(g.rows() ? 100 * g.unknown_rows / g.rows() : 0) + " % of the rows; " + std::to_string(g.rows()) + " rows";
+    d.x = std::move(g.inputs);
+    d.y = std::move(g.next);
+  } else {
+    gs::training::Digits g = gs::training::load_digits(o.data.empty() ? gs::training::default_digits_path() : o.data);
+    d.width = gs::training::Digits::kPixels;
+    d.classes = gs::training::Digits::kClasses;
+    d.what = "the digits data (" + std::to_string(g.rows()) + " images";
+    d.x = std::move(g.pixels);
+    d.y = std::move(g.labels);
+  }
+  return d;
+}
+
 int train(const Options& o, MPI_Comm comm, int rank, int size) {
   gs::training::use_one_thread();
-  const gs::training::Digits data = gs::training::load_digits(o.data.empty() ? gs::training::default_digits_path() : o.data);
-  if (o.test_rows < 1 || static_cast<std::size_t>(o.test_rows) >= data.rows()) {
-    throw gs::models::InputError("--test-rows " + std::to_string(o.test_rows) + ": the data has " + std::to_string(data.rows()) +
-                                 " images; expected at least 1 and fewer than that");
+  const Dataset data = load_dataset(o);
+  const int test_rows = o.test_rows > 0 ? o.test_rows : o.model == "lm" ? static_cast<int>(std::clamp<std::size_t>(data.rows() / 10, 1, 1000000)) : 297;
+  if (test_rows < 1 || static_cast<std::size_t>(test_rows) >= data.rows()) {
+    throw gs::models::InputError("--test-rows " + std::to_string(test_rows) + ": the data has " + std::to_string(data.rows()) +
+                                 " rows; expected at least 1 and fewer than that");
   }
-  const std::size_t train_rows = data.rows() - static_cast<std::size_t>(o.test_rows);
+  const std::size_t train_rows = data.rows() - static_cast<std::size_t>(test_rows);
 
   gs::training::MlpOptions mo;
-  mo.inputs = gs::training::Digits::kPixels;
+  mo.inputs = data.width;
+  mo.vocabulary = data.vocabulary;
+  mo.embedding = o.embedding;
   mo.hidden = o.hidden;
-  mo.classes = gs::training::Digits::kClasses;
+  mo.classes = data.classes;
   mo.learning_rate = o.learning_rate;
   mo.momentum = o.momentum;
   mo.seed = o.seed;
@@ -132,7 +177,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   // (what the strategies' sample-counted defaults divide: asgd's 256 samples, model averaging's
   // 40,000).
   gs::models::Workload workload;
-  workload.name = "digits-mlp";
+  workload.name = o.model == "lm" ? "text-lm" : "digits-mlp";
   gs::models::Layer layer;
   layer.name = "mlp";
   layer.params = static_cast<std::int64_t>(model.parameter_count());
@@ -183,10 +228,17 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   std::vector<std::uint64_t> staleness;  // asynchronous, on the server: pushes by updates applied since their pull
 
   if (rank == 0) {
-    std::printf("# gradsync-train: an MLP (%d-%d-%d, %zu parameters) on the digits data (%zu images: %zu to train, %d to test), "
-                "SGD lr %g momentum %g\n",
-                mo.inputs, mo.hidden, mo.classes, model.parameter_count(), data.rows(), train_rows, o.test_rows, o.learning_rate,
-                o.momentum);
+    if (o.model == "lm") {
+      std::printf("# gradsync-train: a feed-forward language model (each word from the %d before it: embeddings of %d, %d tanh "
+                  "units, a softmax over %d words; %zu parameters) on %s: %zu to train, %d to test), SGD lr %g momentum %g; "
+                  "loss: cross-entropy a word (perplexity e^loss)\n",
+                  mo.inputs, mo.embedding, mo.hidden, mo.classes, model.parameter_count(), data.what.c_str(), train_rows, test_rows,
+                  o.learning_rate, o.momentum);
+    } else {
+      std::printf("# gradsync-train: an MLP (%d-%d-%d, %zu parameters) on %s: %zu to train, %d to test), SGD lr %g momentum %g\n",
+                  mo.inputs, mo.hidden, mo.classes, model.parameter_count(), data.what.c_str(), train_rows, test_rows,
+                  o.learning_rate, o.momentum);
+    }
     const std::string what = averages       ? "the models averaged every " + std::to_string(period) + " steps"
                              : asynchronous ? "each worker's change to the model pushed to a server, which adds it, and the "
                                               "server's model pulled, every " + std::to_string(period) + " steps"
@@ -210,7 +262,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     epochs = static_cast<int>(warm_epochs + (left + steps_per_epoch - 1) / steps_per_epoch);
   }
   std::vector<std::size_t> order(train_rows);
-  std::vector<float> x(static_cast<std::size_t>(o.batch) * gs::training::Digits::kPixels);
+  const auto width = static_cast<std::size_t>(data.width);
+  std::vector<float> x(static_cast<std::size_t>(o.batch) * width);
   std::vector<int> y(static_cast<std::size_t>(o.batch));
   std::size_t step = 0, samples = 0, evaluations = 0;
   std::size_t parallel_steps = 0;  // steps after the warm start: a period counts these
@@ -244,10 +297,9 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     gs::training::Scores test{};
     double train_set_loss = 0;
     if (rank == (asynchronous ? workers : 0)) {
-      test = model.evaluate(data.pixels.data() + train_rows * gs::training::Digits::kPixels, data.labels.data() + train_rows,
-                            static_cast<std::size_t>(o.test_rows));
+      test = model.evaluate(data.x.data() + train_rows * width, data.y.data() + train_rows, static_cast<std::size_t>(test_rows));
       // The loss over every training row: what the optimisation reaches, apart from how it generalises.
-      train_set_loss = model.evaluate(data.pixels.data(), data.labels.data(), train_rows).loss;
+      train_set_loss = model.evaluate(data.x.data(), data.y.data(), train_rows).loss;
     }
     if (asynchronous) {  // the model trained is the server's, as of its last push
       double scores[3] = {test.loss, test.accuracy, train_set_loss};
@@ -300,9 +352,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       for (int i = 0; i < o.batch && !serving; ++i) {
         const std::size_t row = warm ? order[k * static_cast<std::size_t>(o.batch) + static_cast<std::size_t>(i)]
                                      : order[k * global + static_cast<std::size_t>(rank * o.batch + i)];
-        std::copy_n(data.pixels.begin() + static_cast<long>(row * gs::training::Digits::kPixels), gs::training::Digits::kPixels,
-                    x.begin() + static_cast<long>(static_cast<std::size_t>(i) * gs::training::Digits::kPixels));
-        y[static_cast<std::size_t>(i)] = data.labels[row];
+        std::copy_n(data.x.begin() + static_cast<long>(row * width), width, x.begin() + static_cast<long>(static_cast<std::size_t>(i) * width));
+        y[static_cast<std::size_t>(i)] = data.y[row];
       }
       if (!serving) {
         timed([&] { loss_sum += model.gradient(x.data(), y.data(), y.size(), mine); });
@@ -450,7 +501,9 @@ int main(int argc, char** argv) {
                "strategy's own schedule, and print the loss, the test accuracy and the gradient noise scale as it goes.",
                "gradsync-train"};
   app.footer("The model: a two-layer perceptron (libtorch) on the UCI handwritten digits (scikit-learn's copy, which\n"
-             "scripts/setup.sh installs). Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
+             "scripts/setup.sh installs), or with --model lm source A's feed-forward n-gram language model on a text\n"
+             "(Moby-Dick, which scripts/setup.sh installs: each word predicted from the --context words before it).\n"
+             "Rank r takes rows r*b .. r*b+b-1 of each global batch of N x b rows; the\n"
              "strategy's schedule turns the N gradients into their mean on every rank, and each replica steps with it\n"
              "(model_avg: each steps on its own, and every T steps the models' mean replaces them; bmuf: their block\n"
              "momentum update of that mean, the local momentum then reset; downpour and asgd: each pushes its change\n"
@@ -463,7 +516,8 @@ int main(int argc, char** argv) {
              "  mpirun -np 4 gradsync-train --strategy model_avg -p T=8 --lr 0.4 --target-loss 0.4\n"
              "  mpirun -np 4 gradsync-train --strategy onebit -p feedback=off --momentum 0   # 1-bit SGD's ablation\n"
              "  mpirun -np 5 gradsync-train --strategy downpour -p step=1 --momentum 0   # 4 workers and their server\n"
-             "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl");
+             "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl\n"
+             "  mpirun -np 4 gradsync-train --model lm --batch 64 --lr 0.5 --momentum 0 --epochs 1   # a language model");
   app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the replicas: those that all-reduce the gradient "
                                           "every step (ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), "
                                           "model_avg and bmuf (-p T=STEPS), and the asynchronous downpour and asgd (-p step=STEPS; "
@@ -474,7 +528,17 @@ int main(int argc, char** argv) {
   app.add_option("--backend", o.backend, gs::runtime::backends_help())
       ->check(gs::runtime::cli::one_of(gs::runtime::backend_names()))
       ->default_val(o.backend);
-  app.add_option("--data", o.data, "the digits data (CSV, gzip or plain; default: the file configure found: " +
+  app.add_option("--model", o.model, "mlp: a perceptron on the digits (--data); lm: a feed-forward language model on a text (--corpus)")
+      ->check(CLI::IsMember({"mlp", "lm"}))
+      ->default_val(o.model);
+  app.add_option("--corpus", o.corpus, "--model lm: the text, a file or a folder of .txt files (default: the folder configure found: " +
+                                           (gs::training::default_text_path().empty() ? std::string("none") : gs::training::default_text_path()) + ")");
+  app.add_option("--vocabulary", o.vocabulary, "--model lm: the most frequent words kept (the rest are one word, <unk>)")
+      ->check(integer_in(1, 1000000))
+      ->default_val(o.vocabulary);
+  app.add_option("--context", o.context, "--model lm: the words before the one predicted")->check(integer_in(1, 64))->default_val(o.context);
+  app.add_option("--embedding", o.embedding, "--model lm: numbers in a word's embedding")->check(integer_in(1, 4096))->default_val(o.embedding);
+  app.add_option("--data", o.data, "--model mlp: the digits data (CSV, gzip or plain; default: the file configure found: " +
                                        (gs::training::default_digits_path().empty() ? std::string("none") : gs::training::default_digits_path()) + ")");
   app.add_option("--batch,-b", o.batch, "rows a rank takes each step")->check(integer_in(1, 100000))->default_val(o.batch);
   app.add_option("--epochs", o.epochs, "passes over the training rows")->check(integer_in(1, 100000))->default_val(o.epochs);
@@ -482,7 +546,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", o.learning_rate, "learning rate")->check(number_in(0, 1e6, true))->default_val(o.learning_rate);
   app.add_option("--momentum", o.momentum, "SGD momentum")->check(number_in(0, 1))->default_val(o.momentum);
   app.add_option("--hidden", o.hidden, "units in the hidden layer")->check(integer_in(1, 1000000))->default_val(o.hidden);
-  app.add_option("--test-rows", o.test_rows, "the last rows of the data, held out to test")->check(integer_in(1, 1000000))->default_val(o.test_rows);
+  app.add_option("--test-rows", o.test_rows, "the last rows of the data, held out to test (default: 297 of the digits, a tenth of a text's)")
+      ->check(integer_in(1, 1000000));
   app.add_option("--seed", o.seed, "initial weights and the batches' order")->default_val(o.seed);
   app.add_option("--warm-start", o.warm_start,
                  "train the first this many epochs on one worker before the strategy takes over (source D's warm start, "

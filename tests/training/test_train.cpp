@@ -420,3 +420,38 @@ TEST(Train, WhatItCannotRunIsRefusedWithTheReason) {
   EXPECT_EQ(data.status, 2);
   EXPECT_NE(data.out.find("README.md:1: value 1 is"), std::string::npos) << data.out;
 }
+
+// The language model (--model lm) on the two chapters the repository ships: four ranks of 16
+// rows follow one rank of 64, it learns (the held-out words' loss falls below the uniform guess's,
+// ln of the vocabulary), and a text it cannot read is refused.
+TEST(Train, ALanguageModelOnFourRanksFollowsOneRankOfTheirWholeBatch) {
+  if (!GRADSYNC_HAVE_TORCH) GTEST_SKIP() << "gradsync-train not built (libtorch)";
+  const std::string dir = ::testing::TempDir();
+  const std::string lm = "--model lm --corpus " GRADSYNC_SOURCE "/tests/data/text --vocabulary 300 --context 2 --embedding 8 "
+                         "--hidden 16 --lr 0.5 --momentum 0 --epochs 3 --test-rows 400 ";
+  const CommandResult one = train(1, lm + "--batch 64 -o " + dir + "/lm-one.jsonl");
+  const CommandResult four = train(4, lm + "--strategy ring --batch 16 -o " + dir + "/lm-four.jsonl");
+  ASSERT_EQ(one.status, 0) << one.out;
+  ASSERT_EQ(four.status, 0) << four.out;
+  EXPECT_NE(four.out.find("a feed-forward language model (each word from the 2 before it"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("2 files from"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("# replicas: identical"), std::string::npos) << four.out;
+  const auto a = epochs_of(dir + "/lm-one.jsonl"), b = epochs_of(dir + "/lm-four.jsonl");
+  ASSERT_EQ(a.size(), 3U);
+  ASSERT_EQ(b.size(), 3U);
+  for (std::size_t e = 0; e < 3; ++e) {
+    EXPECT_NEAR(b[e].train_loss, a[e].train_loss, 1e-4 * a[e].train_loss) << "epoch " << e + 1;
+    EXPECT_NEAR(b[e].test_loss, a[e].test_loss, 1e-4 * a[e].test_loss) << "epoch " << e + 1;
+  }
+  EXPECT_LT(b[2].train_loss, b[0].train_loss);
+  EXPECT_LT(b[2].test_loss, 0.8 * std::log(302.0)) << four.out;  // 300 words, <unk> and </s>
+  const CommandResult missing = train(1, "--model lm --corpus " + dir + "/no-such-text.txt --steps 2");
+  EXPECT_EQ(missing.status, 2) << missing.out;
+  EXPECT_NE(missing.out.find("no-such-text.txt: cannot open the text"), std::string::npos) << missing.out;
+  std::ofstream(dir + "/short.txt") << "Call me Ishmael.";
+  const CommandResult short_text = train(1, "--model lm --corpus " + dir + "/short.txt --context 4 --steps 2");
+  EXPECT_EQ(short_text.status, 2) << short_text.out;
+  EXPECT_NE(short_text.out.find("short.txt: 4 words (sentence ends included); expected more than the 4 of one row's context"),
+            std::string::npos)
+      << short_text.out;
+}
