@@ -152,6 +152,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                                  " rows; expected at least 1 and fewer than that");
   }
   const std::size_t train_rows = data.rows() - static_cast<std::size_t>(test_rows);
+  const bool whole_training_loss = o.model != "lm" || o.target_on == "train";
 
   gs::training::MlpOptions mo;
   mo.inputs = data.width;
@@ -173,15 +174,31 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   q.strategy = &gs::models::find_strategy(o.strategy);
   q.params = gs::models::SyncParams::parse(o.params);
   q.placement = gs::models::first_gpus(loaded.topology, size);
-  // The model as a workload of one layer: the gradient's size, and the rows a rank takes a step
+  // The model as a workload: its layers in the gradient's order, and the rows a rank takes a step
   // (what the strategies' sample-counted defaults divide: asgd's 256 samples, model averaging's
-  // 40,000).
+  // 40,000). The perceptron is one layer; the language model's layers whose rows are words (the
+  // embedding, the output's weights and biases) say so, for the strategies that sample rows.
   gs::models::Workload workload;
   workload.name = o.model == "lm" ? "text-lm" : "digits-mlp";
-  gs::models::Layer layer;
-  layer.name = "mlp";
-  layer.params = static_cast<std::int64_t>(model.parameter_count());
-  workload.layers = {layer};
+  auto layer = [](const std::string& name, std::int64_t params, std::optional<std::int64_t> rows = std::nullopt) {
+    gs::models::Layer l;
+    l.name = name;
+    l.params = params;
+    l.rows = rows;
+    return l;
+  };
+  if (o.model == "lm") {
+    const std::int64_t v = mo.vocabulary, e = mo.embedding, h = mo.hidden, c = mo.inputs;
+    workload.layers = {layer("embedding", v * e, v), layer("hidden", h * c * e + h), layer("output", v * h, v), layer("output bias", v, v)};
+  } else {
+    workload.layers = {layer("mlp", static_cast<std::int64_t>(model.parameter_count()))};
+  }
+  std::int64_t described = 0;
+  for (const auto& l : workload.layers) described += l.params;
+  if (described != static_cast<std::int64_t>(model.parameter_count())) {
+    throw std::logic_error("gradsync-train: the workload's layers hold " + std::to_string(described) + " parameters, the model " +
+                           std::to_string(model.parameter_count()));
+  }
   workload.samples_per_minibatch = o.batch;
   workload.compute_s_per_minibatch = 0;
   q.workload = &workload;
@@ -298,8 +315,10 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     double train_set_loss = 0;
     if (rank == (asynchronous ? workers : 0)) {
       test = model.evaluate(data.x.data() + train_rows * width, data.y.data() + train_rows, static_cast<std::size_t>(test_rows));
-      // The loss over every training row: what the optimisation reaches, apart from how it generalises.
-      train_set_loss = model.evaluate(data.x.data(), data.y.data(), train_rows).loss;
+      // The loss over every training row: what the optimisation reaches, apart from how it
+      // generalises (a language model's, a score per word for each of its 200,000 rows, only
+      // where --target-on train asks for it: ten times its test's work).
+      if (whole_training_loss) train_set_loss = model.evaluate(data.x.data(), data.y.data(), train_rows).loss;
     }
     if (asynchronous) {  // the model trained is the server's, as of its last push
       double scores[3] = {test.loss, test.accuracy, train_set_loss};
@@ -325,7 +344,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                        {"strategy", o.strategy}, {"learning_rate", o.learning_rate}, {"momentum", o.momentum},
                        {"seed", o.seed},       {"warm_start_epochs", o.warm_start}};
       r["train_seconds"] = trained_s;
-      r["train_set_loss"] = train_set_loss;
+      if (whole_training_loss) r["train_set_loss"] = train_set_loss;
       if (computed > 0) r["compute_s_per_step"] = compute_s / static_cast<double>(computed);
       if (noise.steps() > 0) {
         r["noise_scale"] = noise.simple();

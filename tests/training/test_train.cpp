@@ -445,6 +445,18 @@ TEST(Train, ALanguageModelOnFourRanksFollowsOneRankOfTheirWholeBatch) {
   }
   EXPECT_LT(b[2].train_loss, b[0].train_loss);
   EXPECT_LT(b[2].test_loss, 0.8 * std::log(302.0)) << four.out;  // 300 words, <unk> and </s>
+  // Its layers as a workload (the embedding, the hidden layer, the output's weights and biases):
+  // FSDP's shards of them sum to what the ring does.
+  const CommandResult fsdp = train(4, lm + "--strategy fsdp --batch 16 -o " + dir + "/lm-fsdp.jsonl");
+  ASSERT_EQ(fsdp.status, 0) << fsdp.out;
+  const auto f = epochs_of(dir + "/lm-fsdp.jsonl");
+  ASSERT_EQ(f.size(), 3U);
+  EXPECT_NEAR(f[2].test_loss, b[2].test_loss, 1e-4 * b[2].test_loss);
+  // Source A's sampling sends some rows of the word layers, and each rank keeps its own gradient
+  // in the rest: the replicas then differ, which gradsync-train does not run yet.
+  const CommandResult sampled = train(4, lm + "--strategy sampled --batch 16 --steps 2");
+  EXPECT_EQ(sampled.status, 2) << sampled.out;
+  EXPECT_NE(sampled.out.find("--strategy sampled: its workers do not all end with the sum or mean"), std::string::npos) << sampled.out;
   const CommandResult missing = train(1, "--model lm --corpus " + dir + "/no-such-text.txt --steps 2");
   EXPECT_EQ(missing.status, 2) << missing.out;
   EXPECT_NE(missing.out.find("no-such-text.txt: cannot open the text"), std::string::npos) << missing.out;
