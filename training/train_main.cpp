@@ -74,7 +74,10 @@ struct Options {
 // mean) of what the workers put in, by the strategy's own arithmetic (1-bit SGD's quantised
 // sums, with their residuals carried to the next step, too): of the gradients every step, or of
 // the models every T steps (model averaging). Returns what the sum is divided by (1: a sum).
-int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
+// `rows_dropped`: a strategy that sends some rows of the gradient (source A's sampling): a row
+// ends as the sum over the ranks that sent it, and a row nobody sent is dropped (zeroed), so
+// every replica takes the same step.
+int summing_divisor(const gs::models::Schedule& s, const std::string& name, bool rows_dropped = false) {
   int divisor = 0;
   std::string why;
   const bool async_round = std::any_of(s.rounds.begin(), s.rounds.end(), [](const gs::models::Round& r) { return r.asynchronous; });
@@ -90,6 +93,8 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
       divisor = s.workers;  // the strategy's own update of the models' sum (BMUF): the new model as it is
     } else if (e.numeric_only) {
       why = "its workers end with values of its own arithmetic, not the sum or mean of the gradients";
+    } else if (rows_dropped && (e.own_only || (!e.all_workers && !e.contributors.empty())) && e.holders.empty() && e.divisor == 1) {
+      divisor = divisor == 0 ? 1 : divisor;
     } else if (!e.all_workers || e.own_only || e.transposed_blocks != 0 || e.from_previous != 0 || !e.holders.empty()) {
       why = "its workers do not all end with the sum or mean of what every worker put in";
     } else if (divisor != 0 && e.divisor != divisor) {
@@ -101,7 +106,7 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name) {
   if (!why.empty()) {
     throw gs::models::InputError("--strategy " + name + ": " + why +
                                  "; gradsync-train runs, so far, the strategies that all-reduce the gradient every step (ring, "
-                                 "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), average the models "
+                                 "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit; sampled on --model lm), average the models "
                                  "every T steps (model_avg, bmuf), or push to a server of their own (downpour, asgd)");
   }
   return divisor == 0 ? 1 : divisor;
@@ -221,7 +226,11 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                                  " workers for " + std::to_string(size) + " processes; expected one worker a process" +
                                  (asynchronous ? " and one for the server" : ""));
   }
-  const int divisor = asynchronous ? 1 : summing_divisor(schedule, o.strategy);
+  // Source A's sampling on a model whose layers have word rows: each step sends the rows of the
+  // words in each rank's minibatch (V_base, which every rank knows: the order is shared), the
+  // most frequent and the random ones, so its schedule is built again every step.
+  const bool rows_each_step = o.strategy == "sampled" && o.model == "lm";
+  const int divisor = asynchronous ? 1 : summing_divisor(schedule, o.strategy, rows_each_step);
   const bool averages = schedule.averages_models;
   const std::size_t period = averages || asynchronous ? static_cast<std::size_t>(std::max(1, schedule.period_steps)) : 1;
   const std::size_t global = static_cast<std::size_t>(o.batch) * static_cast<std::size_t>(workers);
@@ -242,6 +251,10 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   const std::vector<float> initial = model.parameters();
   executor.reset([&](int, std::uint64_t e) { return initial[e]; });
   std::vector<float> pulled = initial;  // asynchronous: the server's model as last pulled
+  // Row sampling's schedule and executor of the step (rows_each_step), and the share it sent.
+  std::optional<gs::models::BuiltSchedule> step_built;
+  std::optional<gs::runtime::ScheduleExecutor> step_executor;
+  double sent_rows_bytes = 0, all_rows_bytes = 0;
   std::vector<std::uint64_t> staleness;  // asynchronous, on the server: pushes by updates applied since their pull
 
   if (rank == 0) {
@@ -378,8 +391,41 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         timed([&] { loss_sum += model.gradient(x.data(), y.data(), y.size(), mine); });
         ++computed;
       }
+      if (rows_each_step && !warm) {
+        workload.minibatch_rows.assign(static_cast<std::size_t>(workers), {});
+        for (int r = 0; r < workers; ++r) {
+          auto& rows = workload.minibatch_rows[static_cast<std::size_t>(r)];
+          for (int i = 0; i < o.batch; ++i) {
+            const std::size_t row = order[k * global + static_cast<std::size_t>(r * o.batch + i)];
+            for (std::size_t c = 0; c < width; ++c) rows.push_back(static_cast<std::int64_t>(data.x[row * width + c]));
+            rows.push_back(data.y[row]);
+          }
+          std::sort(rows.begin(), rows.end());
+          rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+        }
+        step_built = gs::models::build_schedule(q);
+        summing_divisor(step_built->schedule, o.strategy, true);
+        step_executor.reset();
+        step_executor.emplace(step_built->schedule, gs::runtime::map_participants(step_built->schedule, size), rank, *backend.memory,
+                              *backend.transport);
+        for (const auto& e : step_built->schedule.expected) sent_rows_bytes += e.own_only ? 0 : e.slice.bytes;
+        all_rows_bytes += step_built->schedule.gradient_bytes;
+      }
       // The schedule's sum of what each rank puts in, as the mean.
       auto synchronise = [&](const std::vector<float>& in) {
+        if (rows_each_step) {
+          step_executor->reset([&](int, std::uint64_t e) { return in[e]; });
+          step_executor->run();
+          std::vector<float> out = step_executor->gradient(rank);
+          // A row nobody sent is dropped: every replica takes the same step.
+          for (const auto& e : step_built->schedule.expected) {
+            if (!e.own_only) continue;
+            const auto first = static_cast<std::size_t>(e.slice.offset / sizeof(float));
+            std::fill_n(out.begin() + static_cast<long>(first), e.slice.bytes / sizeof(float), 0.0F);
+          }
+          for (float& v : out) v /= static_cast<float>(size);
+          return out;
+        }
         executor.refill([&](int, std::uint64_t e) { return in[e]; });
         executor.run();
         std::vector<float> out = executor.gradient(rank);
@@ -456,6 +502,10 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     std::printf("# compute per step on rank 0: %.1f us (forward, backward and the optimizer's update, %zu steps)\n",
                 1e6 * compute_s / static_cast<double>(computed), computed);
   }
+  if (rank == 0 && all_rows_bytes > 0) {
+    std::printf("# rows sampled: %.1f %% of the gradient in some rank's rows (the union) on average, each step's own words; "
+                "the rest dropped\n", 100 * sent_rows_bytes / all_rows_bytes);
+  }
   if (rank == 0 && o.target_loss >= 0) {
     if (reached) {
       std::printf("# samples to a %s loss of %g: %zu (%.1f epochs of %zu rows)\n", o.target_on == "train" ? "training" : "test",
@@ -527,7 +577,9 @@ int main(int argc, char** argv) {
              "(model_avg: each steps on its own, and every T steps the models' mean replaces them; bmuf: their block\n"
              "momentum update of that mean, the local momentum then reset; downpour and asgd: each pushes its change\n"
              "to the model to a server on the last process, which adds the pushes as they come, and continues from\n"
-             "the server's model). --warm-start trains the first epochs\n"
+             "the server's model; sampled, on the language model: each rank sends the rows of its minibatch's words, the\n"
+             "most frequent and some random ones, a row ends as the sum of those who sent it, and the rest are dropped).\n"
+             "--warm-start trains the first epochs\n"
              "on one worker first, as source D advises for 1-bit SGD.\n"
              "Examples:\n"
              "  mpirun -np 4 gradsync-train --strategy ring --batch 16 --epochs 3\n"
@@ -536,9 +588,11 @@ int main(int argc, char** argv) {
              "  mpirun -np 4 gradsync-train --strategy onebit -p feedback=off --momentum 0   # 1-bit SGD's ablation\n"
              "  mpirun -np 5 gradsync-train --strategy downpour -p step=1 --momentum 0   # 4 workers and their server\n"
              "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl\n"
-             "  mpirun -np 4 gradsync-train --model lm --batch 64 --lr 0.5 --momentum 0 --epochs 1   # a language model");
+             "  mpirun -np 4 gradsync-train --model lm --batch 64 --lr 0.5 --momentum 0 --epochs 1   # a language model\n"
+             "  mpirun -np 4 gradsync-train --model lm --strategy sampled --batch 64 --lr 0.5 --momentum 0 --epochs 1");
   app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the replicas: those that all-reduce the gradient "
                                           "every step (ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), "
+                                          "sampled (source A's rows of each step's words, --model lm), "
                                           "model_avg and bmuf (-p T=STEPS), and the asynchronous downpour and asgd (-p step=STEPS; "
                                           "their server on one process more than the workers)")
       ->default_val(o.strategy);

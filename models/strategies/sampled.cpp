@@ -45,6 +45,14 @@ SamplingParams sampling_params(const StrategyContext& ctx) {
   }
   p.seed = static_cast<std::uint64_t>(ctx.params.integer("seed"));
   p.rows = ctx.params.integer("rows");
+  // A real run's minibatches (gradsync-train): each rank's own words, not drawn.
+  if (ctx.workload && !ctx.workload->minibatch_rows.empty()) {
+    if (ctx.workload->minibatch_rows.size() != static_cast<std::size_t>(ctx.N())) {
+      throw InputError("workload " + ctx.workload->name + ": minibatch rows of " + std::to_string(ctx.workload->minibatch_rows.size()) +
+                       " ranks; expected " + std::to_string(ctx.N()));
+    }
+    p.base_rows = ctx.workload->minibatch_rows;
+  }
   return p;
 }
 

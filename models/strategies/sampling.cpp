@@ -117,7 +117,12 @@ SampledRows sample_rows(std::uint64_t elements, int eb, const Workload* workload
     const auto cdf = zipf_cdf(R);
     std::vector<std::pair<std::uint64_t, int>> drawn;  // (row, rank): V_base, each rank's minibatch words (own seed)
     drawn.reserve(n * static_cast<std::size_t>(std::max<std::int64_t>(0, p.base)));
-    for (int rank = 0; rank < ranks; ++rank) {
+    for (int rank = 0; rank < ranks && !p.base_rows.empty(); ++rank) {
+      for (const std::int64_t row : p.base_rows[static_cast<std::size_t>(rank)]) {
+        if (row >= 0 && static_cast<std::uint64_t>(row) < R) drawn.emplace_back(static_cast<std::uint64_t>(row), rank);
+      }
+    }
+    for (int rank = 0; rank < ranks && p.base_rows.empty(); ++rank) {
       std::mt19937_64 rng(p.seed * 1000003ULL + static_cast<std::uint64_t>(rank) + 1);
       std::uniform_real_distribution<double> u(0.0, 1.0);
       for (std::int64_t d = 0; d < p.base; ++d) {

@@ -33,6 +33,9 @@ struct SamplingParams {
   double alpha = 0.05;  // fraction of rows: the most frequent words
   double beta = 0.01;  // fraction of rows: random words (shared seed)
   std::int64_t base = 64;  // words drawn per minibatch per rank
+  // Per rank: its minibatch's own rows (V_base, as a real run knows them), instead of `base`
+  // drawn; empty: drawn. Rows past a layer's end are not in that layer.
+  std::vector<std::vector<std::int64_t>> base_rows;
   std::uint64_t seed = 1;
   std::int64_t rows = 1000;  // rows of a bare buffer (no workload)
   std::vector<double> rates;  // per rank, in [0, 1], scaling alpha and beta; empty: 1 for every rank

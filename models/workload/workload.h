@@ -52,6 +52,10 @@ struct Workload {
   std::string description;
   int dtype_bytes = 4;
   std::optional<std::int64_t> samples_per_minibatch;
+  // Each rank's rows of this step's minibatch (the words a language model's minibatch holds), for
+  // strategies that sample rows (source A's V_base) where a real run knows them; empty: drawn.
+  // Set by gradsync-train each step, never read from JSON.
+  std::vector<std::vector<std::int64_t>> minibatch_rows;
   std::vector<Layer> layers;  // in forward order
   std::int64_t minibatches_per_epoch = 1;
   std::optional<double> compute_s_per_minibatch;  // measured

@@ -423,7 +423,7 @@ TEST(Train, WhatItCannotRunIsRefusedWithTheReason) {
 
 // The language model (--model lm) on the two chapters the repository ships: four ranks of 16
 // rows follow one rank of 64, it learns (the held-out words' loss falls below the uniform guess's,
-// ln of the vocabulary), and a text it cannot read is refused.
+// ln of the vocabulary), FSDP and row sampling train it too, and a text it cannot read is refused.
 TEST(Train, ALanguageModelOnFourRanksFollowsOneRankOfTheirWholeBatch) {
   if (!GRADSYNC_HAVE_TORCH) GTEST_SKIP() << "gradsync-train not built (libtorch)";
   const std::string dir = ::testing::TempDir();
@@ -452,11 +452,25 @@ TEST(Train, ALanguageModelOnFourRanksFollowsOneRankOfTheirWholeBatch) {
   const auto f = epochs_of(dir + "/lm-fsdp.jsonl");
   ASSERT_EQ(f.size(), 3U);
   EXPECT_NEAR(f[2].test_loss, b[2].test_loss, 1e-4 * b[2].test_loss);
-  // Source A's sampling sends some rows of the word layers, and each rank keeps its own gradient
-  // in the rest: the replicas then differ, which gradsync-train does not run yet.
-  const CommandResult sampled = train(4, lm + "--strategy sampled --batch 16 --steps 2");
-  EXPECT_EQ(sampled.status, 2) << sampled.out;
-  EXPECT_NE(sampled.out.find("--strategy sampled: its workers do not all end with the sum or mean"), std::string::npos) << sampled.out;
+  // Source A's sampling, each step's own words: sending every row (alpha=1: the most frequent
+  // words are all of them) is the ring's training; sending some (the default) drops the other
+  // rows alike on every replica, and still learns.
+  const CommandResult all_rows = train(4, lm + "--strategy sampled -p alpha=1 --batch 16 -o " + dir + "/lm-all-rows.jsonl");
+  ASSERT_EQ(all_rows.status, 0) << all_rows.out;
+  EXPECT_NE(all_rows.out.find("# rows sampled: 100.0 %"), std::string::npos) << all_rows.out;
+  const auto full = epochs_of(dir + "/lm-all-rows.jsonl");
+  ASSERT_EQ(full.size(), 3U);
+  EXPECT_NEAR(full[2].test_loss, b[2].test_loss, 1e-4 * b[2].test_loss);
+  const CommandResult sampled = train(4, lm + "--strategy sampled --batch 16 -o " + dir + "/lm-sampled.jsonl");
+  ASSERT_EQ(sampled.status, 0) << sampled.out;
+  EXPECT_NE(sampled.out.find("# replicas: identical"), std::string::npos) << sampled.out;
+  const auto at = sampled.out.find("# rows sampled: ");
+  ASSERT_NE(at, std::string::npos) << sampled.out;
+  EXPECT_LT(std::stod(sampled.out.substr(at + 16)), 60.0) << sampled.out;
+  const auto some = epochs_of(dir + "/lm-sampled.jsonl");
+  ASSERT_EQ(some.size(), 3U);
+  EXPECT_LT(some[2].test_loss, 0.8 * std::log(302.0)) << sampled.out;
+  EXPECT_NE(some[2].test_loss, b[2].test_loss);  // not the ring's: rows were dropped
   const CommandResult missing = train(1, "--model lm --corpus " + dir + "/no-such-text.txt --steps 2");
   EXPECT_EQ(missing.status, 2) << missing.out;
   EXPECT_NE(missing.out.find("no-such-text.txt: cannot open the text"), std::string::npos) << missing.out;
