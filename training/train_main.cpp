@@ -127,12 +127,13 @@ struct Dataset {
 Dataset load_dataset(const Options& o) {
   Dataset d;
   if (o.model == "lm") {
-    const gs::training::Text text = gs::training::load_text(o.corpus.empty() ? gs::training::default_text_path() : o.corpus);
+    const std::string path = o.corpus.empty() ? gs::training::default_text_path() : o.corpus;
+    const gs::training::Text text = gs::training::load_text(path);
     gs::training::Ngrams g = gs::training::make_ngrams(text, o.vocabulary, o.context);
     d.width = g.context;
     d.classes = d.vocabulary = static_cast<int>(g.vocabulary.size());
-    d.what = "a text (" + std::to_string(text.sources.size()) + " file" + (text.sources.size() == 1 ? "" : "s") + " from " +
-             text.sources.front() + ": " + std::to_string(text.words.size()) + " words and sentence ends, " +
+    d.what = "the text " + path + " (" + std::to_string(text.sources.size()) + " file" + (text.sources.size() == 1 ? "" : "s") +
+             ", " + std::to_string(text.words.size()) + " words and sentence ends, " +
              std::to_string(g.vocabulary.size() - 2) + " kept, the rest <unk> in " +
              std::to_string(g.rows() ? 100 * g.unknown_rows / g.rows() : 0) + " % of the rows; " + std::to_string(g.rows()) + " rows";
     d.x = std::move(g.inputs);
