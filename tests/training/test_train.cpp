@@ -51,6 +51,16 @@ double norm_of(const std::string& out) {
 
 bool can_train() { return GRADSYNC_HAVE_TORCH && std::string(GRADSYNC_DIGITS_CSV).size() > 0; }
 
+// Every epoch of `b` (N ranks) as `a` (one rank of their whole batch) up to float rounding.
+void expect_same_epochs(const std::vector<Epoch>& a, const std::vector<Epoch>& b, std::size_t epochs) {
+  ASSERT_EQ(a.size(), epochs);
+  ASSERT_EQ(b.size(), epochs);
+  for (std::size_t e = 0; e < epochs; ++e) {
+    EXPECT_NEAR(b[e].train_loss, a[e].train_loss, 1e-4 * a[e].train_loss) << "epoch " << e + 1;
+    EXPECT_NEAR(b[e].test_loss, a[e].test_loss, 1e-4 * a[e].test_loss) << "epoch " << e + 1;
+  }
+}
+
 }  // namespace
 
 TEST(Train, FourRanksOnARingFollowOneRankOfTheirWholeBatch) {
@@ -62,12 +72,8 @@ TEST(Train, FourRanksOnARingFollowOneRankOfTheirWholeBatch) {
   ASSERT_EQ(four.status, 0) << four.out;
   EXPECT_NE(four.out.find("# replicas: identical"), std::string::npos) << four.out;
   const auto a = epochs_of(dir + "/one.jsonl"), b = epochs_of(dir + "/four.jsonl");
-  ASSERT_EQ(a.size(), 3U);
-  ASSERT_EQ(b.size(), 3U);
-  for (std::size_t e = 0; e < 3; ++e) {
-    EXPECT_NEAR(b[e].train_loss, a[e].train_loss, 1e-4 * a[e].train_loss) << "epoch " << e + 1;
-    EXPECT_NEAR(b[e].test_loss, a[e].test_loss, 1e-4 * a[e].test_loss) << "epoch " << e + 1;
-  }
+  expect_same_epochs(a, b, 3);
+  if (a.size() != 3 || b.size() != 3) return;  // reported above
   EXPECT_NEAR(norm_of(four.out), norm_of(one.out), 1e-5 * norm_of(one.out));
   // It learns: the first epoch's loss falls by the third, and the held-out digits are read.
   EXPECT_LT(b[2].train_loss, 0.5 * b[0].train_loss);
@@ -437,40 +443,36 @@ TEST(Train, ALanguageModelOnFourRanksFollowsOneRankOfTheirWholeBatch) {
   EXPECT_NE(four.out.find("tests/data/text (2 files, "), std::string::npos) << four.out;
   EXPECT_NE(four.out.find("# replicas: identical"), std::string::npos) << four.out;
   const auto a = epochs_of(dir + "/lm-one.jsonl"), b = epochs_of(dir + "/lm-four.jsonl");
-  ASSERT_EQ(a.size(), 3U);
-  ASSERT_EQ(b.size(), 3U);
-  for (std::size_t e = 0; e < 3; ++e) {
-    EXPECT_NEAR(b[e].train_loss, a[e].train_loss, 1e-4 * a[e].train_loss) << "epoch " << e + 1;
-    EXPECT_NEAR(b[e].test_loss, a[e].test_loss, 1e-4 * a[e].test_loss) << "epoch " << e + 1;
-  }
+  expect_same_epochs(a, b, 3);
+  if (a.size() != 3 || b.size() != 3) return;  // reported above
   EXPECT_LT(b[2].train_loss, b[0].train_loss);
   EXPECT_LT(b[2].test_loss, 0.8 * std::log(302.0)) << four.out;  // 300 words, <unk> and </s>
+  // Four ranks of 16 rows more, by another strategy: its output and epochs (three, or the test fails).
+  auto four_by = [&](const std::string& strategy, const std::string& name) {
+    const CommandResult r = train(4, lm + "--strategy " + strategy + " --batch 16 -o " + dir + "/" + name + ".jsonl");
+    EXPECT_EQ(r.status, 0) << r.out;
+    auto epochs = epochs_of(dir + "/" + name + ".jsonl");
+    EXPECT_EQ(epochs.size(), 3U) << r.out;
+    epochs.resize(3);
+    return std::make_pair(r.out, epochs);
+  };
   // Its layers as a workload (the embedding, the hidden layer, the output's weights and biases):
   // FSDP's shards of them sum to what the ring does.
-  const CommandResult fsdp = train(4, lm + "--strategy fsdp --batch 16 -o " + dir + "/lm-fsdp.jsonl");
-  ASSERT_EQ(fsdp.status, 0) << fsdp.out;
-  const auto f = epochs_of(dir + "/lm-fsdp.jsonl");
-  ASSERT_EQ(f.size(), 3U);
-  EXPECT_NEAR(f[2].test_loss, b[2].test_loss, 1e-4 * b[2].test_loss);
+  const auto fsdp = four_by("fsdp", "lm-fsdp");
+  EXPECT_NEAR(fsdp.second[2].test_loss, b[2].test_loss, 1e-4 * b[2].test_loss);
   // Source A's sampling, each step's own words: sending every row (alpha=1: the most frequent
   // words are all of them) is the ring's training; sending some (the default) drops the other
   // rows alike on every replica, and still learns.
-  const CommandResult all_rows = train(4, lm + "--strategy sampled -p alpha=1 --batch 16 -o " + dir + "/lm-all-rows.jsonl");
-  ASSERT_EQ(all_rows.status, 0) << all_rows.out;
-  EXPECT_NE(all_rows.out.find("# rows sampled: 100.0 %"), std::string::npos) << all_rows.out;
-  const auto full = epochs_of(dir + "/lm-all-rows.jsonl");
-  ASSERT_EQ(full.size(), 3U);
-  EXPECT_NEAR(full[2].test_loss, b[2].test_loss, 1e-4 * b[2].test_loss);
-  const CommandResult sampled = train(4, lm + "--strategy sampled --batch 16 -o " + dir + "/lm-sampled.jsonl");
-  ASSERT_EQ(sampled.status, 0) << sampled.out;
-  EXPECT_NE(sampled.out.find("# replicas: identical"), std::string::npos) << sampled.out;
-  const auto at = sampled.out.find("# rows sampled: ");
-  ASSERT_NE(at, std::string::npos) << sampled.out;
-  EXPECT_LT(std::stod(sampled.out.substr(at + 16)), 60.0) << sampled.out;
-  const auto some = epochs_of(dir + "/lm-sampled.jsonl");
-  ASSERT_EQ(some.size(), 3U);
-  EXPECT_LT(some[2].test_loss, 0.8 * std::log(302.0)) << sampled.out;
-  EXPECT_NE(some[2].test_loss, b[2].test_loss);  // not the ring's: rows were dropped
+  const auto all_rows = four_by("sampled -p alpha=1", "lm-all-rows");
+  EXPECT_NE(all_rows.first.find("# rows sampled: 100.0 %"), std::string::npos) << all_rows.first;
+  EXPECT_NEAR(all_rows.second[2].test_loss, b[2].test_loss, 1e-4 * b[2].test_loss);
+  const auto sampled = four_by("sampled", "lm-sampled");
+  EXPECT_NE(sampled.first.find("# replicas: identical"), std::string::npos) << sampled.first;
+  const auto at = sampled.first.find("# rows sampled: ");
+  ASSERT_NE(at, std::string::npos) << sampled.first;
+  EXPECT_LT(std::stod(sampled.first.substr(at + 16)), 60.0) << sampled.first;
+  EXPECT_LT(sampled.second[2].test_loss, 0.8 * std::log(302.0)) << sampled.first;
+  EXPECT_NE(sampled.second[2].test_loss, b[2].test_loss);  // not the ring's: rows were dropped
   const CommandResult missing = train(1, "--model lm --corpus " + dir + "/no-such-text.txt --steps 2");
   EXPECT_EQ(missing.status, 2) << missing.out;
   EXPECT_NE(missing.out.find("no-such-text.txt: cannot open the text"), std::string::npos) << missing.out;
