@@ -256,6 +256,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   std::optional<gs::models::BuiltSchedule> step_built;
   std::optional<gs::runtime::ScheduleExecutor> step_executor;
   double sent_rows_bytes = 0, all_rows_bytes = 0;
+  int step_divisor = 1;
   std::vector<std::uint64_t> staleness;  // asynchronous, on the server: pushes by updates applied since their pull
 
   if (rank == 0) {
@@ -405,7 +406,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
           rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
         }
         step_built = gs::models::build_schedule(q);
-        summing_divisor(step_built->schedule, o.strategy, true);
+        step_divisor = summing_divisor(step_built->schedule, o.strategy, true);
         step_executor.reset();
         step_executor.emplace(step_built->schedule, gs::runtime::map_participants(step_built->schedule, size), rank, *backend.memory,
                               *backend.transport);
@@ -424,7 +425,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
             const auto first = static_cast<std::size_t>(e.slice.offset / sizeof(float));
             std::fill_n(out.begin() + static_cast<long>(first), e.slice.bytes / sizeof(float), 0.0F);
           }
-          for (float& v : out) v /= static_cast<float>(size);
+          for (float& v : out) v /= static_cast<float>(size) / static_cast<float>(step_divisor);
           return out;
         }
         executor.refill([&](int, std::uint64_t e) { return in[e]; });
