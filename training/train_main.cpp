@@ -227,10 +227,11 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                                  " workers for " + std::to_string(size) + " processes; expected one worker a process" +
                                  (asynchronous ? " and one for the server" : ""));
   }
-  // Source A's sampling on a model whose layers have word rows: each step sends the rows of the
-  // words in each rank's minibatch (V_base, which every rank knows: the order is shared), the
-  // most frequent and the random ones, so its schedule is built again every step.
-  const bool rows_each_step = o.strategy == "sampled" && o.model == "lm";
+  // A strategy that samples each step's rows (source A's), on a model whose layers have word rows:
+  // each step sends the rows of the words in each rank's minibatch (V_base, which every rank
+  // knows: the order is shared), so its schedule is built again every step.
+  const bool rows_each_step = q.strategy->samples_minibatch_rows &&
+                              std::any_of(workload.layers.begin(), workload.layers.end(), [](const auto& l) { return l.rows.has_value(); });
   const int divisor = asynchronous ? 1 : summing_divisor(schedule, o.strategy, rows_each_step);
   const bool averages = schedule.averages_models;
   const std::size_t period = averages || asynchronous ? static_cast<std::size_t>(std::max(1, schedule.period_steps)) : 1;

@@ -304,6 +304,7 @@ Strategy definition() {
               rates};
   s.inners = {{"ring"}, {"hierarchical"}, {"ps"}};  // in the order a search tries them
   s.changes_training = [](const ResultRecord&) { return std::string("sends only the sampled rows"); };
+  s.samples_minibatch_rows = true;
   s.test_variants = {{{"inner=ps", "rows=50"}}, {{"inner=ring", "rows=50", "alpha=0.1", "beta=0.1"}}};
   // Source A gives no closed form for sampling.
   s.build = [](const StrategyContext& ctx) {

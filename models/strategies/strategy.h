@@ -179,6 +179,10 @@ struct Strategy {
   // or, where the strategy puts back what averaging divides itself, one worker's (BMUF's block
   // momentum 1 - 1/N, source C).
   bool keeps_one_workers_learning_rate = false;
+  // It chooses each step's rows from the words in each rank's minibatch (Workload::
+  // minibatch_rows, source A's V_base) where the workload's layers have rows: a training loop
+  // gives them and builds its schedule again every step; rows no rank sent are dropped.
+  bool samples_minibatch_rows = false;
   // What decides its time, in words, for this record (recommend's explanation of a pick; "":
   // the bounding link says it): nccl names the algorithm NCCL's cost model chose and why.
   std::function<std::string(const ResultRecord&)> decided_by;
