@@ -42,8 +42,9 @@ const std::vector<ClusterParam>& cluster_params() {
        &ClusterSpec::cpu, true, {"auto", "intel", "amd", "arm"}},
       {"nic_link_layer",
        "the NICs' kind: infiniband, roce or ethernet (NCCL's own IB verbs and socket transports), efa (AWS) or "
-       "slingshot (HPE), which NCCL reaches through the aws-ofi-nccl plugin",
-       &ClusterSpec::nic_link_layer, true, {"infiniband", "roce", "ethernet", "efa", "slingshot"}},
+       "slingshot (HPE), which NCCL reaches through the aws-ofi-nccl plugin, or tcpxo (GCP's GPUDirect-TCPXO, A3 Mega: "
+       "its FasTrak plugin, with the NCCL environment Google ships for it)",
+       &ClusterSpec::nic_link_layer, true, kNicLinkLayers},
       {"gpudirect", "GPUDirect RDMA between GPUs and NICs: auto (not stated), true or false", &ClusterSpec::gpudirect,
        true, {"auto", "true", "false"}},
       {"nic_sharp", "in-network reduction in the network's switches (SHARP, NCCL's CollNet): auto (not stated), true "

@@ -39,9 +39,13 @@ bool forwards_traffic(NodeKind kind);
 // What a node's kind alone does not say but collectives depend on (NCCL plans with them).
 // Each is stated by the topology file or the generator; unset means not known, and a
 // prediction that depends on it says what it assumed (or gives the range over its values).
+// The NICs' kinds, each a transport NCCL reaches them through (its own IB verbs and sockets,
+// aws-ofi-nccl for EFA and Slingshot, GCP's FasTrak plugin for GPUDirect-TCPXO).
+inline const std::vector<std::string> kNicLinkLayers = {"infiniband", "roce", "ethernet", "efa", "slingshot", "tcpxo"};
+
 struct NodeFacts {
   std::string gpu_model;          // gpu: a model of models/topology/hardware.h ("H100")
-  std::string link_layer;         // nic: "infiniband", "roce", "ethernet", "efa" or "slingshot"
+  std::string link_layer;         // nic: one of kNicLinkLayers
   std::optional<bool> gpudirect;  // nic: GPUDirect RDMA between GPUs and this NIC
   std::optional<bool> sharp;      // nic: in-network reduction (NCCL's CollNet); nvswitch: NVLink SHARP (NVLS)
   std::string cpu_vendor;         // cpu_socket, root_complex: "intel", "amd" or "arm"

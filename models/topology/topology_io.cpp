@@ -45,9 +45,8 @@ NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
       }
     } else if (key == "link_layer") {
       f.link_layer = v->as_string();
-      if (f.link_layer != "infiniband" && f.link_layer != "roce" && f.link_layer != "ethernet" && f.link_layer != "efa" &&
-          f.link_layer != "slingshot") {
-        v->fail("\"infiniband\", \"roce\", \"ethernet\", \"efa\" or \"slingshot\"");
+      if (std::find(kNicLinkLayers.begin(), kNicLinkLayers.end(), f.link_layer) == kNicLinkLayers.end()) {
+        v->fail("one of " + join(kNicLinkLayers) + did_you_mean(f.link_layer, kNicLinkLayers));
       }
     } else if (key == "gpudirect") {
       f.gpudirect = v->as_bool();

@@ -871,6 +871,60 @@ TEST(NcclPlanner, TheOfiPluginSetsWhatItsSourceSays) {
       << ::testing::PrintToString(r.notes);
 }
 
+// GCP's GPUDirect-TCPXO goes through its FasTrak plugin with the environment Google ships for it
+// (nccl-env-profile.sh, enforced by its guest config checker): NCCL_ALGO=Ring,Tree,
+// NCCL_PROTO=Simple, NCCL_NVLS_ENABLE=0, NCCL_MIN_NCHANNELS=4, NCCL_BUFFSIZE 8 MiB,
+// NCCL_P2P_NET_CHUNKSIZE 512 KiB. Two HGX H100 nodes over InfiniBand plan the NVLS tree at 64 MiB
+// and LL at 64 KiB; over TCPXO the same nodes plan the tree or the ring, with Simple, at both; a
+// user's NCCL_ALGO (algorithm=) still rules, and a one-NIC host gets four channels at least.
+TEST(NcclPlanner, TcpxoRunsWithTheEnvironmentGoogleShipsForIt) {
+  auto two_nodes = [](const std::string& kind, int nics) {
+    ClusterSpec s;
+    s.nodes = 2;
+    s.gpus_per_node = 8;
+    s.nics_per_node = nics;
+    s.nic_GBps = 25;
+    s.network = ClusterNetwork::single;
+    s.nic_link_layer = kind;
+    s.gpudirect = "true";
+    s.nvlink_sharp = "true";
+    return generate_cluster(s);
+  };
+  const Topology ib = two_nodes("infiniband", 8), tcpxo = two_nodes("tcpxo", 8);
+  auto plan_of = [](const Topology& t, double bytes, PlanOptions o = {}) {
+    o.cpu_vendor = "intel";
+    std::vector<std::size_t> gpus;
+    for (int h = 0; h < 2; ++h) {
+      for (std::size_t g : host_gpus(t, h)) gpus.push_back(g);
+    }
+    return make_plan(t, gpus, bytes, o);
+  };
+  const double big = 64.0 * 1024 * 1024;
+  EXPECT_EQ(plan_of(ib, big).algorithm(), kNvlsTree);
+  EXPECT_NE(plan_of(ib, 65536).protocol(), kSimple);
+  for (const double bytes : {65536.0, big}) {
+    const Plan p = plan_of(tcpxo, bytes);
+    EXPECT_EQ(p.net.name, "FasTrak");
+    EXPECT_TRUE(p.algorithm() == kTree || p.algorithm() == kRing) << p.algorithm();
+    EXPECT_EQ(p.protocol(), kSimple);
+    EXPECT_FALSE(p.comm.nvls_support);
+    EXPECT_DOUBLE_EQ(p.net.buffer_bytes, 8388608.0);
+    EXPECT_DOUBLE_EQ(p.net.p2p_chunk_bytes, 524288.0);
+  }
+  PlanOptions ring;
+  ring.forced_algorithm = kRing;
+  EXPECT_EQ(plan_of(tcpxo, big, ring).algorithm(), kRing);
+  PlanOptions nvls;
+  nvls.nvls = true;
+  nvls.forced_algorithm = kNvlsTree;
+  EXPECT_EQ(plan_of(tcpxo, big, nvls).algorithm(), kNvlsTree);
+  EXPECT_GE(plan_of(two_nodes("tcpxo", 1), big).comm.channels, 4);
+  const ResultRecord r = predict(nccl_request(tcpxo, 16, big, {"cpu=intel"}));
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(),
+                          [](const std::string& n) { return n.find("through FasTrak") != std::string::npos && n.find("NCCL_ALGO=Ring,Tree") != std::string::npos; }))
+      << ::testing::PrintToString(r.notes);
+}
+
 // More NIC ports than GPUs (an OCI A100 shape: 8 GPUs two to a PCIe switch, 16 ports of
 // 100 Gb/s, four to a switch): NCCL's search spreads its channels over the NICs
 // (Graph::inter) and each channel's transfers between hosts leave and enter by its own

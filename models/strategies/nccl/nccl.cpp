@@ -165,8 +165,8 @@ constexpr ErrorBand kErrorBands[] = {
     {false, false, 16 * kMiB, -0.22, 0.17}, {false, false, 256 * kMiB, -0.22, 0.04},
     {false, true, 0, -0.15, 1.48},        {false, true, 1 * kMiB, -0.06, 2.94},
     {false, true, 16 * kMiB, -0.05, 0.61},  {false, true, 256 * kMiB, -0.05, 0.09},
-    {true, false, 0, -0.54, 2.44},        {true, false, 1 * kMiB, -0.46, 2.25},
-    {true, false, 16 * kMiB, -0.19, 1.30},  {true, false, 256 * kMiB, -0.15, 0.90},
+    {true, false, 0, -0.54, 1.76},        {true, false, 1 * kMiB, -0.46, 2.05},
+    {true, false, 16 * kMiB, -0.19, 0.76},  {true, false, 256 * kMiB, -0.20, 0.90},
     {true, true, 0, -0.43, 0},            {true, true, 1 * kMiB, -0.78, 0},
     {true, true, 16 * kMiB, -0.47, 0.76},   {true, true, 256 * kMiB, -0.45, 0.82},
 };

@@ -375,8 +375,17 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     }
   }
 
+  // The NICs' network plugin, by their kind. Whether the NICs' provider reaches GPU memory (FI_HMEM:
+  // the NICs' GPUDirect RDMA fact, or the user's), whatever GDR level NCCL then keeps it to.
+  bool provider_gdr = false;
+  for (const System& s : systems) {
+    for (int n : s.of_type(NodeType::net)) provider_gdr = provider_gdr || s.nodes()[static_cast<std::size_t>(n)].gdr;
+  }
+  plan.net = any_nic ? net_plugin_of(plan.host.link_layer, provider_gdr, o.net_latency_us) : NetPlugin{};
+
   // NVLink SHARP: NCCL_NVLS_ENABLE's default uses it where the GPUs (Hopper on) and the
-  // NVSwitch offer multicast; the topology may say, else it is assumed.
+  // NVSwitch offer multicast; the topology may say, else it is assumed. A plugin's environment
+  // that sets NCCL_NVLS_ENABLE=0 (TCPXO's) turns it off.
   // nvls.cc ncclNvlsInit: no NVLS where a process's node has fewer than two of the GPUs.
   std::size_t fewest_local = gpus.size();
   for (const auto& host : plan.hosts) fewest_local = std::min(fewest_local, host.size());
@@ -385,6 +394,8 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   if (nvls_hardware) {
     if (o.nvls) {
       nvls = *o.nvls;
+    } else if (plan.net.ring_tree_only) {
+      nvls = false;
     } else if (nvswitch_sharp) {
       nvls = *nvswitch_sharp;
     } else {
@@ -488,7 +499,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   }
   if (comm.cc_min >= 90 && inter && comm.ring.bw_intra > 45.0 && channels < 16) channels *= 2;
   if (o.max_ctas > 0) channels = std::min(channels, o.max_ctas);
-  channels = std::max(channels, std::min(o.min_ctas, kMaxCommChannels));
+  channels = std::max(channels, std::min(o.min_ctas > 0 ? o.min_ctas : plan.net.min_channels, kMaxCommChannels));
   comm.channels = channels;
   // NVLS compute channels (nvls.cc ncclNvlsTuning): 16 on Hopper, 32 / 24 on Blackwell.
   plan.nvls_channels = comm.cc_min >= 100 ? (inter ? 32 : 24) : 16;
@@ -497,15 +508,9 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   }
   comm.forced_algorithm = o.forced_algorithm;
   comm.forced_protocol = o.forced_protocol;
-  // The NICs' plugin: the latency it reports on every graph that leaves the host, and
-  // NCCL_PROTO=simple where it sets it (unless the user chose a protocol).
-  // Whether the NICs' provider reaches GPU memory (FI_HMEM: the NICs' GPUDirect RDMA fact, or the
-  // user's), whatever GDR level NCCL then keeps it to.
-  bool provider_gdr = false;
-  for (const System& s : systems) {
-    for (int n : s.of_type(NodeType::net)) provider_gdr = provider_gdr || s.nodes()[static_cast<std::size_t>(n)].gdr;
-  }
-  plan.net = any_nic ? net_plugin_of(plan.host.link_layer, provider_gdr, o.net_latency_us) : NetPlugin{};
+  // The NICs' plugin (chosen above): the latency it reports on every graph that leaves the host,
+  // and the NCCL_PROTO and NCCL_ALGO its environment sets (unless the user chose).
+  if (plan.net.ring_tree_only) comm.allowed_algorithms = (1U << kRing) | (1U << kTree);
   if (inter) {
     set_latency_inter(comm, plan.net.latency_us);
   }
@@ -526,8 +531,17 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
 
 NetPlugin net_plugin_of(const std::string& kind, bool gpudirect, double latency_us) {
   NetPlugin p;
-  if (kind != "efa" && kind != "slingshot") {
+  if (kind != "efa" && kind != "slingshot" && kind != "tcpxo") {
     if (latency_us > 0) p.latency_us = latency_us;
+    return p;
+  }
+  if (kind == "tcpxo") {
+    p.name = "FasTrak";
+    p.simple_only = p.ring_tree_only = true;
+    p.min_channels = 4;
+    p.buffer_bytes = 8388608;
+    p.p2p_chunk_bytes = 524288;
+    if (latency_us >= 0) p.latency_us = latency_us;
     return p;
   }
   p.name = "aws-ofi-nccl";

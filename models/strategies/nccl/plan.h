@@ -57,7 +57,7 @@ struct Assumption {
 // The first host as NCCL's view of it holds it, for saying what a prediction rests on.
 struct HostFacts {
   int gpus = 0, nics = 0, sockets = 0;
-  std::string link_layer;  // its NICs' (infiniband, roce, ethernet; "" where not stated)
+  std::string link_layer;  // its NICs' (NodeFacts::link_layer; "" where not stated)
   std::string cpu_vendor;  // "" where not known
   bool nvswitch = false;
   bool gdr = false;        // GPUDirect RDMA between its first GPU and a NIC
@@ -76,10 +76,17 @@ struct HostFacts {
 //   would be polled in host memory whose writes it does not order).
 // - On EFA with GPUDirect RDMA (p4d, p5 and later), NCCL_BUFFSIZE 8 MiB and
 //   NCCL_P2P_NET_CHUNKSIZE 512 KiB: twice and four times the bytes a connection keeps in flight.
+// GCP's GPUDirect-TCPXO (A3 Mega) goes through its FasTrak plugin, and runs with the environment
+// Google ships beside it (nccl-env-profile.sh, which its guest config checker enforces):
+// NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple, NCCL_NVLS_ENABLE=0, NCCL_MIN_NCHANNELS=4,
+// NCCL_BUFFSIZE 8 MiB, NCCL_P2P_NET_CHUNKSIZE 512 KiB. Its tuner plugin's configuration
+// (a3plus_tuner_config.textproto) is not public and not modelled: NCCL's own model chooses.
 struct NetPlugin {
-  std::string name;            // "aws-ofi-nccl", or "" (NCCL's own transports)
+  std::string name;            // "aws-ofi-nccl", "FasTrak", or "" (NCCL's own transports)
   double latency_us = 0;
   bool simple_only = false;
+  bool ring_tree_only = false;  // NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0
+  int min_channels = 0;         // NCCL_MIN_NCHANNELS (0: NCCL's own)
   double buffer_bytes = 0;     // NCCL_BUFFSIZE as the plugin sets it (0: NCCL's 4 MiB)
   double p2p_chunk_bytes = 0;  // NCCL_P2P_NET_CHUNKSIZE likewise (0: NCCL's 128 KiB)
 };

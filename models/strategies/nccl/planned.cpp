@@ -808,6 +808,8 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
     if (!net.name.empty() || net.latency_us > 0) {
       facts += ", " + (net.name.empty() ? std::string("the network") : "through " + net.name) + ": " + format_fixed(net.latency_us, 0) +
                " us reported latency" + (net.simple_only ? ", NCCL_PROTO=simple" : "") +
+               (net.ring_tree_only ? ", NCCL_ALGO=Ring,Tree, NCCL_NVLS_ENABLE=0" : "") +
+               (net.min_channels > 0 ? ", NCCL_MIN_NCHANNELS " + std::to_string(net.min_channels) : "") +
                (net.buffer_bytes > 0 ? ", NCCL_BUFFSIZE " + format_bytes(net.buffer_bytes) : "") +
                (net.p2p_chunk_bytes > 0 ? ", NCCL_P2P_NET_CHUNKSIZE " + format_bytes(net.p2p_chunk_bytes) : "");
     }

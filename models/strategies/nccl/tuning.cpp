@@ -227,7 +227,7 @@ Costs tune(const Comm& comm, Collective coll) {
   // What is enabled: LL128 by NCCL's rules unless the user chose a protocol; algorithms the
   // machine does not support are off; the user's NCCL_ALGO / NCCL_PROTO leave only their choice.
   for (int a = 0; a < kAlgorithms; ++a) {
-    bool algo_on = comm.forced_algorithm < 0 || comm.forced_algorithm == a;
+    bool algo_on = comm.forced_algorithm < 0 ? ((comm.allowed_algorithms >> a) & 1U) != 0 : comm.forced_algorithm == a;
     if (n_nodes == 1 && a == kNvlsTree) algo_on = false;
     if (!comm.collnet_enable && (a == kCollnetDirect || a == kCollnetChain || (a == kNvls && n_nodes > 1))) algo_on = false;
     if (!comm.nvswitch && a == kCollnetDirect) algo_on = false;

@@ -51,6 +51,9 @@ struct Comm {
   int channels = 1;              // comm->nChannels, for the ring's plateau
   // User choices (NCCL_ALGO / NCCL_PROTO): -1 for NCCL's own.
   int forced_algorithm = -1, forced_protocol = -1;
+  // The algorithms NCCL_ALGO allows where a network plugin's environment sets it (bit a for
+  // algorithm a; all by default); a forced algorithm overrides it.
+  unsigned allowed_algorithms = ~0U;
 
   const Graph& graph(int algorithm) const;
 };
