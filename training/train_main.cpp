@@ -362,6 +362,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       r["train_seconds"] = trained_s;
       if (whole_training_loss) r["train_set_loss"] = train_set_loss;
       if (computed > 0) r["compute_s_per_step"] = compute_s / static_cast<double>(computed);
+      if (rows_each_step && all_rows_bytes > 0) r["gradient_sent_share"] = sent_rows_bytes / all_rows_bytes;
       if (noise.steps() > 0) {
         r["noise_scale"] = noise.simple();
         r["gradient_norm_sq"] = noise.gradient_norm_sq();

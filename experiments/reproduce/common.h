@@ -108,7 +108,8 @@ void write_outputs(const std::string& dir, const std::string& name, const Batch&
 void source_a(const Options& options, std::ostream& out);
 void source_b(const Options& options, std::ostream& out);
 void source_c(const Options& options, std::ostream& out);
-// Sources C and D's convergence claims on real training (gradsync-train under a local mpirun).
+// Sources C and D's convergence claims, and source A's about sampling on the language model, on
+// real training (gradsync-train under a local mpirun).
 void convergence(const Options& options, std::ostream& out);
 // Source C's 3x / 5x / 9x shape: model averaging on 2 to 16 workers trained to the baseline's
 // target (experiments/reproduce/convergence_scaling.cpp).

@@ -41,7 +41,10 @@ TrainingOutcome train(const TrainingRun& r, const std::string& binary, int epoch
   const int global = r.ranks * r.batch;
   command.insert(command.end(), {binary, "--batch", std::to_string(r.batch), "--lr", figure(r.learning_rate, 6), "--momentum", "0",
                                  "--seed", "1", "-o", file});
-  if (r.max_steps > 0) {
+  if (!r.model.empty()) command.insert(command.end(), {"--model", r.model});
+  if (r.fixed_steps > 0) {
+    command.insert(command.end(), {"--steps", std::to_string(r.fixed_steps), "--eval-every", std::to_string(std::max(1, r.fixed_steps / 3))});
+  } else if (r.max_steps > 0) {
     command.insert(command.end(), {"--steps", std::to_string(r.max_steps), "--eval-every", "1", "--target-loss",
                                    figure(kTaskTargetLoss, 6), "--stop-at-target"});
     if (r.target_on_training_loss) command.insert(command.end(), {"--target-on", "train"});
@@ -89,6 +92,7 @@ TrainingOutcome train(const TrainingRun& r, const std::string& binary, int epoch
       o.steps_to_target = j.value("steps", 0LL);
     }
     if (j.contains("compute_s_per_step")) o.compute_s_per_step = j.at("compute_s_per_step").get<double>();
+    if (j.contains("gradient_sent_share")) o.gradient_sent_share = j.at("gradient_sent_share").get<double>();
     if (!o.samples_to_target && j.contains("noise_scale")) {
       rows_to_target.push_back({j.at("gradient_noise_trace").get<double>(), j.at("gradient_norm_sq").get<double>()});
     }

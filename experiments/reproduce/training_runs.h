@@ -40,6 +40,10 @@ struct TrainingRun {
   // Tested every 256 samples as the others, but stopped at the target: only its samples to target
   // are wanted.
   bool stop_at_target = false;
+  // The model: "" the digits MLP (the task above), "lm" gradsync-train's language model on its
+  // installed text, trained `fixed_steps` steps and tested three times (no target).
+  std::string model = "";
+  int fixed_steps = 0;
 };
 
 struct TrainingOutcome {
@@ -49,6 +53,7 @@ struct TrainingOutcome {
   std::vector<models::ordered_json> records;    // gradsync-train's rows, each with "run": the run's id
   std::optional<long long> steps_to_target;
   double compute_s_per_step = 0;  // rank 0's, as gradsync-train timed it (its last row)
+  std::optional<double> gradient_sent_share;  // a row-sampling strategy's share of the gradient sent (its last row)
   // The noise scale's two estimators (gradsync-train's rows, each a mean over its steps), summed
   // over the rows up to the target: the first half's and the second's.
   double trace_sum[2] = {0, 0}, norm_sum[2] = {0, 0};
