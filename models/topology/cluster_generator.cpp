@@ -45,7 +45,7 @@ const std::vector<ClusterParam>& cluster_params() {
        "slingshot (HPE), which NCCL reaches through the aws-ofi-nccl plugin, or tcpxo (GCP's GPUDirect-TCPXO, A3 Mega: "
        "its FasTrak plugin, with the NCCL environment Google ships for it)",
        &ClusterSpec::nic_link_layer, true, kNicLinkLayers},
-      {"gpudirect", "GPUDirect RDMA between GPUs and NICs: auto (not stated), true or false", &ClusterSpec::gpudirect,
+      {"gpudirect", "GPUDirect RDMA between GPUs and NICs: auto (not stated; true for tcpxo, GPUDirect by design), true or false", &ClusterSpec::gpudirect,
        true, {"auto", "true", "false"}},
       {"nic_sharp", "in-network reduction in the network's switches (SHARP, NCCL's CollNet): auto (not stated), true "
                     "or false",
@@ -268,6 +268,8 @@ ClusterFacts cluster_facts(const ClusterSpec& s) {
   f.gpu.gpu_model = s.gpu;
   f.nic.link_layer = s.nic_link_layer;
   f.nic.gpudirect = stated(s.gpudirect);
+  // GPUDirect-TCPXO moves the data between the NIC and GPU memory by its design (hence its name).
+  if (s.nic_link_layer == "tcpxo" && !f.nic.gpudirect) f.nic.gpudirect = true;
   f.nic.sharp = stated(s.nic_sharp);
   f.nvswitch.sharp = stated(s.nvlink_sharp);
   if (s.cpu != "auto") f.cpu.cpu_vendor = s.cpu;

@@ -919,6 +919,12 @@ TEST(NcclPlanner, TcpxoRunsWithTheEnvironmentGoogleShipsForIt) {
   nvls.forced_algorithm = kNvlsTree;
   EXPECT_EQ(plan_of(tcpxo, big, nvls).algorithm(), kNvlsTree);
   EXPECT_GE(plan_of(two_nodes("tcpxo", 1), big).comm.channels, 4);
+  // GPUDirect by design: a tcpxo NIC whose GPUDirect the spec leaves open has it.
+  ClusterSpec open;
+  open.nic_link_layer = "tcpxo";
+  EXPECT_EQ(cluster_facts(open).nic.gpudirect, std::optional<bool>(true));
+  open.nic_link_layer = "ethernet";
+  EXPECT_FALSE(cluster_facts(open).nic.gpudirect.has_value());
   const ResultRecord r = predict(nccl_request(tcpxo, 16, big, {"cpu=intel"}));
   EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(),
                           [](const std::string& n) { return n.find("through FasTrak") != std::string::npos && n.find("NCCL_ALGO=Ring,Tree") != std::string::npos; }))
