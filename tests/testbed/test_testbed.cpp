@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -227,22 +228,31 @@ TEST_F(Testbed, ShiftProbesReadEachFlowNotItsRingsSlowest) {
   const auto& pairs = measured.at("bandwidth_GBps");
   const auto& probes = measured.at("concurrent_probes");
   ASSERT_GE(probes.size(), 2u) << r.out;
-  // Each flow's share of its pair's rate: those that cross at about a half, every one within a
-  // switch faster than every one that crosses (quiet, 0.94-1.02 against 0.46-0.52).
+  // Each flow's share of its pair's rate: those that cross at about a half, those within a switch
+  // faster (quiet, 0.94-1.02 against 0.46-0.52). Their medians are compared: with eight ranks on two
+  // cores one flow within a switch now and then reads at half its rate (0.53 in two runs of
+  // 2026-11-30, one under the sanitizers), while the fault this guards against read all eight at
+  // half, medians included.
   const auto& two_apart = probes.at(1);  // shift 2
-  double slowest_within = 1e9, fastest_across = 0;
+  std::vector<double> within, across;
   for (std::size_t k = 0; k < two_apart.at("flows").size(); ++k) {
     const auto from = std::stoi(two_apart.at("flows").at(k).at(0).get<std::string>().substr(4));  // "rankN"
     const auto to = std::stoi(two_apart.at("flows").at(k).at(1).get<std::string>().substr(4));
     const double share = two_apart.at("bandwidth_GBps").at(k).get<double>() / pairs.at(from).at(to).get<double>();
     if (from / 4 == to / 4) {
-      slowest_within = std::min(slowest_within, share);
+      within.push_back(share);
     } else {
       EXPECT_LT(share, 0.65) << "rank" << from << " -> rank" << to << " crosses the uplinks\n" << r.out;
-      fastest_across = std::max(fastest_across, share);
+      across.push_back(share);
     }
   }
-  EXPECT_GT(slowest_within, 1.2 * fastest_across) << "flows within a switch against those that cross\n" << r.out;
+  ASSERT_EQ(within.size(), 4u) << r.out;
+  ASSERT_EQ(across.size(), 4u) << r.out;
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  EXPECT_GT(median(within), 1.2 * median(across)) << "flows within a switch against those that cross\n" << r.out;
 }
 
 TEST_F(Testbed, ValidateEndToEnd) {
