@@ -394,7 +394,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   if (nvls_hardware) {
     if (o.nvls) {
       nvls = *o.nvls;
-    } else if (plan.net.ring_tree_only) {
+    } else if (plan.net.nvls_off) {
       nvls = false;
     } else if (nvswitch_sharp) {
       nvls = *nvswitch_sharp;
@@ -510,7 +510,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   comm.forced_protocol = o.forced_protocol;
   // The NICs' plugin (chosen above): the latency it reports on every graph that leaves the host,
   // and the NCCL_PROTO and NCCL_ALGO its environment sets (unless the user chose).
-  if (plan.net.ring_tree_only) comm.allowed_algorithms = (1U << kRing) | (1U << kTree);
+  comm.allowed_algorithms = plan.net.allowed_algorithms;
   if (inter) {
     set_latency_inter(comm, plan.net.latency_us);
   }
@@ -529,31 +529,57 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
 
 }  // namespace
 
+namespace {
+
+// The NIC kinds NCCL reaches through a network plugin, each with the plugin and what it and the
+// environment its vendor ships beside it set. aws-ofi-nccl (EFA, and Slingshot through libfabric's
+// cxi provider): Simple only where the provider cannot reach GPU memory; on EFA the latency its
+// platform file reports and, with GPUDirect, the buffers platform-aws.cpp sets. FasTrak (GCP's
+// GPUDirect-TCPXO): nccl-env-profile.sh, which its guest config checker enforces: NCCL_PROTO=Simple,
+// NCCL_ALGO=Ring,Tree, NCCL_NVLS_ENABLE=0, NCCL_MIN_NCHANNELS=4, NCCL_BUFFSIZE 8 MiB,
+// NCCL_P2P_NET_CHUNKSIZE 512 KiB.
+struct PluginProfile {
+  const char* kind;
+  const char* name;
+  double latency_us;         // what the plugin reports (0: NCCL's own figure)
+  bool simple_only;          // always
+  bool simple_without_gdr;   // where GPUDirect RDMA is off
+  const char* algorithms;    // NCCL_ALGO ("": not set)
+  bool nvls_off;
+  int min_channels;
+  bool buffers_with_gdr_only;
+  double buffer_bytes, p2p_chunk_bytes;
+};
+constexpr PluginProfile kPlugins[] = {
+    {"efa", "aws-ofi-nccl", kEfaLatencyUs, false, true, "", false, 0, true, 8388608, 524288},
+    {"slingshot", "aws-ofi-nccl", 0, false, true, "", false, 0, false, 0, 0},
+    {"tcpxo", "FasTrak", 0, true, false, "Ring,Tree", true, 4, false, 8388608, 524288},
+};
+
+}  // namespace
+
 NetPlugin net_plugin_of(const std::string& kind, bool gpudirect, double latency_us) {
   NetPlugin p;
-  if (kind != "efa" && kind != "slingshot" && kind != "tcpxo") {
+  const auto* profile = std::find_if(std::begin(kPlugins), std::end(kPlugins), [&](const PluginProfile& f) { return kind == f.kind; });
+  if (profile == std::end(kPlugins)) {
     if (latency_us > 0) p.latency_us = latency_us;
     return p;
   }
-  if (kind == "tcpxo") {
-    p.name = "FasTrak";
-    p.simple_only = p.ring_tree_only = true;
-    p.min_channels = 4;
-    p.buffer_bytes = 8388608;
-    p.p2p_chunk_bytes = 524288;
-    if (latency_us >= 0) p.latency_us = latency_us;
-    return p;
+  p.name = profile->name;
+  p.latency_us = latency_us >= 0 ? latency_us : profile->latency_us;
+  p.simple_only = profile->simple_only || (profile->simple_without_gdr && !gpudirect);
+  p.algorithms = profile->algorithms;
+  if (!p.algorithms.empty()) {
+    p.allowed_algorithms = 0;
+    std::istringstream names(p.algorithms);
+    for (std::string name; std::getline(names, name, ',');) p.allowed_algorithms |= 1U << algorithm_from_name(name);
   }
-  p.name = "aws-ofi-nccl";
-  p.simple_only = !gpudirect;
-  if (kind == "efa") {
-    p.latency_us = kEfaLatencyUs;
-    if (gpudirect) {
-      p.buffer_bytes = 8388608;
-      p.p2p_chunk_bytes = 524288;
-    }
+  p.nvls_off = profile->nvls_off;
+  p.min_channels = profile->min_channels;
+  if (gpudirect || !profile->buffers_with_gdr_only) {
+    p.buffer_bytes = profile->buffer_bytes;
+    p.p2p_chunk_bytes = profile->p2p_chunk_bytes;
   }
-  if (latency_us >= 0) p.latency_us = latency_us;
   return p;
 }
 

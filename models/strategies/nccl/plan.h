@@ -84,8 +84,10 @@ struct HostFacts {
 struct NetPlugin {
   std::string name;            // "aws-ofi-nccl", "FasTrak", or "" (NCCL's own transports)
   double latency_us = 0;
-  bool simple_only = false;
-  bool ring_tree_only = false;  // NCCL_ALGO=Ring,Tree and NCCL_NVLS_ENABLE=0
+  bool simple_only = false;    // NCCL_PROTO=Simple
+  std::string algorithms;      // NCCL_ALGO as the environment sets it ("": not set)
+  unsigned allowed_algorithms = ~0U;  // the same as Comm::allowed_algorithms
+  bool nvls_off = false;       // NCCL_NVLS_ENABLE=0
   int min_channels = 0;         // NCCL_MIN_NCHANNELS (0: NCCL's own)
   double buffer_bytes = 0;     // NCCL_BUFFSIZE as the plugin sets it (0: NCCL's 4 MiB)
   double p2p_chunk_bytes = 0;  // NCCL_P2P_NET_CHUNKSIZE likewise (0: NCCL's 128 KiB)

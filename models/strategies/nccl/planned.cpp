@@ -592,7 +592,6 @@ double fill_of(const Layout& lay) {
   return is_tree(lay.algorithm) || lay.span > 0 ? lay.chunk_times / lay.chunks : 1.0;
 }
 
-
 }  // namespace
 
 double planned_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s) {
@@ -808,7 +807,7 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
     if (!net.name.empty() || net.latency_us > 0) {
       facts += ", " + (net.name.empty() ? std::string("the network") : "through " + net.name) + ": " + format_fixed(net.latency_us, 0) +
                " us reported latency" + (net.simple_only ? ", NCCL_PROTO=simple" : "") +
-               (net.ring_tree_only ? ", NCCL_ALGO=Ring,Tree, NCCL_NVLS_ENABLE=0" : "") +
+               (net.algorithms.empty() ? "" : ", NCCL_ALGO=" + net.algorithms) + (net.nvls_off ? ", NCCL_NVLS_ENABLE=0" : "") +
                (net.min_channels > 0 ? ", NCCL_MIN_NCHANNELS " + std::to_string(net.min_channels) : "") +
                (net.buffer_bytes > 0 ? ", NCCL_BUFFSIZE " + format_bytes(net.buffer_bytes) : "") +
                (net.p2p_chunk_bytes > 0 ? ", NCCL_P2P_NET_CHUNKSIZE " + format_bytes(net.p2p_chunk_bytes) : "");
