@@ -1,0 +1,45 @@
+// What the tests of NCCL's planner share: generated HGX H100 hosts, a host's GPUs, and the nccl
+// strategy's request on a topology's first GPUs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/executors/predict.h"
+#include "models/strategies/strategy.h"
+#include "models/topology/cluster_generator.h"
+#include "models/topology/placement.h"
+#include "models/topology/topology.h"
+
+namespace test_nccl_planner {
+
+// `nodes` HGX hosts of 8 GPUs and 8 NICs on one network, as the generator makes them.
+inline gradsync::models::Topology hgx(int nodes) {
+  gradsync::models::ClusterSpec s;
+  s.nodes = nodes;
+  s.gpus_per_node = 8;
+  s.nics_per_node = 8;
+  s.network = gradsync::models::ClusterNetwork::single;
+  return gradsync::models::generate_cluster(s);
+}
+
+// The 8 GPUs of generated host `host`.
+inline std::vector<std::size_t> host_gpus(const gradsync::models::Topology& t, int host) {
+  std::vector<std::size_t> out;
+  for (int g = 0; g < 8; ++g) out.push_back(t.require("n" + std::to_string(host) + "-gpu" + std::to_string(g), "test"));
+  return out;
+}
+
+// The nccl strategy on the first `gpus` GPUs of `t` for `bytes`, with these parameters.
+inline gradsync::models::PredictRequest nccl_request(const gradsync::models::Topology& t, int gpus, double bytes,
+                                                     const std::vector<std::string>& params) {
+  gradsync::models::PredictRequest q;
+  q.topology = &t;
+  q.strategy = &gradsync::models::find_strategy("nccl");
+  q.placement = gradsync::models::first_gpus(t, gpus);
+  q.bytes = bytes;
+  q.params = gradsync::models::SyncParams::parse(params);
+  return q;
+}
+
+}  // namespace test_nccl_planner
