@@ -25,6 +25,7 @@
 #include "models/support/error.h"
 #include "models/support/json_input.h"
 #include "models/topology/topology_io.h"
+#include "models/workload/workload.h"
 #include "models/topology/uniform_topologies.h"
 #include "runtime/cli_flags.h"
 #include "runtime/mpi_main.h"
@@ -68,6 +69,7 @@ struct Options {
   bool stop_at_target = false;
   bool no_noise_scale = false;  // skip the noise scale's all-reduce (a run timed against a model)
   std::string output;
+  std::string workload_output;
 };
 
 // What gradsync-train can run so far: schedules after which every worker holds the sum (or the
@@ -558,6 +560,19 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       gs::models::write_file_atomically(o.output, records);
       std::printf("# wrote %zu records to %s\n", evaluations, o.output.c_str());
     }
+    if (!o.workload_output.empty()) {
+      // The model as gradsync predicts a workload: its layers, a rank's rows a step, an epoch of
+      // the training rows on one GPU, and the compute per step rank 0 timed (4-byte gradients).
+      workload.dtype_bytes = 4;
+      workload.minibatches_per_epoch = std::max<std::int64_t>(1, static_cast<std::int64_t>(train_rows) / o.batch);
+      workload.compute_s_per_minibatch = computed > 0 ? compute_s / static_cast<double>(computed) : 0;
+      workload.minibatch_rows.clear();
+      workload.description = "gradsync-train's " + std::string(o.model == "lm" ? "feed-forward language model on its text" : "perceptron on the digits") +
+                             ", " + std::to_string(o.batch) + " rows a GPU; compute per step as gradsync-train timed it on rank 0 of " +
+                             std::to_string(workers) + " (" + o.strategy + ")";
+      gs::models::write_file_atomically(o.workload_output, gs::models::workload_to_json(workload).dump(1) + "\n");
+      std::printf("# wrote the model as a workload to %s\n", o.workload_output.c_str());
+    }
   }
   return differ == 0 || !must_agree ? 0 : 1;
 }
@@ -646,6 +661,9 @@ int main(int argc, char** argv) {
                "a model of the strategy's synchronisation should leave out");
   app.add_flag("--stop-at-target", o.stop_at_target, "stop at the first row whose loss (--target-on) meets --target-loss")->needs(target);
   app.add_option("-o,--output", o.output, "write a record per row (JSON lines) here");
+  app.add_option("--workload-out", o.workload_output,
+                 "write the model as a workload here (its layers, the rows a rank takes a step, the compute per step rank 0 timed): "
+                 "gradsync predict --workload");
 
   if (const auto done = gs::runtime::parse_flags_or_exit(app, argc, argv, rank, "gradsync-train")) return *done;
   int status = 0;
