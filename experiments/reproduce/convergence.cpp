@@ -88,6 +88,38 @@ constexpr double kLike = 1.25, kSlower = 1.2;
 // with, and "little change": a held-out loss at most 2 % above the ring's (perplexity about 11 %).
 constexpr int kLanguageBatch = 64, kLanguageSteps = 600, kLanguageQuickSteps = 150;
 constexpr double kLanguageLearningRate = 0.5, kLossLike = 0.02;
+// Its samples to target: a held-out loss the ring reaches in about a third of the run (the quick
+// run's in about two thirds), tested every 10 steps (2,560 samples; the quick run every 25).
+constexpr int kLanguageTestEvery = 10, kLanguageQuickTestEvery = 25;
+constexpr double kLanguageTarget = 5.45, kLanguageQuickTarget = 5.65;
+// The language model's compute per step, timed on one rank alone (the runs on kRanks share this
+// machine's cores).
+constexpr int kLanguageComputeSteps = 20;
+
+// B_simple (McCandlish et al. 2018) over a run's rows up to its target: pooled, and each half's as
+// the range; none where the run did not reach it or recorded no noise scale.
+std::optional<models::Estimate> b_simple(const Outcome& o) {
+  const double norms = o.norm_sum[0] + o.norm_sum[1];
+  if (norms <= 0) return std::nullopt;
+  const double pooled = (o.trace_sum[0] + o.trace_sum[1]) / norms;
+  double lo = pooled, hi = pooled;
+  for (int h : {0, 1}) {
+    if (o.norm_sum[h] > 0) {
+      lo = std::min(lo, o.trace_sum[h] / o.norm_sum[h]);
+      hi = std::max(hi, o.trace_sum[h] / o.norm_sum[h]);
+    }
+  }
+  if (!(pooled > 0) || !std::isfinite(pooled)) return std::nullopt;
+  return models::Estimate{pooled, lo, hi};
+}
+
+// A run's samples over another's to the target, within what testing every `every` samples can
+// tell; none where either did not reach it.
+std::optional<models::Estimate> relative_samples(const Outcome& o, const Outcome& reference, double every) {
+  if (!o.samples_to_target || !reference.samples_to_target) return std::nullopt;
+  const auto a = static_cast<double>(*o.samples_to_target), b = static_cast<double>(*reference.samples_to_target);
+  return models::Estimate::between(std::max(1.0, a - every) / b, a / std::max(1.0, b - every));
+}
 
 }  // namespace
 
@@ -201,17 +233,30 @@ void convergence(const Options& options, std::ostream& out) {
     report << "  [A] " << sampling_says << "\n      not measured: no text for the language model (scripts/setup.sh installs Moby-Dick)\n";
   } else {
     const int steps = options.quick ? kLanguageQuickSteps : kLanguageSteps;
+    const double target = options.quick ? kLanguageQuickTarget : kLanguageTarget;
+    const int test_every = options.quick ? kLanguageQuickTestEvery : kLanguageTestEvery;
     Run lm_ring{"lm_ring", "language model, synchronous SGD (ring)", kRanks, kLanguageBatch, "ring", {}, kLanguageLearningRate, 0, "sampling"};
     lm_ring.model = "lm";
     lm_ring.fixed_steps = steps;
+    lm_ring.test_every_steps = test_every;
+    lm_ring.target_loss = target;
     Run lm_sampled = lm_ring;
     lm_sampled.id = "lm_sampled";
     lm_sampled.what = "language model, source A's sampling";
     lm_sampled.strategy = "sampled";
+    Run lm_compute = lm_ring;
+    lm_compute.id = "lm_compute";
+    lm_compute.what = "language model, one rank (its compute per step)";
+    lm_compute.ranks = 1;
+    lm_compute.strategy = "";
+    lm_compute.fixed_steps = lm_compute.test_every_steps = kLanguageComputeSteps;
+    lm_compute.workload_output = (fs::path(options.out_dir) / "lm-compute-workload.json").string();
     std::fprintf(stderr, "[+1] reproduce convergence: %s\n", lm_ring.what.c_str());
     language_runs.push_back(train(lm_ring, train_binary, 0, options.out_dir));
     std::fprintf(stderr, "[+2] reproduce convergence: %s\n", lm_sampled.what.c_str());
     language_runs.push_back(train(lm_sampled, train_binary, 0, options.out_dir));
+    std::fprintf(stderr, "[+3] reproduce convergence: %s\n", lm_compute.what.c_str());
+    train(lm_compute, train_binary, 0, options.out_dir);
     const Outcome &ring_lm = language_runs[0], &sampled_lm = language_runs[1];
     const double share = sampled_lm.gradient_sent_share.value_or(1.0);
     const double worse = sampled_lm.final_loss / ring_lm.final_loss - 1;
@@ -225,7 +270,43 @@ void convergence(const Options& options, std::ostream& out) {
                      {"learning_rate", kLanguageLearningRate},
                      {"ring_test_loss", ring_lm.final_loss},
                      {"sampled_test_loss", sampled_lm.final_loss},
-                     {"sampled_gradient_share", share}};
+                     {"sampled_gradient_share", share},
+                     {"target_test_loss", target},
+                     {"test_every_steps", test_every},
+                     {"ring_samples_to_target", ring_lm.samples_to_target ? models::ordered_json(*ring_lm.samples_to_target) : nullptr},
+                     {"sampled_samples_to_target",
+                      sampled_lm.samples_to_target ? models::ordered_json(*sampled_lm.samples_to_target) : nullptr}};
+    report << "      to a held-out loss of " << figure(target) << " (tested every " << test_every << " steps): ring "
+           << samples_text(ring_lm) << " samples, sampled " << samples_text(sampled_lm) << " ("
+           << ratio_text(ratio(sampled_lm, ring_lm)) << ")\n";
+    // The language model as a workload whose convergence facts are these runs: its layers and its
+    // compute on one rank (gradsync-train's), the ring's samples to target and noise scale, and
+    // sampling's multiple of them on kRanks workers.
+    const std::optional<models::Estimate> noise = b_simple(ring_lm);
+    std::error_code gone;
+    if (ring_lm.samples_to_target && noise && fs::exists(lm_compute.workload_output)) {
+      models::Workload w = models::load_workload(lm_compute.workload_output);
+      w.description = "gradsync-train's feed-forward language model on its text (source A's kind), " + std::to_string(kLanguageBatch) +
+                      " rows a GPU, its compute as gradsync-train timed it on one rank; convergence facts measured by gradsync "
+                      "reproduce convergence";
+      models::ConvergenceFacts f;
+      f.target = "test loss " + figure(target);
+      f.source = "gradsync reproduce convergence: ring, " + std::to_string(kRanks) + " x " + std::to_string(kLanguageBatch) + " rows, lr " +
+                 figure(kLanguageLearningRate) + ", momentum 0, tested every " + std::to_string(test_every) +
+                 " steps; noise scale B_simple over the ring's steps to target (each half's as the range)";
+      f.global_batch = kRanks * kLanguageBatch;
+      const double every = static_cast<double>(test_every * f.global_batch);
+      const auto reached = static_cast<double>(*ring_lm.samples_to_target);
+      f.samples_to_target = models::Estimate::between(std::max(1.0, reached - every), reached);
+      f.noise_scale = *noise;
+      if (const auto m = relative_samples(sampled_lm, ring_lm, every)) {
+        f.strategies["sampled"] = {*m, "the strategy's alpha and beta, the ring's lr, measured", {}, {{kRanks, *m}}};
+      }
+      w.convergence = f;
+      write_text(options.out_dir, "text-lm.json", models::workload_to_json(w).dump(1) + "\n");
+      report << "      wrote " << options.out_dir << "/text-lm.json: the language model as a workload with these convergence facts\n";
+    }
+    fs::remove(lm_compute.workload_output, gone);
   }
 
   // The noise scale's prediction (McCandlish et al. 2018): synchronous SGD at 1x, 4x and 16x the
@@ -255,18 +336,7 @@ void convergence(const Options& options, std::ostream& out) {
   }
   models::ordered_json noise_json = models::ordered_json::object();
   std::optional<models::Estimate> noise_measured;  // B_simple: pooled, and each half's
-  if (!points.empty() && points.front().batch == kBatch) {
-    const Outcome& o = points.front().outcome;
-    const double pooled = (o.trace_sum[0] + o.trace_sum[1]) / (o.norm_sum[0] + o.norm_sum[1]);
-    double lo = pooled, hi = pooled;
-    for (int h : {0, 1}) {
-      if (o.norm_sum[h] > 0) {
-        lo = std::min(lo, o.trace_sum[h] / o.norm_sum[h]);
-        hi = std::max(hi, o.trace_sum[h] / o.norm_sum[h]);
-      }
-    }
-    if (pooled > 0 && std::isfinite(pooled)) noise_measured = models::Estimate{pooled, lo, hi};
-  }
+  if (!points.empty() && points.front().batch == kBatch) noise_measured = b_simple(points.front().outcome);
   report << "\nnoise scale (McCandlish et al. 2018): synchronous SGD (ring, " << kRanks << " ranks) at 1x, 4x and 16x the global batch of "
          << kRanks * kBatch << ", each at the best learning rate of " << [&] {
               std::string t;
@@ -411,11 +481,7 @@ void convergence(const Options& options, std::ostream& out) {
     f.noise_scale = *noise_measured;
     // Each strategy's samples over synchronous SGD's on as many workers, within what testing every
     // 256 samples can tell: on kRanks workers (relative_samples, and by_workers) and on kFewRanks.
-    const auto relative = [&](const Outcome& o, const Outcome& sync_there) -> std::optional<models::Estimate> {
-      if (!o.samples_to_target || !sync_there.samples_to_target) return std::nullopt;
-      const auto a = static_cast<double>(*o.samples_to_target), b = static_cast<double>(*sync_there.samples_to_target);
-      return models::Estimate::between(std::max(1.0, a - kTestEverySamples) / b, a / std::max(1.0, b - kTestEverySamples));
-    };
+    const auto relative = [&](const Outcome& o, const Outcome& sync_there) { return relative_samples(o, sync_there, kTestEverySamples); };
     auto multiple = [&](const std::string& id, const std::string& strategy, const std::string& conditions,
                         const std::map<std::string, std::string>& params) {
       const std::optional<models::Estimate> m = relative(at(id), sync_run);

@@ -43,21 +43,23 @@ TrainingOutcome train(const TrainingRun& r, const std::string& binary, int epoch
                                  "--seed", "1", "-o", file});
   if (!r.model.empty()) command.insert(command.end(), {"--model", r.model});
   if (r.fixed_steps > 0) {
-    command.insert(command.end(), {"--steps", std::to_string(r.fixed_steps), "--eval-every", std::to_string(std::max(1, r.fixed_steps / 3))});
+    const int every = r.test_every_steps > 0 ? r.test_every_steps : std::max(1, r.fixed_steps / 3);
+    command.insert(command.end(), {"--steps", std::to_string(r.fixed_steps), "--eval-every", std::to_string(every)});
   } else if (r.max_steps > 0) {
     command.insert(command.end(), {"--steps", std::to_string(r.max_steps), "--eval-every", "1", "--target-loss",
-                                   figure(kTaskTargetLoss, 6), "--stop-at-target"});
+                                   figure(r.target_loss, 6), "--stop-at-target"});
     if (r.target_on_training_loss) command.insert(command.end(), {"--target-on", "train"});
   } else {
     command.insert(command.end(),
                    {"--epochs", std::to_string(epochs), "--eval-every", std::to_string(std::max(1, kTaskTestEverySamples / global))});
-    if (r.stop_at_target) command.insert(command.end(), {"--target-loss", figure(kTaskTargetLoss, 6), "--stop-at-target"});
+    if (r.stop_at_target) command.insert(command.end(), {"--target-loss", figure(r.target_loss, 6), "--stop-at-target"});
   }
   if (!r.strategy.empty()) {
     command.insert(command.end(), {"--strategy", r.strategy});
     for (const auto& p : r.params) command.insert(command.end(), {"-p", p});
   }
   if (r.warm_start > 0) command.insert(command.end(), {"--warm-start", std::to_string(r.warm_start)});
+  if (!r.workload_output.empty()) command.insert(command.end(), {"--workload-out", r.workload_output});
   models::ProcessOptions process;
   process.env = mpirun_environment();
   process.timeout_s = 600;
@@ -87,7 +89,7 @@ TrainingOutcome train(const TrainingRun& r, const std::string& binary, int epoch
       throw models::InputError(file + ":" + std::to_string(number_of_line) + ": " + e.what() +
                                "; expected gradsync-train's records (samples, test_loss, test_accuracy, train_set_loss)");
     }
-    if (!o.samples_to_target && target_loss <= kTaskTargetLoss) {
+    if (!o.samples_to_target && target_loss <= r.target_loss) {
       o.samples_to_target = samples;
       o.steps_to_target = j.value("steps", 0LL);
     }

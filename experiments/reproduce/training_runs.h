@@ -41,9 +41,14 @@ struct TrainingRun {
   // are wanted.
   bool stop_at_target = false;
   // The model: "" the digits MLP (the task above), "lm" gradsync-train's language model on its
-  // installed text, trained `fixed_steps` steps and tested three times (no target).
+  // installed text, trained `fixed_steps` steps and tested every `test_every_steps` (0: three times).
   std::string model = "";
   int fixed_steps = 0;
+  int test_every_steps = 0;
+  // The loss whose first row gives the samples to target (the digits' test loss 0.5 by default).
+  double target_loss = kTaskTargetLoss;
+  // Where gradsync-train writes the model as a workload ("": not written).
+  std::string workload_output;
 };
 
 struct TrainingOutcome {

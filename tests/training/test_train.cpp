@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -252,6 +253,30 @@ TEST(Train, ReproduceConvergenceChecksTheSourcesClaims) {
     const auto& a = c.at("claims").at(7);
     EXPECT_EQ(a.at("source"), "A");
     EXPECT_EQ(a.at("holds").get<bool>(), sampled <= 1.02 * ring && share < 1) << a.dump();
+    // Tested every few steps to a held-out loss: the language model as a workload, its facts the
+    // ring's samples to target (within a test's steps x 256 samples) and sampling's multiple of
+    // them, worked again here from the recorded samples; predict prices it to that loss.
+    const double target = lm.at("target_test_loss").get<double>();
+    const double every = 256.0 * lm.at("test_every_steps").get<double>();
+    ASSERT_FALSE(lm.at("ring_samples_to_target").is_null()) << lm.dump();
+    const double ring_samples = lm.at("ring_samples_to_target").get<double>();
+    std::ifstream lm_file(dir + "/text-lm.json");
+    ASSERT_TRUE(lm_file.good());
+    const auto lm_facts = nlohmann::json::parse(lm_file).at("convergence");
+    EXPECT_EQ(lm_facts.at("global_batch").get<int>(), 256);
+    EXPECT_EQ(lm_facts.at("samples_to_target"), nlohmann::json::array({ring_samples - every, ring_samples}));
+    if (!lm.at("sampled_samples_to_target").is_null()) {
+      const double s = lm.at("sampled_samples_to_target").get<double>();
+      const auto& m = lm_facts.at("strategies").at("sampled").at("relative_samples");
+      EXPECT_NEAR(m.at(0).get<double>(), (s - every) / ring_samples, 1e-9);
+      EXPECT_NEAR(m.at(1).get<double>(), s / (ring_samples - every), 1e-9);
+    }
+    const CommandResult lm_predict =
+        run_command({GRADSYNC_BIN, "predict", "--workload", dir + "/text-lm.json", "--strategy", "sampled", "--gpus", "4"});
+    ASSERT_EQ(lm_predict.status, 0) << lm_predict.out;
+    std::ostringstream target_text;
+    target_text << "to target: time to test loss " << target;
+    EXPECT_NE(lm_predict.out.find(target_text.str()), std::string::npos) << lm_predict.out;
   }
   // The noise scale's check: 1x, 4x and 16x the global batch, each with its steps to target, the
   // two larger with the steps S(B) predicts from the noise scale measured at 1x.
