@@ -128,7 +128,14 @@ void add_time_to_target(ResultRecord& r, const Workload& w) {
         return;
       }
       int measured_at = 0;
-      c.relative_samples = it->second.at_workers(r.ranks, &measured_at);
+      const Estimate* multiple = it->second.at_workers(r.ranks, &measured_at);
+      if (!multiple) {
+        r.no_time_to_target = r.strategy + "'s run on " + std::to_string(measured_at) + " workers" +
+                              (measured_at != r.ranks ? " (the nearest count the facts give)" : "") + " did not reach " + f.target +
+                              " in " + number_text(it->second.not_reached.at(measured_at), 6) + " samples (" + it->second.conditions + ")";
+        return;
+      }
+      c.relative_samples = *multiple;
       c.conditions = it->second.conditions;
       if (measured_at > 0) {
         c.conditions += ", at " + std::to_string(measured_at) + " workers";

@@ -16,13 +16,17 @@ Estimate Estimate::operator*(const Estimate& o) const { return {value * o.value,
 
 Estimate Estimate::operator*(double k) const { return k >= 0 ? Estimate{value * k, low * k, high * k} : Estimate{value * k, high * k, low * k}; }
 
-const Estimate& StrategyConvergence::at_workers(int workers, int* measured_at) const {
-  const std::pair<const int, Estimate>* best = nullptr;
-  for (const auto& entry : by_workers) {
-    if (!best || std::abs(entry.first - workers) <= std::abs(best->first - workers)) best = &entry;
-  }
-  if (measured_at) *measured_at = best ? best->first : 0;
-  return best ? best->second : relative_samples;
+const Estimate* StrategyConvergence::at_workers(int workers, int* measured_at) const {
+  int best = 0;  // the nearest count listed (0: none)
+  auto consider = [&](int n) {
+    if (best == 0 || std::abs(n - workers) < std::abs(best - workers) || (std::abs(n - workers) == std::abs(best - workers) && n > best)) best = n;
+  };
+  for (const auto& entry : by_workers) consider(entry.first);
+  for (const auto& entry : not_reached) consider(entry.first);
+  if (measured_at) *measured_at = best;
+  if (best == 0) return &relative_samples;
+  const auto it = by_workers.find(best);
+  return it == by_workers.end() ? nullptr : &it->second;
 }
 
 Estimate statistical_efficiency(const ConvergenceFacts& f, double b, double batch) {
@@ -53,6 +57,16 @@ Estimate estimate_of(const JsonView& v, double minimum, double maximum, const st
   return Estimate::exactly(v.as_number_in(minimum, maximum, what));
 }
 
+// A key of by_workers or not_reached: a worker count, as JSON keys are strings.
+int worker_count(const JsonView& item, const std::string& count) {
+  char* end = nullptr;
+  const long n = std::strtol(count.c_str(), &end, 10);
+  if (count.empty() || *end != '\0' || n < 1 || n > kMaxWorkers || std::to_string(n) != count) {
+    item.fail_message("\"" + count + "\" is not a worker count; expected a whole number from 1 to " + std::to_string(kMaxWorkers));
+  }
+  return static_cast<int>(n);
+}
+
 ordered_json estimate_json(const Estimate& e) {
   if (e.is_range()) return ordered_json::array({e.low, e.high});
   return e.value;
@@ -77,7 +91,7 @@ ConvergenceFacts convergence_from_json(const JsonView& v) {
       if (std::find(known.begin(), known.end(), name) == known.end()) {
         sv.fail_message("\"" + name + "\" is not a strategy" + did_you_mean(name, known));
       }
-      sv.expect_object({"relative_samples", "conditions", "params", "by_workers"});
+      sv.expect_object({"relative_samples", "conditions", "params", "by_workers", "not_reached"});
       StrategyConvergence c;
       c.relative_samples = estimate_of(sv.at("relative_samples"), 1.0 / kMaxRelative, kMaxRelative,
                                        "samples to target relative to synchronous SGD's");
@@ -91,15 +105,20 @@ ConvergenceFacts convergence_from_json(const JsonView& v) {
         if (!bv->is_object()) bv->fail("an object of worker counts and the multiple at each ({\"2\": 0.98, \"4\": [1.0, 1.11]})");
         for (const auto& [count, value] : bv->value().items()) {
           const JsonView item = bv->at(count);
-          char* end = nullptr;
-          const long n = std::strtol(count.c_str(), &end, 10);
-          if (count.empty() || *end != '\0' || n < 1 || n > kMaxWorkers || std::to_string(n) != count) {
-            item.fail_message("\"" + count + "\" is not a worker count; expected a whole number from 1 to " + std::to_string(kMaxWorkers));
-          }
-          c.by_workers[static_cast<int>(n)] = estimate_of(item, 1.0 / kMaxRelative, kMaxRelative,
-                                                          "samples to target relative to synchronous SGD's at that count");
+          c.by_workers[worker_count(item, count)] = estimate_of(item, 1.0 / kMaxRelative, kMaxRelative,
+                                                                "samples to target relative to synchronous SGD's at that count");
         }
         if (c.by_workers.empty()) bv->fail_message("an empty object; expected at least one worker count and its multiple");
+      }
+      if (auto nv = sv.get("not_reached")) {
+        if (!nv->is_object()) nv->fail("an object of worker counts whose run did not reach the target and the samples it trained ({\"8\": 42240})");
+        for (const auto& [count, value] : nv->value().items()) {
+          const JsonView item = nv->at(count);
+          const int n = worker_count(item, count);
+          if (c.by_workers.count(n) != 0) item.fail_message("worker count " + count + " is in by_workers too; a run either reached the target or did not");
+          c.not_reached[n] = item.as_number_in(1, kMaxSamples, "samples trained without reaching the target");
+        }
+        if (c.not_reached.empty()) nv->fail_message("an empty object; expected at least one worker count and its samples");
       }
       f.strategies[name] = c;
     }
@@ -123,6 +142,11 @@ ordered_json convergence_to_json(const ConvergenceFacts& f) {
         for (const auto& [n, e] : c.by_workers) counts[std::to_string(n)] = estimate_json(e);
         s[name]["by_workers"] = counts;
       }
+      if (!c.not_reached.empty()) {
+        ordered_json counts = ordered_json::object();
+        for (const auto& [n, samples] : c.not_reached) counts[std::to_string(n)] = samples;
+        s[name]["not_reached"] = counts;
+      }
     }
     out["strategies"] = s;
   }
@@ -135,11 +159,12 @@ std::string estimate_text(const Estimate& e, int digits) {
 }
 
 std::string multiples_text(const StrategyConvergence& c) {
-  if (c.by_workers.empty()) return "x" + estimate_text(c.relative_samples);
+  if (c.by_workers.empty() && c.not_reached.empty()) return "x" + estimate_text(c.relative_samples);
+  std::map<int, std::string> at;
+  for (const auto& [n, e] : c.by_workers) at[n] = "x" + estimate_text(e);
+  for (const auto& [n, samples] : c.not_reached) at[n] = "not reached in " + number_text(samples, 6) + " samples";
   std::string out;
-  for (const auto& [n, e] : c.by_workers) {
-    out += (out.empty() ? "" : ", ") + ("x" + estimate_text(e)) + " on " + std::to_string(n) + (out.empty() ? " workers" : "");
-  }
+  for (const auto& [n, text] : at) out += (out.empty() ? "" : ", ") + text + " on " + std::to_string(n) + (out.empty() ? " workers" : "");
   return out;
 }
 

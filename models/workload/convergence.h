@@ -15,11 +15,13 @@
 //    "global_batch": 64, "samples_to_target": 4800 | [lo, hi], "noise_scale": 80 | [lo, hi],
 //    "strategies": {"model_avg": {"relative_samples": 1.05 | [lo, hi], "conditions": "lr x N",
 //                                 "params"?: {"T": "8"},
-//                                 "by_workers"?: {"2": 0.98 | [lo, hi], "4": 1.05 | [lo, hi]}}}}
+//                                 "by_workers"?: {"2": 0.98 | [lo, hi], "4": 1.05 | [lo, hi]},
+//                                 "not_reached"?: {"8": 42240}}}}
 // A strategy's multiple may differ with the number of workers (BMUF's block momentum 1 - 1/N
 // is 0.5 on 2, 0.75 on 4): "by_workers" gives it at each count measured, and a prediction at a
 // count not listed takes the nearest one's (and says so); without it, relative_samples holds at
-// every count.
+// every count. "not_reached" gives the counts at which a run did not reach the target at all,
+// with the samples it trained: a prediction nearest such a count has no time to target.
 #pragma once
 
 #include <map>
@@ -49,11 +51,13 @@ struct StrategyConvergence {
   // The strategy's parameters it was measured at ({"T": "8"}): a record at others gets a note.
   std::map<std::string, std::string> params;
   std::map<int, Estimate> by_workers;  // the multiple at each worker count measured (may be empty)
+  std::map<int, double> not_reached;   // worker counts whose run never reached the target: its samples
 
   // The multiple at `workers`: by_workers' entry at that count, or at the nearest count listed
-  // (the larger of two as near), or relative_samples when none is; `measured_at` the count it
-  // was measured at (0: relative_samples, no count given).
-  const Estimate& at_workers(int workers, int* measured_at = nullptr) const;
+  // in either map (the larger of two as near), or relative_samples when none is; `measured_at`
+  // the count it was measured at (0: relative_samples, no count given). Null where the nearest
+  // count is one that did not reach the target.
+  const Estimate* at_workers(int workers, int* measured_at = nullptr) const;
 };
 
 struct ConvergenceFacts {

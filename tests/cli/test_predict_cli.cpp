@@ -421,6 +421,24 @@ TEST(PredictCli, TimeToTargetFollowsTheNoiseScaleAndEachStrategysOwnSamples) {
     EXPECT_EQ(rec.dump().find("the nearest count the facts give") == std::string::npos, measured_here) << rec.dump();
   }
   EXPECT_DOUBLE_EQ(per_count[0].at("time_to_target").at("samples").at("value").get<double>(), 3600);
+  // A count whose run did not reach the target: no time there or nearest it (6 is as near to 4 as
+  // to 8: the larger), and why; 4 keeps its multiple.
+  std::string unreached = by_workers;
+  const std::string counted = R"("by_workers": {"2": 0.75, "4": 1.25}})";
+  unreached.replace(unreached.find(counted), counted.size(), R"("by_workers": {"2": 0.75, "4": 1.25}, "not_reached": {"8": 40000}})");
+  const std::string wu = temp_file("converging-not-reached.json", unreached);
+  const auto beyond = run_cli("predict -t cluster-2x4gpu-ib-10GBps --workload " + wu + " --gpus 4,6,8 --strategy model_avg -p T=8 --format json", false);
+  ASSERT_EQ(beyond.status, 0) << beyond.out;
+  const auto beyond_records = json_lines(beyond.out);
+  ASSERT_EQ(beyond_records.size(), 3U);
+  EXPECT_DOUBLE_EQ(beyond_records[0].at("time_to_target").at("relative_samples").at("value").get<double>(), 1.25);
+  EXPECT_FALSE(beyond_records[1].contains("time_to_target"));
+  EXPECT_NE(beyond_records[1].at("no_time_to_target").get<std::string>().find(
+                "model_avg's run on 8 workers (the nearest count the facts give) did not reach loss 1 in 40000 samples"),
+            std::string::npos)
+      << beyond_records[1].dump();
+  EXPECT_NE(beyond_records[2].at("no_time_to_target").get<std::string>().find("model_avg's run on 8 workers did not reach"), std::string::npos)
+      << beyond_records[2].dump();
   // The table: the two columns, "?" where unknown, and what they mean.
   const auto table = run_cli("predict --workload " + w + " --gpus 4 --strategy ring,sampled");
   ASSERT_EQ(table.status, 0) << table.out;

@@ -162,19 +162,28 @@ TEST(Convergence, AStrategysMultipleByWorkerCount) {
   StrategyConvergence c;
   c.relative_samples = Estimate::exactly(1.5);
   int at = -1;
-  EXPECT_DOUBLE_EQ(c.at_workers(8, &at).value, 1.5);
+  EXPECT_DOUBLE_EQ(c.at_workers(8, &at)->value, 1.5);
   EXPECT_EQ(at, 0);
   c.by_workers = {{2, Estimate::exactly(0.7)}, {4, Estimate::between(1.0, 1.2)}};
-  EXPECT_DOUBLE_EQ(c.at_workers(2, &at).value, 0.7);
+  EXPECT_DOUBLE_EQ(c.at_workers(2, &at)->value, 0.7);
   EXPECT_EQ(at, 2);
-  EXPECT_DOUBLE_EQ(c.at_workers(4, &at).high, 1.2);
-  EXPECT_DOUBLE_EQ(c.at_workers(3, &at).low, 1.0);  // as near to 2 as to 4: the larger
+  EXPECT_DOUBLE_EQ(c.at_workers(4, &at)->high, 1.2);
+  EXPECT_DOUBLE_EQ(c.at_workers(3, &at)->low, 1.0);  // as near to 2 as to 4: the larger
   EXPECT_EQ(at, 4);
-  EXPECT_DOUBLE_EQ(c.at_workers(1, &at).value, 0.7);
+  EXPECT_DOUBLE_EQ(c.at_workers(1, &at)->value, 0.7);
   EXPECT_EQ(at, 2);
-  EXPECT_DOUBLE_EQ(c.at_workers(64, &at).low, 1.0);
+  EXPECT_DOUBLE_EQ(c.at_workers(64, &at)->low, 1.0);
   EXPECT_EQ(at, 4);
   EXPECT_EQ(multiples_text(c), "x0.7 on 2 workers, x1.1 (1-1.2) on 4");
+  // A count whose run never reached the target: nothing at it, or nearest it.
+  c.not_reached = {{8, 42240}};
+  EXPECT_EQ(c.at_workers(8, &at), nullptr);
+  EXPECT_EQ(at, 8);
+  EXPECT_EQ(c.at_workers(6, &at), nullptr);  // as near to 4 as to 8: the larger
+  EXPECT_EQ(c.at_workers(64, &at), nullptr);
+  EXPECT_DOUBLE_EQ(c.at_workers(5, &at)->high, 1.2);
+  EXPECT_EQ(at, 4);
+  EXPECT_EQ(multiples_text(c), "x0.7 on 2 workers, x1.1 (1-1.2) on 4, not reached in 42240 samples on 8");
 
   const std::string head = R"({"name": "w", "dtype_bytes": 4, "layers": [{"name": "a", "params": 10}],
       "minibatches_per_epoch": 5, "compute_s_per_minibatch": 0.01, "samples_per_minibatch": 16, "convergence": {"target": "t",
@@ -208,6 +217,19 @@ TEST(Convergence, AStrategysMultipleByWorkerCount) {
   EXPECT_EQ(error_of(R"({"2": 0})"),
             "w.json: /convergence/strategies/bmuf/by_workers/2: got 0; expected samples to target relative to synchronous SGD's at "
             "that count between 1e-06 and 1e+06");
+  // not_reached: read and written back; a count in both maps, or no samples, named.
+  const Workload unreached = workload_from_json(JsonView::parse(head + R"({"2": 0.7}, "not_reached": {"8": 42240}}}}})", "w.json"));
+  EXPECT_DOUBLE_EQ(unreached.convergence->strategies.at("bmuf").not_reached.at(8), 42240);
+  EXPECT_EQ(convergence_to_json(*workload_from_json(JsonView::wrap(workload_to_json(unreached), "back")).convergence).dump(),
+            convergence_to_json(*unreached.convergence).dump());
+  EXPECT_EQ(error_of(R"({"8": 1.2}, "not_reached": {"8": 100})"),
+            "w.json: /convergence/strategies/bmuf/not_reached/8: worker count 8 is in by_workers too; a run either reached the target "
+            "or did not");
+  EXPECT_EQ(error_of(R"({"2": 1}, "not_reached": {"8": 0})"),
+            "w.json: /convergence/strategies/bmuf/not_reached/8: got 0; expected samples trained without reaching the target between 1 "
+            "and 1e+18");
+  EXPECT_EQ(error_of(R"({"2": 1}, "not_reached": {"x": 5})"),
+            "w.json: /convergence/strategies/bmuf/not_reached/x: \"x\" is not a worker count; expected a whole number from 1 to 1000000");
 }
 
 // The modern presets, built layer by layer, against their published totals (torchvision,
