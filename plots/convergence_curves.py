@@ -2,7 +2,7 @@
 """Test loss against samples seen, one line per training run of `gradsync reproduce convergence`,
 a panel per group of runs (the claims they serve), the target test loss dashed.
 
-Reads DIR/convergence-comparison.json ("runs" and "runs_on_fewer_workers": [{run, what, group}],
+Reads DIR/convergence-comparison.json ("runs" and "runs_on_other_worker_counts": [{run, what, group}],
 "task": {target_test_loss})
 and DIR/convergence.jsonl (each run's test points: run, samples, test_loss), both written by
 `gradsync reproduce convergence`. Run with /usr/bin/python3.
@@ -24,7 +24,7 @@ def main():
     args = ap.parse_args()
     doc = R.load_json(args.comparison)
     try:
-        runs = [(r["run"], r["what"], r["group"]) for r in doc["runs"] + doc.get("runs_on_fewer_workers", [])]
+        runs = [(r["run"], r["what"], r["group"]) for r in doc["runs"] + doc.get("runs_on_other_worker_counts", [])]
         target = doc["task"]["target_test_loss"]
     except (KeyError, TypeError) as e:
         raise R.PlotError(f"{args.comparison}: no /runs with run, what and group, or no /task/target_test_loss (missing {e}); "

@@ -35,7 +35,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kRanks = 4;            // N
-constexpr int kFewRanks = 2;         // the strategies' multiples are measured on this many workers too
+// The strategies' multiples are measured on these many workers too (a multiple changes with N).
+constexpr int kOtherRanks[] = {2, 8};
 constexpr int kBatch = kTaskBatch;
 constexpr double kLearningRate = kTaskLearningRate;
 constexpr double kTargetLoss = kTaskTargetLoss;
@@ -66,13 +67,13 @@ std::vector<Run> runs() {
   };
 }
 
-// The multiples again on fewer workers (each strategy's own learning-rate rule there), each run
-// stopped at the target: a strategy's multiple changes with N (BMUF's block momentum is 1 - 1/N).
-std::vector<Run> few_worker_runs() {
-  const std::string n = std::to_string(kFewRanks), t = "T=" + std::to_string(kPeriod);
+// The multiples again on `workers` workers (each strategy's own learning-rate rule there), each
+// run stopped at the target: a strategy's multiple changes with N (BMUF's block momentum is 1 - 1/N).
+std::vector<Run> other_worker_runs(int workers) {
+  const std::string n = std::to_string(workers), t = "T=" + std::to_string(kPeriod);
   const auto run = [&](const std::string& id, const std::string& what, const std::string& strategy, std::vector<std::string> params) {
-    Run r{id + "_" + n, what + " on " + n + " workers", kFewRanks, kBatch, strategy, std::move(params),
-          scaled_learning_rate(strategy, kFewRanks), 0, "the multiples on " + n + " workers"};
+    Run r{id + "_" + n, what + " on " + n + " workers", workers, kBatch, strategy, std::move(params),
+          scaled_learning_rate(strategy, workers), 0, "the multiples on " + n + " workers"};
     r.stop_at_target = true;
     return r;
   };
@@ -132,9 +133,12 @@ void convergence(const Options& options, std::ostream& out) {
          << "task: the digits MLP (gradsync-train's), plain SGD (momentum 0), " << kRanks << " workers x " << kBatch
          << " rows unless said, seed 1, " << epochs << " epochs; target: test loss " << kTargetLoss << ", tested every "
          << kTestEverySamples << " samples\n\n";
-  const std::vector<Run> main_runs = runs(), few = few_worker_runs();
+  const std::vector<Run> main_runs = runs();
   std::vector<Run> all = main_runs;
-  all.insert(all.end(), few.begin(), few.end());
+  for (int n : kOtherRanks) {
+    const std::vector<Run> other = other_worker_runs(n);
+    all.insert(all.end(), other.begin(), other.end());
+  }
   std::vector<Outcome> got;
   for (std::size_t i = 0; i < all.size(); ++i) {
     std::fprintf(stderr, "[%zu/%zu] reproduce convergence: %s\n", i + 1, all.size(), all[i].what.c_str());
@@ -175,14 +179,17 @@ void convergence(const Options& options, std::ostream& out) {
     row(all[i].what, samples_text(o), ratio_text(ratio(o, base)), figure(o.final_loss, 4), figure(100 * o.peak_accuracy, 3) + " %");
     runs_json.push_back(run_json(i));
   }
-  // The same strategies on fewer workers, against synchronous SGD there.
-  const Outcome& few_sync = at("sync_" + std::to_string(kFewRanks));
-  report << "\non " << kFewRanks << " workers (each stopped at the target):\n";
-  row("run", "samples to target", "vs sync SGD");
-  models::ordered_json few_json = models::ordered_json::array();
-  for (std::size_t i = main_runs.size(); i < all.size(); ++i) {
-    row(all[i].what, samples_text(got[i]), ratio_text(ratio(got[i], few_sync)));
-    few_json.push_back(run_json(i));
+  // The same strategies on other worker counts, each against synchronous SGD there.
+  models::ordered_json other_json = models::ordered_json::array();
+  for (int n : kOtherRanks) {
+    const Outcome& sync_there = at("sync_" + std::to_string(n));
+    report << "\non " << n << " workers (each stopped at the target):\n";
+    row("run", "samples to target", "vs sync SGD");
+    for (std::size_t i = main_runs.size(); i < all.size(); ++i) {
+      if (all[i].ranks != n) continue;
+      row(all[i].what, samples_text(got[i]), ratio_text(ratio(got[i], sync_there)));
+      other_json.push_back(run_json(i));
+    }
   }
 
   // Each claim: what the source says, what was measured, and whether it holds here.
@@ -480,14 +487,22 @@ void convergence(const Options& options, std::ostream& out) {
     f.samples_to_target = models::Estimate::between(std::max(1.0, reached - kTestEverySamples), reached);
     f.noise_scale = *noise_measured;
     // Each strategy's samples over synchronous SGD's on as many workers, within what testing every
-    // 256 samples can tell: on kRanks workers (relative_samples, and by_workers) and on kFewRanks.
+    // 256 samples can tell: on kRanks workers (relative_samples, and by_workers) and on kOtherRanks;
+    // a count where it did not reach the target (and synchronous SGD did) is one it never reaches.
     const auto relative = [&](const Outcome& o, const Outcome& sync_there) { return relative_samples(o, sync_there, kTestEverySamples); };
     auto multiple = [&](const std::string& id, const std::string& strategy, const std::string& conditions,
                         const std::map<std::string, std::string>& params) {
       const std::optional<models::Estimate> m = relative(at(id), sync_run);
       if (!m) return;
-      models::StrategyConvergence c{*m, conditions + ", measured", params, {{kRanks, *m}}};
-      if (const auto few_m = relative(at(id + "_" + std::to_string(kFewRanks)), few_sync)) c.by_workers[kFewRanks] = *few_m;
+      models::StrategyConvergence c{*m, conditions + ", measured", params, {{kRanks, *m}}, {}};
+      for (int n : kOtherRanks) {
+        const Outcome &there = at(id + "_" + std::to_string(n)), &sync_there = at("sync_" + std::to_string(n));
+        if (const auto other_m = relative(there, sync_there)) {
+          c.by_workers[n] = *other_m;
+        } else if (sync_there.samples_to_target && !there.samples_to_target) {
+          c.not_reached[n] = static_cast<double>(there.samples);
+        }
+      }
       f.strategies[strategy] = c;
     };
     const std::map<std::string, std::string> period = {{"T", std::to_string(kPeriod)}};
@@ -522,7 +537,7 @@ void convergence(const Options& options, std::ostream& out) {
                                              {"target_test_loss", kTargetLoss},
                                              {"tested_every_samples", kTestEverySamples}}},
                                            {"runs", runs_json},
-                                           {"runs_on_fewer_workers", few_json},
+                                           {"runs_on_other_worker_counts", other_json},
                                            {"noise_scale", noise_json},
                                            {"language_model", language_json},
                                            {"claims", claims}};
