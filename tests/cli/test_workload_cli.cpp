@@ -167,7 +167,8 @@ TEST(WorkloadCli, ShowGivesTheConvergenceFactsAndTheirSource) {
   ASSERT_EQ(r.status, 0) << r.out;
   for (const char* text : {"convergence (measured by gradsync reproduce convergence", "target: test loss 0.5",
                            "noise scale 302 (243-376) samples",
-                           "model_avg: synchronous SGD's samples x1 (0.947-1.06) on 2 workers, x1.05 (1-1.11) on 4 (T=8"}) {
+                           "model_avg: synchronous SGD's samples x1 (0.947-1.06) on 2 workers, x1.05 (1-1.11) on 4, x1.33 (1.28-1.38) on 8 (T=8",
+                           "bmuf: synchronous SGD's samples x0.729 (0.684-0.778) on 2 workers, x1.05 (1-1.11) on 4, not reached in 14080 samples on 8"}) {
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
   }
   const auto none = run_cli("workload show gpt2-xl");
