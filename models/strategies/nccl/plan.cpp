@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 
 #include "models/strategies/nccl/system.h"
 #include "models/topology/hardware.h"
@@ -572,7 +573,15 @@ NetPlugin net_plugin_of(const std::string& kind, bool gpudirect, double latency_
   if (!p.algorithms.empty()) {
     p.allowed_algorithms = 0;
     std::istringstream names(p.algorithms);
-    for (std::string name; std::getline(names, name, ',');) p.allowed_algorithms |= 1U << algorithm_from_name(name);
+    for (std::string name; std::getline(names, name, ',');) {
+      const int algorithm = algorithm_from_name(name);
+      // kPlugins is ours, not the user's: a name NCCL does not have is a mistake in the table.
+      if (algorithm < 0) {
+        throw std::logic_error("kPlugins: " + std::string(profile->kind) + " names algorithm \"" + name +
+                               "\", which NCCL does not have");
+      }
+      p.allowed_algorithms |= 1U << algorithm;
+    }
   }
   p.nvls_off = profile->nvls_off;
   p.min_channels = profile->min_channels;
