@@ -143,3 +143,42 @@ TEST(NcclNetPlugins, TcpxoRunsWithTheEnvironmentGoogleShipsForIt) {
                           [](const std::string& n) { return n.find("through FasTrak") != std::string::npos && n.find("NCCL_ALGO=Ring,Tree") != std::string::npos; }))
       << ::testing::PrintToString(r.notes);
 }
+
+// CollNet takes a plugin with NCCL's CollNet API (the SHARP plugin beside NCCL's own InfiniBand
+// transport). aws-ofi-nccl offers the network API alone (NCCL logs "NET/Plugin: Failed to find
+// ncclCollNetPlugin symbol" with it), so NCCL_COLLNET_ENABLE=1 leaves EFA and Slingshot runs on
+// NCCL's own algorithms, while InfiniBand NICs whose switches reduce plan CollNet.
+TEST(NcclNetPlugins, CollNetNeedsAPluginWithItsApi) {
+  auto two_nodes = [](const std::string& kind) {
+    ClusterSpec s;
+    s.nodes = 2;
+    s.gpus_per_node = 8;
+    s.nics_per_node = 4;
+    s.nic_GBps = 25;
+    s.network = ClusterNetwork::single;
+    s.nic_link_layer = kind;
+    s.nic_sharp = "true";
+    s.gpudirect = "true";
+    return generate_cluster(s);
+  };
+  auto plan_of = [](const Topology& t) {
+    PlanOptions o;
+    o.cpu_vendor = "intel";
+    o.collnet = true;
+    std::vector<std::size_t> gpus;
+    for (int h = 0; h < 2; ++h) {
+      for (std::size_t g : host_gpus(t, h)) gpus.push_back(g);
+    }
+    return make_plan(t, gpus, 256.0 * 1024 * 1024, o);
+  };
+  const Plan ib = plan_of(two_nodes("infiniband"));
+  EXPECT_TRUE(ib.net.collnet);
+  EXPECT_TRUE(ib.comm.collnet_enable);
+  for (const char* kind : {"efa", "slingshot", "tcpxo"}) {
+    const Plan p = plan_of(two_nodes(kind));
+    EXPECT_FALSE(p.net.collnet) << kind;
+    EXPECT_FALSE(p.comm.collnet_enable) << kind;
+    EXPECT_NE(p.algorithm(), kCollnetChain) << kind;
+    EXPECT_NE(p.algorithm(), kCollnetDirect) << kind;
+  }
+}

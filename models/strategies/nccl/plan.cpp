@@ -409,12 +409,13 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   }
   // CollNet: asked for (NCCL_COLLNET_ENABLE=1), across two nodes or more, with NICs whose
   // network reduces (SHARP).
-  // A network that does not reduce (a NIC's fact says so) has no CollNet; where the NICs do not
+  // A network that does not reduce (a NIC's fact says so), or is reached through a plugin without
+  // NCCL's CollNet API, has no CollNet; where the NICs do not
   // say, asking for CollNet assumes it, and the range says what it is worth. CollNet takes at
   // most 8 GPUs a host (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1).
   std::size_t most_local = 0;
   for (const auto& host : plan.hosts) most_local = std::max(most_local, host.size());
-  const bool collnet = o.collnet && inter && any_nic && nic_sharp_ok && most_local <= 8;
+  const bool collnet = o.collnet && inter && any_nic && nic_sharp_ok && plan.net.collnet && most_local <= 8;
   if (collnet && !nic_sharp) {
     PlanOptions off = o;
     off.collnet = false;
@@ -584,6 +585,7 @@ NetPlugin net_plugin_of(const std::string& kind, bool gpudirect, double latency_
     }
   }
   p.nvls_off = profile->nvls_off;
+  p.collnet = false;  // every plugin of the table offers NCCL's network API alone
   p.min_channels = profile->min_channels;
   if (gpudirect || !profile->buffers_with_gdr_only) {
     p.buffer_bytes = profile->buffer_bytes;

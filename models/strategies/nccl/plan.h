@@ -91,6 +91,10 @@ struct NetPlugin {
   int min_channels = 0;         // NCCL_MIN_NCHANNELS (0: NCCL's own)
   double buffer_bytes = 0;     // NCCL_BUFFSIZE as the plugin sets it (0: NCCL's 4 MiB)
   double p2p_chunk_bytes = 0;  // NCCL_P2P_NET_CHUNKSIZE likewise (0: NCCL's 128 KiB)
+  // CollNet takes a plugin with NCCL's CollNet API (SHARP's, beside NCCL's own IB transport);
+  // aws-ofi-nccl and FasTrak give only the network API ("NET/Plugin: Failed to find
+  // ncclCollNetPlugin symbol" in their logs), so NCCL_COLLNET_ENABLE=1 changes nothing there.
+  bool collnet = true;
 };
 // For NICs of `kind` (NodeFacts::link_layer), GPUDirect RDMA on or off, and the latency the user
 // gave (< 0: the plugin's).
