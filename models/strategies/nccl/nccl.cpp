@@ -97,6 +97,8 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (ctx.params.text("channels") != "auto") o.min_ctas = o.max_ctas = static_cast<int>(ctx.params.integer("channels"));
   if (ctx.params.text("net_latency_us") != "auto") o.net_latency_us = ctx.params.number("net_latency_us");
   o.collective = *nccl::collective_from_name(ctx.params.text("collective"));
+  // NCCL 2.4's size rule between its two all-reduce algorithms, where a log or the user set it.
+  if (const int a = nccl::tree_threshold_algorithm(ctx, o.collective, static_cast<double>(ctx.bytes())); a >= 0) o.forced_algorithm = a;
   if (nccl::all_gather_like(o.collective)) {
     // All-gather and reduce-scatter as NCCL's ring: what its cost model would pick otherwise
     // (PAT, NVLS) is said, not built.
@@ -165,10 +167,10 @@ constexpr ErrorBand kErrorBands[] = {
     {false, false, 16 * kMiB, -0.22, 0.17}, {false, false, 256 * kMiB, -0.22, 0.04},
     {false, true, 0, -0.15, 1.48},        {false, true, 1 * kMiB, -0.06, 2.94},
     {false, true, 16 * kMiB, -0.05, 0.61},  {false, true, 256 * kMiB, -0.05, 0.09},
-    {true, false, 0, -0.54, 1.76},        {true, false, 1 * kMiB, -0.46, 2.05},
-    {true, false, 16 * kMiB, -0.19, 0.76},  {true, false, 256 * kMiB, -0.20, 0.90},
+    {true, false, 0, -0.63, 1.76},        {true, false, 1 * kMiB, -0.39, 2.05},
+    {true, false, 16 * kMiB, -0.19, 0.67},  {true, false, 256 * kMiB, -0.20, 0.69},
     {true, true, 0, -0.43, 0},            {true, true, 1 * kMiB, -0.78, 0},
-    {true, true, 16 * kMiB, -0.47, 0.76},   {true, true, 256 * kMiB, -0.45, 0.82},
+    {true, true, 16 * kMiB, -0.59, 0.76},   {true, true, 256 * kMiB, -0.59, 0.82},
 };
 
 // The band of a prediction, and its name ("one host, collectives, 16 - 256 MiB").
@@ -415,6 +417,10 @@ Strategy definition() {
                 "default: since 2.23 PXB, or SYS between the two GPUs of an AMD host; before 2.23 SYS, or PXB with Intel "
                 "and ARM CPUs (the driver must allow peer access too)",
                 word_domain({"NVL", "PIX", "PXB", "PHB", "NODE", "SYS"}, true)},
+      ParamSpec{"tree_threshold", "auto",
+                "NCCL_TREE_THRESHOLD (NCCL 2.4 only: removed in 2.5, which ignores it): an all-reduce of fewer bytes "
+                "runs on trees, of as many or more on rings (0: rings at every size); auto: NCCL's cost model",
+                integer_domain(0, 1e15, 0, true)},
       ParamSpec{"min_ctas", "auto", "NCCL_MIN_CTAS: at least this many channels",
                 integer_domain(1, 64, 0, true)},
       ParamSpec{"max_ctas", "auto", "NCCL_MAX_CTAS: at most this many channels",
@@ -485,9 +491,9 @@ Strategy definition() {
     // settings forced them), with its figures.
     for (const std::string& note : r.notes) {
       if (note.find("by NCCL 2.30.7's planner") == std::string::npos) continue;
-      return (note.find("(NCCL_ALGO=") != std::string::npos || note.find("(NCCL_PROTO=") != std::string::npos ? "NCCL runs "
-                                                                                                                : "NCCL's cost model picks ") +
-             note;
+      const bool forced = note.find("(NCCL_ALGO=") != std::string::npos || note.find("(NCCL_PROTO=") != std::string::npos ||
+                          note.find("(NCCL_TREE_THRESHOLD=") != std::string::npos;
+      return (forced ? "NCCL runs " : "NCCL's cost model picks ") + note;
     }
     return std::string();
   };
@@ -507,6 +513,11 @@ Strategy definition() {
     word("NCCL_PROTO", "protocol", {"LL", "LL128", "Simple"});
     word("NCCL_P2P_LEVEL", "p2p_level", {"NVL", "PIX", "PXB", "PHB", "NODE", "SYS"});
     word("NCCL_NET_GDR_LEVEL", "gdr_level", {"PIX", "PXB", "PHB", "SYS"});
+    if (const auto it = env.find("NCCL_TREE_THRESHOLD"); it != env.end()) {
+      char* end = nullptr;
+      const long long v = std::strtoll(it->second.c_str(), &end, 10);
+      if (end != it->second.c_str() && *end == '\0' && v >= 0) out["tree_threshold"] = std::to_string(v);
+    }
     // NCCL's integer levels for both (paths.cc: 1 PIX, 2 PXB, 3 PHB, 4 SYS, 5 SYS; 0, LOC, is not
     // among the parameter's choices and is left out).
     static const std::array<const char*, 6> levels = {"", "PIX", "PXB", "PHB", "SYS", "SYS"};

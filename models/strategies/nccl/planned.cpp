@@ -734,6 +734,13 @@ std::string transports_of(const StrategyContext& ctx, const Plan& plan, int algo
   return out;
 }
 
+int tree_threshold_algorithm(const StrategyContext& ctx, Collective collective, double bytes) {
+  if (ctx.params.text("tree_threshold") == "auto" || ctx.params.text("algorithm") != "auto" || collective != Collective::all_reduce) return -1;
+  const std::string& version = ctx.params.text("nccl_version");
+  if (version != "auto" && nccl_version_code(version + ".0") >= 20500) return -1;
+  return bytes < ctx.params.number("tree_threshold") ? kTree : kRing;
+}
+
 std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& plan) {
   std::vector<std::string> out;
   if (point_to_point(plan.collective)) return describe_point_to_point(ctx, plan);
@@ -744,6 +751,9 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   std::vector<std::string> forced;
   for (const char* key : {"algorithm", "protocol"}) {
     if (ctx.params.text(key) != "auto") forced.push_back(std::string(key == std::string("algorithm") ? "NCCL_ALGO=" : "NCCL_PROTO=") + ctx.params.text(key));
+  }
+  if (tree_threshold_algorithm(ctx, plan.collective, static_cast<double>(ctx.bytes())) >= 0) {
+    forced.push_back("NCCL_TREE_THRESHOLD=" + ctx.params.text("tree_threshold") + ", NCCL 2.4's");
   }
   if (!forced.empty()) line += " (" + join(forced, ", ") + ")";
   if (plan.picked_instead >= 0) {

@@ -28,4 +28,9 @@ double planned_seconds(const StrategyContext& ctx, const Plan& plan, double laun
 // What the plan decided, in words: algorithm, protocol, channels, heads, the hosts' paths.
 std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& plan);
 
+// NCCL 2.4's NCCL_TREE_THRESHOLD (the tree_threshold parameter): the algorithm it fixes for an
+// all-reduce of `bytes` (trees below it, rings from it), where it is set, the algorithm is not, and
+// the release is 2.4 or not stated (2.5 removed it); else -1.
+int tree_threshold_algorithm(const StrategyContext& ctx, Collective collective, double bytes);
+
 }  // namespace gradsync::models::nccl

@@ -32,6 +32,7 @@ const std::regex kNcclVersion(R"(^nccl-tests version\s+(.+)$)");
 const std::regex kNcclOutOfBounds(R"(^Out of bounds values\s*:\s*(\d+)\b.*)");
 const std::regex kNcclAvgBusbw(R"(^Avg bus bandwidth\s*:\s*(\S+).*)");
 const std::regex kNcclLibraryCode(R"((?:^|\s)nccl-library=(\d{1,9})\b)");
+
 // NCCL's own log lines: "host:pid:tid [dev] NCCL INFO ..." (WARN, TRACE; older WARN lines put
 // "file.cc:123 " before NCCL). The tail from the pid on, to find one glued after a row's text.
 // (Bounded repeats: the regex engine recurses once per character a repeat takes.)
@@ -54,6 +55,18 @@ std::string comment_body(std::string_view line) {
   const std::string_view t = trim(line);
   if (t.empty() || t.front() != '#') return {};
   return std::string(trim(t.substr(1)));
+}
+
+// A comment's label: "Notes" of "Notes: ...", "Environment / command" of "Environment / command:
+// ..." (a capital, then up to 40 letters, spaces, '/', '(', ')' or '-', then a colon); "" if none.
+std::string comment_label(const std::string& body) {
+  if (body.empty() || !std::isupper(static_cast<unsigned char>(body[0]))) return {};
+  for (std::size_t k = 1; k < body.size() && k <= 41; ++k) {
+    const char c = body[k];
+    if (c == ':') return body.substr(0, k);
+    if (!std::isalpha(static_cast<unsigned char>(c)) && std::string_view(" /()-").find(c) == std::string_view::npos) return {};
+  }
+  return {};
 }
 
 // A token without the punctuation prose puts around it: "all_reduce_perf," -> "all_reduce_perf".
@@ -306,6 +319,10 @@ class Scanner {
   bool open_ = false;  // the last run still takes device lines, a table, a summary
   std::string pending_collective_, pending_command_, pending_version_, pending_library_;
   CommandFacts pending_facts_;
+  // NCCL_* settings a comment block says the runs after it ran with (kEnvironmentComment and the
+  // comment lines that continue it); a run's own command or heading overrides them, key by key.
+  std::map<std::string, std::string> described_environment_;
+  bool in_environment_ = false;
   std::string continued_;  // a command line ending in '\\', waiting for its next line
   std::optional<Layout> layout_;  // while reading a table's rows
   std::optional<Partial> partial_;
@@ -350,6 +367,7 @@ class Scanner {
     // A fork's own lines ("[SETTING]: gpus[0]=0", "[INIT]: comms[0] is at 0x...").
     if (t.rfind("[SETTING]", 0) == 0 || t.rfind("[INIT]", 0) == 0) return;
     const std::string body = comment_body(text);
+    environment_comment(body);
     if (layout_) {
       if (!t.empty() && t.front() == '#') {
         if (body.rfind("(B)", 0) == 0 && !partial_) return;  // the units line under the header
@@ -465,6 +483,26 @@ class Scanner {
     }
   }
 
+  // A comment labelled "Environment ..." ("# Environment / command: NCCL_ALGO=Ring ...",
+  // "# Environment printed by NCCL: ...") starts a block of NCCL_* settings for the runs after it;
+  // the comment lines after it continue it until one with a label of its own ("# Notes: ..."), a
+  // heading or any other line.
+  void environment_comment(const std::string& body) {
+    const std::string label = comment_label(body);
+    if (!layout_ && label.rfind("Environment", 0) == 0) {
+      described_environment_.clear();
+      in_environment_ = true;
+    } else if (!in_environment_ || body.empty() || body.front() == '#' || layout_ || !label.empty()) {
+      in_environment_ = false;  // a heading ("### ..."), a label of its own, a line not a comment
+      return;
+    }
+    for (const std::string& tok : tokens(body)) {
+      const std::string t = bare(tok);
+      const auto eq = t.find('=');
+      if (is_assignment(t) && t.rfind("NCCL_", 0) == 0 && eq + 1 < t.size()) described_environment_[t.substr(0, eq)] = t.substr(eq + 1);
+    }
+  }
+
   // A run starts at line `i` (its "# nThread" line, or its table's header where that is all
   // there is), with what was seen before it: the program, the command, the versions.
   void start_run(std::size_t i, int threads, int gpus_per_thread) {
@@ -487,6 +525,7 @@ class Scanner {
     run.processes_per_host = facts.per_host;
     run.hosts_named = facts.hosts;
     run.environment = facts.environment;
+    run.environment.insert(described_environment_.begin(), described_environment_.end());  // keeps the run's own
     run.threads = threads;
     run.gpus_per_thread = gpus_per_thread;
     const std::int64_t ranks = static_cast<std::int64_t>(run.processes.value_or(1)) * run.threads * run.gpus_per_thread;
