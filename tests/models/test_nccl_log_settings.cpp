@@ -30,8 +30,9 @@ bool has_note(const ResultRecord& r, const std::string& text) {
 }  // namespace
 
 // A comment labelled "Environment ..." gives the NCCL_* settings of the runs after it, its
-// continuation lines too, up to a comment with a label of its own ("Notes:"), a heading or any
-// other line; a run's own heading keeps its settings, and a later block replaces the first.
+// continuation lines too, up to a comment with a label of its own ("Notes:"), a heading, a table
+// or any other line; a run's own heading keeps its settings, and a later block replaces the first,
+// also where it follows a table's last row at once.
 TEST(NcclLogSettings, AnEnvironmentCommentSetsTheRunsAfterIt) {
   const std::string text =
       "# Machine: two hosts\n"
@@ -42,7 +43,7 @@ TEST(NcclLogSettings, AnEnvironmentCommentSetsTheRunsAfterIt) {
       "### nccl-tests all_reduce_perf\n" +
       kTable +
       "\n### nccl-tests all_reduce_perf, NCCL_PROTO=LL\n" + kTable +
-      "\n# Environment printed by NCCL: NCCL_IB_HCA=mlx5_2,\n"
+      "# Environment printed by NCCL: NCCL_IB_HCA=mlx5_2,\n"  // right after the table's last row
       "### nccl-tests all_reduce_perf, NCCL_ALGO=Ring\n" + kTable;
   const auto runs = read_nccl_tests(text, "env.txt");
   ASSERT_EQ(runs.size(), 3u);

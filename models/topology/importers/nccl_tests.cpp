@@ -367,7 +367,6 @@ class Scanner {
     // A fork's own lines ("[SETTING]: gpus[0]=0", "[INIT]: comms[0] is at 0x...").
     if (t.rfind("[SETTING]", 0) == 0 || t.rfind("[INIT]", 0) == 0) return;
     const std::string body = comment_body(text);
-    environment_comment(body);
     if (layout_) {
       if (!t.empty() && t.front() == '#') {
         if (body.rfind("(B)", 0) == 0 && !partial_) return;  // the units line under the header
@@ -378,6 +377,7 @@ class Scanner {
         end_table(i);
       }
     }
+    environment_comment(body);  // after the table a comment may end
     if (t.rfind("NCCL version ", 0) == 0) {
       const std::string bare_line(t);
       if (std::regex_search(bare_line, m, kNcclLibraryLine)) {
@@ -436,6 +436,7 @@ class Scanner {
           table_only_.push_back(runs_.size() - 1);
         }
         layout_ = *l;
+        in_environment_ = false;  // a table ends an environment comment
         return;
       }
     }
@@ -489,10 +490,10 @@ class Scanner {
   // heading or any other line.
   void environment_comment(const std::string& body) {
     const std::string label = comment_label(body);
-    if (!layout_ && label.rfind("Environment", 0) == 0) {
+    if (label.rfind("Environment", 0) == 0) {
       described_environment_.clear();
       in_environment_ = true;
-    } else if (!in_environment_ || body.empty() || body.front() == '#' || layout_ || !label.empty()) {
+    } else if (!in_environment_ || body.empty() || body.front() == '#' || !label.empty()) {
       in_environment_ = false;  // a heading ("### ..."), a label of its own, a line not a comment
       return;
     }
