@@ -408,11 +408,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     }
   }
   // CollNet: asked for (NCCL_COLLNET_ENABLE=1), across two nodes or more, with NICs whose
-  // network reduces (SHARP).
-  // A network that does not reduce (a NIC's fact says so), or is reached through a plugin without
-  // NCCL's CollNet API, has no CollNet; where the NICs do not
-  // say, asking for CollNet assumes it, and the range says what it is worth. CollNet takes at
-  // most 8 GPUs a host (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1).
+  // network reduces (SHARP). A network that does not reduce (a NIC's fact says so), or is reached
+  // through a plugin without NCCL's CollNet API, has no CollNet; where the NICs do not say, asking
+  // for CollNet assumes it, and the range says what it is worth. CollNet takes at most 8 GPUs a
+  // host (enqueue.cc, NCCL_MAX_DIRECT_ARITY + 1).
   std::size_t most_local = 0;
   for (const auto& host : plan.hosts) most_local = std::max(most_local, host.size());
   const bool collnet = o.collnet && inter && any_nic && nic_sharp_ok && plan.net.collnet && most_local <= 8;
