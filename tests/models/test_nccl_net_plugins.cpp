@@ -17,6 +17,32 @@ using namespace gradsync::models;
 using namespace gradsync::models::nccl;
 using namespace test_nccl_planner;
 
+namespace {
+
+// Two generated hosts of 8 GPUs and `nics` NICs of `kind` (and `nic_GBps`) on one network.
+ClusterSpec two_hosts(const std::string& kind, int nics, double nic_GBps) {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.nics_per_node = nics;
+  s.nic_GBps = nic_GBps;
+  s.network = ClusterNetwork::single;
+  s.nic_link_layer = kind;
+  return s;
+}
+
+// NCCL's plan of an all-reduce of `bytes` over every GPU of both hosts, on Intel CPUs.
+Plan plan_both(const Topology& t, double bytes, PlanOptions o = {}) {
+  o.cpu_vendor = "intel";
+  std::vector<std::size_t> gpus;
+  for (int h = 0; h < 2; ++h) {
+    for (std::size_t g : host_gpus(t, h)) gpus.push_back(g);
+  }
+  return make_plan(t, gpus, bytes, o);
+}
+
+}  // namespace
+
 // EFA and Slingshot go through aws-ofi-nccl, which (src/platform-aws.cpp, nccl_ofi_net.cpp at
 // 2daf7d30) reports 75 us of latency for EFA on p4d and p5 and by default, sets NCCL_BUFFSIZE to
 // 8 MiB and NCCL_P2P_NET_CHUNKSIZE to 512 KiB where GPUDirect RDMA is on, and NCCL_PROTO=simple
@@ -26,28 +52,13 @@ using namespace test_nccl_planner;
 // plugin leaves alone) takes as long over EFA as over InfiniBand.
 TEST(NcclNetPlugins, TheOfiPluginSetsWhatItsSourceSays) {
   auto two_nodes = [](const std::string& kind, const std::string& gdr) {
-    ClusterSpec s;
-    s.nodes = 2;
-    s.gpus_per_node = 8;
-    s.nics_per_node = 4;
-    s.nic_GBps = 12.5;
-    s.network = ClusterNetwork::single;
-    s.nic_link_layer = kind;
+    ClusterSpec s = two_hosts(kind, 4, 12.5);
     s.gpudirect = gdr;
     return generate_cluster(s);
   };
   const Topology ib = two_nodes("infiniband", "true"), efa = two_nodes("efa", "true"), efa_staged = two_nodes("efa", "false"),
                  slingshot = two_nodes("slingshot", "true"), slingshot_staged = two_nodes("slingshot", "false");
-  auto plan_of = [](const Topology& t, double bytes) {
-    PlanOptions o;
-    o.cpu_vendor = "intel";
-    std::vector<std::size_t> gpus;
-    for (int h = 0; h < 2; ++h) {
-      for (std::size_t g : host_gpus(t, h)) gpus.push_back(g);
-    }
-    return make_plan(t, gpus, bytes, o);
-  };
-  const Plan on_ib = plan_of(ib, 1 << 20), on_efa = plan_of(efa, 1 << 20);
+  const Plan on_ib = plan_both(ib, 1 << 20), on_efa = plan_both(efa, 1 << 20);
   EXPECT_EQ(on_ib.net.name, "");
   EXPECT_EQ(on_efa.net.name, "aws-ofi-nccl");
   EXPECT_DOUBLE_EQ(on_efa.net.latency_us, 75.0);
@@ -65,15 +76,15 @@ TEST(NcclNetPlugins, TheOfiPluginSetsWhatItsSourceSays) {
   }
   // Without GPUDirect RDMA the plugin allows Simple only; Slingshot's provider keeps NCCL's
   // latency (the plugin's AWS figures are for EFA) and buffers.
-  const Plan staged = plan_of(efa_staged, 1024);
+  const Plan staged = plan_both(efa_staged, 1024);
   EXPECT_TRUE(staged.net.simple_only);
   EXPECT_EQ(staged.protocol(), kSimple);
   EXPECT_DOUBLE_EQ(staged.net.buffer_bytes, 0.0);
-  EXPECT_EQ(plan_of(slingshot_staged, 1024).protocol(), kSimple);
-  const Plan on_slingshot = plan_of(slingshot, 1024);
+  EXPECT_EQ(plan_both(slingshot_staged, 1024).protocol(), kSimple);
+  const Plan on_slingshot = plan_both(slingshot, 1024);
   EXPECT_EQ(on_slingshot.net.name, "aws-ofi-nccl");
   EXPECT_DOUBLE_EQ(on_slingshot.net.latency_us, 0.0);
-  EXPECT_EQ(on_slingshot.protocol(), plan_of(ib, 1024).protocol());
+  EXPECT_EQ(on_slingshot.protocol(), plan_both(ib, 1024).protocol());
   // A point-to-point message over EFA keeps 8 steps of the plugin's 512 KiB in flight.
   const ResultRecord a2a = predict(nccl_request(efa, 16, 64.0 * 1024 * 1024, {"cpu=intel", "collective=alltoall"}));
   EXPECT_TRUE(std::any_of(a2a.notes.begin(), a2a.notes.end(), [](const std::string& n) { return n.find("8 steps of 524.3 kB") != std::string::npos; }))
@@ -92,31 +103,17 @@ TEST(NcclNetPlugins, TheOfiPluginSetsWhatItsSourceSays) {
 // user's NCCL_ALGO (algorithm=) still rules, and a one-NIC host gets four channels at least.
 TEST(NcclNetPlugins, TcpxoRunsWithTheEnvironmentGoogleShipsForIt) {
   auto two_nodes = [](const std::string& kind, int nics) {
-    ClusterSpec s;
-    s.nodes = 2;
-    s.gpus_per_node = 8;
-    s.nics_per_node = nics;
-    s.nic_GBps = 25;
-    s.network = ClusterNetwork::single;
-    s.nic_link_layer = kind;
+    ClusterSpec s = two_hosts(kind, nics, 25);
     s.gpudirect = "true";
     s.nvlink_sharp = "true";
     return generate_cluster(s);
   };
   const Topology ib = two_nodes("infiniband", 8), tcpxo = two_nodes("tcpxo", 8);
-  auto plan_of = [](const Topology& t, double bytes, PlanOptions o = {}) {
-    o.cpu_vendor = "intel";
-    std::vector<std::size_t> gpus;
-    for (int h = 0; h < 2; ++h) {
-      for (std::size_t g : host_gpus(t, h)) gpus.push_back(g);
-    }
-    return make_plan(t, gpus, bytes, o);
-  };
   const double big = 64.0 * 1024 * 1024;
-  EXPECT_EQ(plan_of(ib, big).algorithm(), kNvlsTree);
-  EXPECT_NE(plan_of(ib, 65536).protocol(), kSimple);
+  EXPECT_EQ(plan_both(ib, big).algorithm(), kNvlsTree);
+  EXPECT_NE(plan_both(ib, 65536).protocol(), kSimple);
   for (const double bytes : {65536.0, big}) {
-    const Plan p = plan_of(tcpxo, bytes);
+    const Plan p = plan_both(tcpxo, bytes);
     EXPECT_EQ(p.net.name, "FasTrak");
     EXPECT_TRUE(p.algorithm() == kTree || p.algorithm() == kRing) << p.algorithm();
     EXPECT_EQ(p.protocol(), kSimple);
@@ -126,12 +123,12 @@ TEST(NcclNetPlugins, TcpxoRunsWithTheEnvironmentGoogleShipsForIt) {
   }
   PlanOptions ring;
   ring.forced_algorithm = kRing;
-  EXPECT_EQ(plan_of(tcpxo, big, ring).algorithm(), kRing);
+  EXPECT_EQ(plan_both(tcpxo, big, ring).algorithm(), kRing);
   PlanOptions nvls;
   nvls.nvls = true;
   nvls.forced_algorithm = kNvlsTree;
-  EXPECT_EQ(plan_of(tcpxo, big, nvls).algorithm(), kNvlsTree);
-  EXPECT_GE(plan_of(two_nodes("tcpxo", 1), big).comm.channels, 4);
+  EXPECT_EQ(plan_both(tcpxo, big, nvls).algorithm(), kNvlsTree);
+  EXPECT_GE(plan_both(two_nodes("tcpxo", 1), big).comm.channels, 4);
   // GPUDirect by design: a tcpxo NIC whose GPUDirect the spec leaves open has it.
   ClusterSpec open;
   open.nic_link_layer = "tcpxo";
@@ -150,26 +147,15 @@ TEST(NcclNetPlugins, TcpxoRunsWithTheEnvironmentGoogleShipsForIt) {
 // NCCL's own algorithms, while InfiniBand NICs whose switches reduce plan CollNet.
 TEST(NcclNetPlugins, CollNetNeedsAPluginWithItsApi) {
   auto two_nodes = [](const std::string& kind) {
-    ClusterSpec s;
-    s.nodes = 2;
-    s.gpus_per_node = 8;
-    s.nics_per_node = 4;
-    s.nic_GBps = 25;
-    s.network = ClusterNetwork::single;
-    s.nic_link_layer = kind;
+    ClusterSpec s = two_hosts(kind, 4, 25);
     s.nic_sharp = "true";
     s.gpudirect = "true";
     return generate_cluster(s);
   };
   auto plan_of = [](const Topology& t) {
     PlanOptions o;
-    o.cpu_vendor = "intel";
     o.collnet = true;
-    std::vector<std::size_t> gpus;
-    for (int h = 0; h < 2; ++h) {
-      for (std::size_t g : host_gpus(t, h)) gpus.push_back(g);
-    }
-    return make_plan(t, gpus, 256.0 * 1024 * 1024, o);
+    return plan_both(t, 256.0 * 1024 * 1024, o);
   };
   const Plan ib = plan_of(two_nodes("infiniband"));
   EXPECT_TRUE(ib.net.collnet);
