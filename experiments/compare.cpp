@@ -164,7 +164,9 @@ std::vector<CompareRun> compare_runs(const models::Topology& topology, const std
     if (options.in_place && models::declares(strategy, "in_place") && !run_params.get("in_place")) run_params.set("in_place", "on");
     // The NCCL release the log states (major.minor), whose rules apply, unless the user said.
     if (models::declares(strategy, "nccl_version") && !run_params.get("nccl_version") && !run.nccl_version.empty()) {
-      const std::string release = run.nccl_version.substr(0, run.nccl_version.rfind('.'));
+      // "2.27.3" and "2.8" alike: the text up to a second dot.
+      const std::size_t minor = run.nccl_version.find('.');
+      const std::string release = run.nccl_version.substr(0, minor == std::string::npos ? minor : run.nccl_version.find('.', minor + 1));
       const models::ParamSpec* spec = models::find_param(strategy, "nccl_version");
       const auto& words = spec->domain.words;
       if (std::find(words.begin(), words.end(), release) != words.end()) run_params.set("nccl_version", release);

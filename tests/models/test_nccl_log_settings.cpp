@@ -90,3 +90,22 @@ TEST(NcclLogSettings, TreeThresholdIsNccl24sRuleBetweenItsAlgorithms) {
   const ResultRecord gather = predict(nccl_request(two, 16, bytes, {"cpu=intel", "tree_threshold=1000000000", "collective=all_gather"}));
   EXPECT_TRUE(has_note(gather, "Ring/")) << ::testing::PrintToString(gather.notes);
 }
+
+// A comment labelled "NCCL" names the release of the runs after it that print none of their own
+// ("# NCCL: 2.4.8+cuda10.0", "# NCCL: 2.8 (module ...)"); one that names none gives none, and a
+// version the run prints itself wins.
+TEST(NcclLogSettings, AnNcclCommentNamesTheRunsRelease) {
+  const std::string text = "# NCCL: 2.4.8+cuda10.0\n### nccl-tests all_reduce_perf\n" + kTable +
+                           "\n# NCCL: 2.8 (module nccl/2.8; the overview lists 2.8.4-1)\n### nccl-tests all_reduce_perf\n" + kTable +
+                           "\n# NCCL: not shown in the log\n### nccl-tests all_reduce_perf\n" + kTable;
+  const auto runs = read_nccl_tests(text, "versions.txt");
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].nccl_version, "2.4.8");
+  EXPECT_EQ(runs[1].nccl_version, "2.8");
+  EXPECT_EQ(runs[2].nccl_version, "");
+  const auto printed = read_nccl_tests("# NCCL: NCCL 2.21.5 (NCCL_HOME .../nccl_2.21.5-1)\nNCCL version 2.16.5+cuda11.8\n"
+                                       "### nccl-tests all_reduce_perf\n" + kTable,
+                                       "printed.txt");
+  ASSERT_EQ(printed.size(), 1u);
+  EXPECT_EQ(printed[0].nccl_version, "2.16.5");
+}

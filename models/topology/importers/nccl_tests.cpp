@@ -291,15 +291,18 @@ class Scanner {
     }
     // A file holds one machine's outputs: where every NCCL version it prints is the same one
     // (the INFO lines of one run, say, reproduced after the tables), the runs that print none
-    // ran under that one too.
+    // ran under that one too, unless a comment before them names theirs.
     std::set<std::string> stated;
     for (const NcclTestsRun& run : runs_) {
       if (!run.nccl_version.empty()) stated.insert(run.nccl_version);
     }
     if (!pending_library_.empty()) stated.insert(pending_library_);
-    if (stated.size() == 1) {
-      for (NcclTestsRun& run : runs_) {
-        if (run.nccl_version.empty()) run.nccl_version = *stated.begin();
+    for (std::size_t k = 0; k < runs_.size(); ++k) {
+      if (!runs_[k].nccl_version.empty()) continue;
+      if (!described_versions_[k].empty()) {
+        runs_[k].nccl_version = described_versions_[k];
+      } else if (stated.size() == 1) {
+        runs_[k].nccl_version = *stated.begin();
       }
     }
     return std::move(runs_);
@@ -323,6 +326,10 @@ class Scanner {
   // comment lines that continue it); a run's own command or heading overrides them, key by key.
   std::map<std::string, std::string> described_environment_;
   bool in_environment_ = false;
+  // The NCCL release a comment labelled "NCCL" gives ("# NCCL: 2.4.8+cuda10.0", "# NCCL: NCCL
+  // 2.21.5 (...)"; "2.8" where it names no patch level) for the runs after it that print none.
+  std::string described_version_;
+  std::vector<std::string> described_versions_;  // by run: what such a comment gave it
   std::string continued_;  // a command line ending in '\\', waiting for its next line
   std::optional<Layout> layout_;  // while reading a table's rows
   std::optional<Partial> partial_;
@@ -490,6 +497,14 @@ class Scanner {
   // heading or any other line.
   void environment_comment(const std::string& body) {
     const std::string label = comment_label(body);
+    if (label == "NCCL") {
+      // Its first version, major.minor[.patch], among the comment's first words.
+      static const std::regex kRelease(R"((?:^|[\s(])(?:NCCL\s+)?(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?=[\s+,;)-]|$))");
+      const std::string head = body.substr(label.size() + 1, 120);
+      std::smatch m;
+      described_version_.clear();
+      if (std::regex_search(head, m, kRelease)) described_version_ = m[1].str() + "." + m[2].str() + (m[3].matched ? "." + m[3].str() : "");
+    }
     if (label.rfind("Environment", 0) == 0) {
       described_environment_.clear();
       in_environment_ = true;
@@ -520,6 +535,7 @@ class Scanner {
       run.nccl_version = nccl_version_of_code(std::stoull(code[1].str())).value_or("");
     }
     if (run.nccl_version.empty()) run.nccl_version = pending_library_;
+    described_versions_.push_back(described_version_);
     pending_library_.clear();
     const CommandFacts facts = std::exchange(pending_facts_, {});
     run.processes = facts.processes;
