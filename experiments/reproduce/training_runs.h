@@ -48,7 +48,7 @@ struct TrainingRun {
   // The loss whose first row gives the samples to target (the digits' test loss 0.5 by default).
   double target_loss = kTaskTargetLoss;
   // Where gradsync-train writes the model as a workload ("": not written).
-  std::string workload_output;
+  std::string workload_output{};
 };
 
 struct TrainingOutcome {

@@ -51,7 +51,7 @@ struct StrategyConvergence {
   // The strategy's parameters it was measured at ({"T": "8"}): a record at others gets a note.
   std::map<std::string, std::string> params;
   std::map<int, Estimate> by_workers;  // the multiple at each worker count measured (may be empty)
-  std::map<int, double> not_reached;   // worker counts whose run never reached the target: its samples
+  std::map<int, double> not_reached{};  // worker counts whose run never reached the target: its samples
 
   // The multiple at `workers`: by_workers' entry at that count, or at the nearest count listed
   // in either map (the larger of two as near), or relative_samples when none is; `measured_at`

@@ -120,6 +120,16 @@ bool is_assignment(const std::string& token) {
   return !std::isdigit(static_cast<unsigned char>(token[0]));
 }
 
+// The NCCL_* settings prose names among a line's tokens ("NCCL_P2P_LEVEL=SYS," in a heading or a
+// comment), added to `into` (a later one wins); a setting without a value is not one.
+void add_nccl_settings(const std::vector<std::string>& toks, std::map<std::string, std::string>& into) {
+  for (const auto& tok : toks) {
+    const std::string t = bare(tok);
+    const auto eq = t.find('=');
+    if (is_assignment(t) && t.rfind("NCCL_", 0) == 0 && eq + 1 < t.size()) into[t.substr(0, eq)] = t.substr(eq + 1);
+  }
+}
+
 // Is the line a command (its program, a launcher, env or a VAR=value comes first), rather
 // than prose that names the program?
 bool is_command(const std::vector<std::string>& toks) {
@@ -322,8 +332,9 @@ class Scanner {
   bool open_ = false;  // the last run still takes device lines, a table, a summary
   std::string pending_collective_, pending_command_, pending_version_, pending_library_;
   CommandFacts pending_facts_;
-  // NCCL_* settings a comment block says the runs after it ran with (kEnvironmentComment and the
-  // comment lines that continue it); a run's own command or heading overrides them, key by key.
+  // NCCL_* settings a comment block says the runs after it ran with (a comment labelled
+  // "Environment ..." and the comment lines that continue it); a run's own command or heading
+  // overrides them, key by key.
   std::map<std::string, std::string> described_environment_;
   bool in_environment_ = false;
   // The NCCL release a comment labelled "NCCL" gives ("# NCCL: 2.4.8+cuda10.0", "# NCCL: NCCL
@@ -384,7 +395,7 @@ class Scanner {
         end_table(i);
       }
     }
-    environment_comment(body);  // after the table a comment may end
+    labelled_comment(body);  // after the table a comment may end
     if (t.rfind("NCCL version ", 0) == 0) {
       const std::string bare_line(t);
       if (std::regex_search(bare_line, m, kNcclLibraryLine)) {
@@ -477,11 +488,7 @@ class Scanner {
         // A heading that names the program and the NCCL_* settings it ran with
         // ("### nccl-tests all_reduce_perf, NCCL_P2P_LEVEL=SYS"): the settings are the run's.
         pending_facts_ = CommandFacts{};
-        for (const auto& tok : toks) {
-          const std::string t = bare(tok);
-          const auto eq = t.find('=');
-          if (is_assignment(t) && t.rfind("NCCL_", 0) == 0 && eq + 1 < t.size()) pending_facts_.environment[t.substr(0, eq)] = t.substr(eq + 1);
-        }
+        add_nccl_settings(toks, pending_facts_.environment);
       }
     } else if (body.rfind('#', 0) == 0) {
       // A section heading ("## ...", "### ...") that names no program starts another part of
@@ -491,11 +498,12 @@ class Scanner {
     }
   }
 
-  // A comment labelled "Environment ..." ("# Environment / command: NCCL_ALGO=Ring ...",
-  // "# Environment printed by NCCL: ...") starts a block of NCCL_* settings for the runs after it;
-  // the comment lines after it continue it until one with a label of its own ("# Notes: ..."), a
-  // heading or any other line.
-  void environment_comment(const std::string& body) {
+  // What a labelled comment says of the runs after it. One labelled "NCCL" ("# NCCL:
+  // 2.4.8+cuda10.0") names their release. One labelled "Environment ..." ("# Environment /
+  // command: NCCL_ALGO=Ring ...", "# Environment printed by NCCL: ...") starts a block of NCCL_*
+  // settings; the comment lines after it continue it until one with a label of its own ("# Notes:
+  // ..."), a heading or any other line.
+  void labelled_comment(const std::string& body) {
     const std::string label = comment_label(body);
     if (label == "NCCL") {
       // Its first version, major.minor[.patch], among the comment's first words.
@@ -512,11 +520,7 @@ class Scanner {
       in_environment_ = false;  // a heading ("### ..."), a label of its own, a line not a comment
       return;
     }
-    for (const std::string& tok : tokens(body)) {
-      const std::string t = bare(tok);
-      const auto eq = t.find('=');
-      if (is_assignment(t) && t.rfind("NCCL_", 0) == 0 && eq + 1 < t.size()) described_environment_[t.substr(0, eq)] = t.substr(eq + 1);
-    }
+    add_nccl_settings(tokens(body), described_environment_);
   }
 
   // A run starts at line `i` (its "# nThread" line, or its table's header where that is all
