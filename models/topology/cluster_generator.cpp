@@ -52,6 +52,10 @@ const std::vector<ClusterParam>& cluster_params() {
        &ClusterSpec::nic_sharp, true, {"auto", "true", "false"}},
       {"nvlink_sharp", "NVLink SHARP in the NVSwitch (NCCL's NVLS, H100 and later): auto (not stated), true or false",
        &ClusterSpec::nvlink_sharp, true, {"auto", "true", "false"}},
+      {"nic_attach",
+       "where each NIC sits: switch (on the GPUs' PCIe switches: PIX or PXB to its GPUs) or cpu (on a CPU root port: "
+       "PHB to every GPU, so GPUDirect RDMA, where NCCL_NET_GDR_LEVEL allows it, crosses the CPU's host bridge)",
+       &ClusterSpec::nic_attach, true, {"switch", "cpu"}},
   };
   return params;
 }
@@ -380,7 +384,8 @@ Topology generate_cluster(const ClusterSpec& s) {
     if (!fabric.joins()) continue;
     for (int k = 0; k < s.nics_per_node; ++k) {
       const std::size_t nic = add_node(p + "nic" + std::to_string(k), NodeKind::nic);
-      add_link(nic, pcie[static_cast<std::size_t>(k * switches / s.nics_per_node)], pcie_GBps, s.pcie_latency_us, "pcie");
+      add_link(nic, s.nic_attach == "cpu" ? rc : pcie[static_cast<std::size_t>(k * switches / s.nics_per_node)], pcie_GBps,
+               s.pcie_latency_us, "pcie");
       fabric.plug(nic, n, k);
     }
   }

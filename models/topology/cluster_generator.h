@@ -3,7 +3,8 @@
 // joins the NICs. The result is an ordinary graph-form Topology.
 //
 // Inside a node: GPUs sit under PCIe switches (gpus_per_pcie_switch each) under one root
-// complex with the node's host memory; NIC k sits on PCIe switch k x switches / NICs.
+// complex with the node's host memory; NIC k sits on PCIe switch k x switches / NICs (or on the
+// root complex itself: nic_attach "cpu").
 //   pcie     : that tree is the only path between GPUs;
 //   nvlink   : besides, every pair of GPUs in a node has its own NVLink (a full mesh);
 //   nvswitch : besides, every GPU has one link to the node's NVSwitch.
@@ -53,6 +54,9 @@ struct ClusterSpec {
   std::string gpudirect = "auto";          // GPUDirect RDMA between GPUs and NICs: true | false
   std::string nic_sharp = "auto";          // in-network reduction at the NICs' switches (CollNet): true | false
   std::string nvlink_sharp = "auto";       // NVLink SHARP in the NVSwitch (NVLS): true | false
+  // Where each NIC sits: "switch" (on the GPUs' PCIe switches, as above) or "cpu" (on the root
+  // complex: PHB to every GPU, so GPUDirect RDMA crosses the CPU's host bridge).
+  std::string nic_attach = "switch";
 };
 
 // Every parameter of a generated cluster, once: `gradsync topology generate` makes its flags

@@ -112,6 +112,26 @@ TEST(ClusterGenerator, NvlinkMeshAndSingleSwitch) {
   EXPECT_TRUE(crossed(t, "n0-gpu1", "n1-gpu3").count("net-switch"));
 }
 
+// A NIC on a PCIe switch beside its GPU (the default) or on the CPU's root complex (nic_attach
+// cpu): there a GPU's traffic to the network crosses the host bridge.
+TEST(ClusterGenerator, ANicSitsOnItsGpusSwitchOrOnTheCpu) {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 2;
+  s.nics_per_node = 2;
+  s.network = ClusterNetwork::single;
+  const std::set<std::string> beside = crossed(generate_cluster(s), "n0-gpu0", "n1-gpu0");
+  EXPECT_TRUE(beside.count("n0-nic0") && beside.count("n0-pcie0")) << ::testing::PrintToString(beside);
+  EXPECT_FALSE(beside.count("n0-rc"));
+  s.nic_attach = "cpu";
+  const Topology t = generate_cluster(s);
+  const std::set<std::string> across = crossed(t, "n0-gpu0", "n1-gpu0");
+  EXPECT_TRUE(across.count("n0-rc") && across.count("n0-pcie0")) << ::testing::PrintToString(across);
+  // Read back from the generated form as written.
+  const ordered_json form = cluster_spec_to_json(s);
+  EXPECT_EQ(form["generate"]["nic_attach"], "cpu");
+}
+
 TEST(ClusterGenerator, BadParametersAreNamed) {
   ClusterSpec s;
   s.nodes = 0;
@@ -122,6 +142,9 @@ TEST(ClusterGenerator, BadParametersAreNamed) {
   s = ClusterSpec{};
   s.nic_GBps = -1;
   EXPECT_NE(error_of(s).find("--nic-GBps -1"), std::string::npos) << error_of(s);
+  s = ClusterSpec{};
+  s.nic_attach = "socket";
+  EXPECT_NE(error_of(s).find("--nic-attach socket: expected switch, cpu"), std::string::npos) << error_of(s);
   EXPECT_THROW(intra_fabric_from("infiniband"), InputError);
   EXPECT_THROW(cluster_network_from("torus"), InputError);
 }

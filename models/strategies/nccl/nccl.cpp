@@ -145,6 +145,10 @@ std::vector<std::future<nccl::Plan>> plan_open_facts(const StrategyContext& ctx,
 // host memory, fitted to each published machine alone, spans this (docs/fidelity.md, `gradsync
 // calibrate`); the default is the fit across them all.
 constexpr double kShmEfficiencyLow = 0.45, kShmEfficiencyHigh = 0.8;
+// gdr_cpu_share's other values: the lowest fitted to one published cluster whose GPUDirect RDMA
+// crosses the host bridge (Polaris's 0.55; the A100 PCIe pair's 0.6), and none lost (as through a
+// PCIe switch).
+constexpr double kGdrCpuShareLow = 0.55, kGdrCpuShareHigh = 1.0;
 
 // How far the model itself misses where every fact is known: the 5th and 95th percentiles of the
 // signed error (predicted / measured - 1) of the held-out predictions over every published table,
@@ -240,6 +244,16 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
       nccl::Assumption a{"SHM's share of the PCIe rate", shm->default_value + " (fitted across the published machines)",
                          format_fixed(e, 2) + (e < 0.5 ? " (the slowest machine's)" : " (the fastest machine's)"), {}};
       a.params = {{"shm_efficiency", format_fixed(e, 2)}};
+      facts.push_back(a);
+      other_plans.push_back(plan);
+    }
+  }
+  const ParamSpec* gdr = find_param(ctx.params.strategy(), "gdr_cpu_share");
+  if (plan.gdr_through_cpu && gdr && ctx.params.text("gdr_cpu_share") == gdr->default_value) {
+    for (const double e : {kGdrCpuShareLow, kGdrCpuShareHigh}) {
+      nccl::Assumption a{"GPUDirect RDMA's share of the NIC through the host bridge", gdr->default_value + " (fitted across the published clusters)",
+                         format_fixed(e, 2) + (e < 1 ? " (the slowest cluster's)" : " (none lost, as through a PCIe switch)"), {}};
+      a.params = {{"gdr_cpu_share", format_fixed(e, 2)}};
       facts.push_back(a);
       other_plans.push_back(plan);
     }
@@ -475,6 +489,11 @@ Strategy definition() {
                 "to each step between hosts; auto: aws-ofi-nccl's on EFA (75: p4d, p5 and its default; 35 on p5en and p6, "
                 "150 on p3dn), 0 for NCCL's own IB and socket transports and on Slingshot",
                 real_domain(0, 1e6, true, true, 1000, true)},
+      ParamSpec{"gdr_cpu_share", "0.6",
+                "share of its NIC's rate GPUDirect RDMA reaches where it crosses a CPU's host bridge (PHB or SYS "
+                "between GPU and NIC), which NVIDIA's GPUDirect RDMA guide says yields worse performance without saying "
+                "how much (fitted once across the published multi-node runs; 0.55-0.6 fitted to each that has it)",
+                real_domain(0, 1, false, true)},
       ParamSpec{"net_window_MiB", "5",
                 "bytes in flight a channel's connection between hosts needs to fill its NIC, MiB: with NCCL's 8 steps "
                 "of its buffer it moves their share of the NIC's rate (fitted once across the published multi-node runs)",

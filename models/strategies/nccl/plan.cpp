@@ -374,6 +374,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
       const double rate = s.nodes()[static_cast<std::size_t>(n)].net_bw;
       if (rate > 0) plan.nic_GBps = plan.nic_GBps > 0 ? std::min(plan.nic_GBps, rate) : rate;
     }
+    for (int r = 0; r < s.gpu_count() && inter && s.net_count() > 0 && !plan.gdr_through_cpu; ++r) {
+      const int net = s.local_net(r, 0);
+      plan.gdr_through_cpu = net >= 0 && s.gdr(r, net) && s.path(s.gpu(r), s.net(net)).type >= kPathPhb;
+    }
   }
 
   // The NICs' network plugin, by their kind. Whether the NICs' provider reaches GPU memory (FI_HMEM:

@@ -133,6 +133,11 @@ struct Plan {
   Choice choice;
   int nvls_channels = 16;              // comm->nvlsChannels
   double nic_GBps = 0;                 // the slowest NIC port's line rate on the hosts (GB/s; 0: no NIC)
+  // GPUDirect RDMA between a rank's GPU and the NIC its channels leave by crosses a CPU's host
+  // bridge (path PHB or SYS, where NCCL_NET_GDR_LEVEL allows it) on some host: NVIDIA's GPUDirect
+  // RDMA guide warns that such paths yield worse performance (peer-to-peer reads "severely
+  // limited on some processor architectures") without saying how much (nccl.cpp: gdr_cpu_share).
+  bool gdr_through_cpu = false;
   HostFacts host;                      // the first host's
   NetPlugin net;                       // the first host's NICs' plugin
   std::vector<Assumption> assumed;

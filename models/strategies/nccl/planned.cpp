@@ -282,6 +282,16 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
     cap = ctx.params.number("ll_channel_GBps");
     why = "LL's sender writes into host memory, at ll_channel_GBps";
   }
+  // GPUDirect RDMA through a host bridge: each NIC reads the GPU's memory at its share of its
+  // rate, split over the channels that leave by it (LL sends from host memory, above: no GPU read).
+  if (plan.gdr_through_cpu && lay.protocol != kLL && plan.host.nics > 0 && lay.parts > 0) {
+    const double gdr = gdr_nic_GBps(ctx, plan) * std::min(1.0, static_cast<double>(plan.host.nics) / lay.parts) * kPayloadShare[pos(lay.protocol)];
+    if (gdr < cap) {
+      cap = gdr;
+      why = "GPUDirect RDMA crosses the CPU's host bridge: a NIC moves " + ctx.params.text("gdr_cpu_share") + " of its " +
+            format_fixed(plan.nic_GBps, 1) + " GB/s there (gdr_cpu_share), shared by the channels that leave by it";
+    }
+  }
   if (plan.hosts.size() > 1 && cap > 0) {
     const double limit = lay.algorithm == kRing ? cap * lay.parts / hop_load(plan, n) : cap * lay.parts;
     if (limit < bw) {
@@ -812,7 +822,8 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   if (f.nics > 0) {
     facts += ", " + std::to_string(f.nics) + (f.nics == 1 ? " NIC" : " NICs") + " at " + format_fixed(plan.nic_GBps, 1) + " GB/s" +
              (f.link_layer.empty() ? "" : " (" + f.link_layer + ")") + ", GPUDirect RDMA " +
-             (f.gdr ? "on (GDR level " + path_name(f.gdr_level) + ")" : "off: through host memory");
+             (f.gdr ? "on (GDR level " + path_name(f.gdr_level) + ")" : "off: through host memory") +
+             (plan.gdr_through_cpu ? ", across the CPU's host bridge" : "");
     const NetPlugin& net = plan.net;
     if (!net.name.empty() || net.latency_us > 0) {
       facts += ", " + (net.name.empty() ? std::string("the network") : "through " + net.name) + ": " + format_fixed(net.latency_us, 0) +

@@ -61,7 +61,9 @@ void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const HostTra
   for (int r = 0; r < ctx.N(); ++r) pcie[p2p_ix(r)] = transports.pcie_Bps(r);
   const P2pChannels c = p2p_channels(ctx, plan, pcie);
   p.channels = message_channels(c, plan, p.message_bytes);
-  const double net = net_connection_Bps(c.step_bytes, plan.nic_GBps * 1e9, ctx.params.number("net_window_MiB") * 1048576.0);
+  // (Where GPUDirect RDMA crosses a host bridge, a connection moves no more than its NIC does there.)
+  const double net = std::min(net_connection_Bps(c.step_bytes, plan.nic_GBps * 1e9, ctx.params.number("net_window_MiB") * 1048576.0),
+                              gdr_nic_GBps(ctx, plan) * 1e9);
   const double pci = ctx.params.number("p2p_channel_GBps") * 1e9 / p.share;  // payload: in link bytes
   bool any_net = false, any_pci = false;
   for (const auto& [a, b] : p.pairs) {

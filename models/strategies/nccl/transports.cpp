@@ -156,6 +156,10 @@ double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes
   return window_bytes > 0 ? nic_Bps * std::min(1.0, kNcclSteps * step_bytes / window_bytes) : nic_Bps;
 }
 
+double gdr_nic_GBps(const StrategyContext& ctx, const Plan& plan) {
+  return plan.gdr_through_cpu ? plan.nic_GBps * ctx.params.number("gdr_cpu_share") : plan.nic_GBps;
+}
+
 void limit_by_transports(Schedule& s, std::size_t first, HostTransports& transports, const Plan& plan, int protocol, int workers) {
   if (first >= s.rounds.size()) return;
   const double share = kPayloadShare[ix(protocol)];

@@ -77,6 +77,10 @@ inline constexpr int kNcclSteps = 8;
 double collective_net_step_bytes(const Plan& plan, int protocol);
 // What one connection moves at most, link bytes per second.
 double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes);
+// Where GPUDirect RDMA crosses a CPU's host bridge (Plan::gdr_through_cpu), what a NIC moves at
+// most: its rate x `gdr_cpu_share`, a figure no NCCL or vendor source states (NVIDIA's guide
+// says only "worse"), fitted once across the published clusters; elsewhere its rate. GB/s.
+double gdr_nic_GBps(const StrategyContext& ctx, const Plan& plan);
 
 // The transfers of rounds [first, end) between two ranks of one host, each at most what its
 // transport moves (transports.h): SHM's share of the PCIe links, LL's rate per channel over PCIe.
