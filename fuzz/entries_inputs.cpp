@@ -513,6 +513,13 @@ Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size) {
       ++nic_links;
       if (!close(l.bandwidth_Bps, s.nic_GBps * 1e9)) violated(t, "a NIC link of " + exact_number(l.bandwidth_Bps) + " B/s; --nic-GBps says " + exact_number(s.nic_GBps));
     }
+    // A NIC's PCIe side: its GPUs' switch, or the root complex with --nic-attach cpu.
+    for (const auto& [nic, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
+      const models::NodeKind k = topo.node(other).kind;
+      if (topo.node(nic).kind != models::NodeKind::nic || k == models::NodeKind::net_switch) continue;
+      const models::NodeKind want = s.nic_attach == "cpu" ? models::NodeKind::root_complex : models::NodeKind::pcie_switch;
+      if (k != want) violated(t, "a NIC on a " + std::string(k == models::NodeKind::root_complex ? "root complex" : "node other than a PCIe switch") + " with --nic-attach " + s.nic_attach + "\n" + what);
+    }
   }
   const std::size_t g = static_cast<std::size_t>(s.gpus_per_node);
   const std::size_t want_nvlinks = s.intra == models::IntraFabric::nvlink ? static_cast<std::size_t>(s.nodes) * g * (g - 1) / 2 : 0;

@@ -100,8 +100,9 @@ Action add_topology(CLI::App& app) {
   auto* gen = cmd->add_subcommand("generate", "A multi-node GPU cluster from a few parameters, written as a graph-form topology JSON");
   gen->footer(
       "Inside a node, GPUs sit under PCIe switches under a root complex with host memory; NIC k sits on PCIe switch\n"
-      "k x switches / NICs (--nic-attach cpu: on the root complex). --intra nvlink adds an NVLink between every pair of GPUs of a node, nvswitch a link from\n"
-      "every GPU to the node's NVSwitch (default figures: H100 SXM, 18 NVLink4 links x 25 GB/s per direction).\n"
+      "k x switches / NICs (--nic-attach cpu: on the root complex). --intra nvlink adds an NVLink between every pair\n"
+      "of GPUs of a node, nvswitch a link from every GPU to the node's NVSwitch (default figures: H100 SXM, 18\n"
+      "NVLink4 links x 25 GB/s per direction).\n"
       "--network single puts every NIC on one switch; fat-tree puts --nodes-per-leaf nodes' NICs on each leaf and\n"
       "joins the leaves through one core whose links carry a leaf's NIC bandwidth / --oversubscription (the spine\n"
       "layer drawn as one switch: routes are single paths); rail puts NIC k of every node on rail k's leaves.\n"
