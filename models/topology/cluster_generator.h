@@ -33,7 +33,7 @@ enum class IntraFabric { pcie, nvlink, nvswitch };
 enum class ClusterNetwork { single, fat_tree, rail };
 
 struct ClusterSpec {
-  std::string name;  // empty: made from the parameters ("128x8-nvswitch-rail")
+  std::string name{};  // empty: made from the parameters ("128x8-nvswitch-rail")
   int nodes = 2;
   int gpus_per_node = 8;
   IntraFabric intra = IntraFabric::nvswitch;

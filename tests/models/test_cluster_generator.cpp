@@ -115,11 +115,7 @@ TEST(ClusterGenerator, NvlinkMeshAndSingleSwitch) {
 // A NIC on a PCIe switch beside its GPU (the default) or on the CPU's root complex (nic_attach
 // cpu): there a GPU's traffic to the network crosses the host bridge.
 TEST(ClusterGenerator, ANicSitsOnItsGpusSwitchOrOnTheCpu) {
-  ClusterSpec s;
-  s.nodes = 2;
-  s.gpus_per_node = 2;
-  s.nics_per_node = 2;
-  s.network = ClusterNetwork::single;
+  ClusterSpec s{.nodes = 2, .gpus_per_node = 2, .nics_per_node = 2, .network = ClusterNetwork::single};
   const std::set<std::string> beside = crossed(generate_cluster(s), "n0-gpu0", "n1-gpu0");
   EXPECT_TRUE(beside.count("n0-nic0") && beside.count("n0-pcie0")) << ::testing::PrintToString(beside);
   EXPECT_FALSE(beside.count("n0-rc"));

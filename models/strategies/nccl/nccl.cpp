@@ -239,26 +239,23 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   std::vector<nccl::Assumption> facts = plan.assumed;
   std::vector<nccl::Plan> other_plans;
   for (auto& f : plans) other_plans.push_back(f.get());
-  const ParamSpec* shm = find_param(ctx.params.strategy(), "shm_efficiency");
-  if (uses_shm(plan) && shm && ctx.params.text("shm_efficiency") == shm->default_value) {
-    for (const double e : {kShmEfficiencyLow, kShmEfficiencyHigh}) {
-      nccl::Assumption a{"SHM's share of the PCIe rate", shm->default_value + " (fitted across the published machines)",
-                         format_fixed(e, 2) + (e < 0.5 ? " (the slowest machine's)" : " (the fastest machine's)"), {}};
-      a.params = {{"shm_efficiency", format_fixed(e, 2)}};
+  // A fitted constant the plan leans on, at its default: its other plausible values, each with
+  // what it stands for, as facts of the same plan under another value of the parameter.
+  auto fitted_fact = [&](bool applies, const std::string& param, const std::string& fact, const std::string& fitted_on,
+                         const std::vector<std::pair<double, std::string>>& others) {
+    const ParamSpec* spec = find_param(ctx.params.strategy(), param);
+    if (!applies || !spec || ctx.params.text(param) != spec->default_value) return;
+    for (const auto& [value, what] : others) {
+      nccl::Assumption a{fact, spec->default_value + " (fitted across the published " + fitted_on + ")", format_fixed(value, 2) + " (" + what + ")", {}};
+      a.params = {{param, format_fixed(value, 2)}};
       facts.push_back(a);
       other_plans.push_back(plan);
     }
-  }
-  const ParamSpec* gdr = find_param(ctx.params.strategy(), "gdr_cpu_share");
-  if (plan.gdr_through_cpu && gdr && ctx.params.text("gdr_cpu_share") == gdr->default_value) {
-    for (const double e : {kGdrCpuShareLow, kGdrCpuShareHigh}) {
-      nccl::Assumption a{"GPUDirect RDMA's share of the NIC through the host bridge", gdr->default_value + " (fitted across the published clusters)",
-                         format_fixed(e, 2) + (e < 1 ? " (the slowest cluster's)" : " (none lost, as through a PCIe switch)"), {}};
-      a.params = {{"gdr_cpu_share", format_fixed(e, 2)}};
-      facts.push_back(a);
-      other_plans.push_back(plan);
-    }
-  }
+  };
+  fitted_fact(uses_shm(plan), "shm_efficiency", "SHM's share of the PCIe rate", "machines",
+              {{kShmEfficiencyLow, "the slowest machine's"}, {kShmEfficiencyHigh, "the fastest machine's"}});
+  fitted_fact(plan.gdr_through_cpu, "gdr_cpu_share", "GPUDirect RDMA's share of the NIC through the host bridge", "clusters",
+              {{kGdrCpuShareLow, "the slowest cluster's"}, {kGdrCpuShareHigh, "none lost, as through a PCIe switch"}});
   const std::size_t plan_facts = plan.assumed.size();
   // On one host every fact decides one thing (which transport each hop takes): one group.
   const std::string group = plan.hosts.size() == 1 ? "NCCL's transports" : "";
