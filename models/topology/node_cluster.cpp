@@ -70,14 +70,16 @@ NodeCluster cluster_from_node(const std::vector<std::string>& node_files, const 
                                     : std::find(nics.begin(), nics.end(), r.devices[d].name) != nics.end();
     (taken ? fabric_nics : left_out).push_back(d);
   }
-  if (fabric_nics.empty()) {
+  const bool none_close = fabric_nics.empty();
+  if (none_close) {
     fabric_nics.swap(left_out);
     notes.push_back("no NIC is PIX or PXB to a GPU: every NIC (" + std::to_string(fabric_nics.size()) +
                         ") taken as the network's, each through its host bridge or socket");
   }
   std::vector<std::string> names;
   for (std::size_t d : fabric_nics) names.push_back(r.devices[d].name + (nics.empty() ? "" : " (" + std::string(class_at(closest_level(r.devices[d]))) + ")"));
-  notes.push_back("the network's NICs, one per rail: " + join(names) + (nics.empty() ? " (PIX or PXB to a GPU)" : " (named by --nics)"));
+  notes.push_back("the network's NICs, one per rail: " + join(names) +
+                  (!nics.empty() ? " (named by --nics)" : none_close ? " (every NIC)" : " (PIX or PXB to a GPU)"));
   if (!left_out.empty()) {
     std::vector<std::string> other;
     for (std::size_t d : left_out) other.push_back(r.devices[d].name + " (" + class_at(closest_level(r.devices[d])) + ")");

@@ -3,6 +3,7 @@
 // rails through the core), the fat-tree's uplinks, and bad parameters named.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "models/topology/cluster_generator.h"
@@ -225,6 +226,22 @@ TEST(ClusterGenerator, NodeFactsAreWrittenAndReadBack) {
 // box NIC0 is PIX to GPU0 and GPU1 (their switch) and NIC1 to GPU2 and GPU3; on a rail network
 // NIC k of every node is on rail k, and the routes between nodes leave through the NIC beside
 // the GPU.
+// A node whose NICs sit on CPU root ports (PHB to one GPU each, as ALCF Polaris's topo table has
+// them): no NIC is PIX or PXB to a GPU, so every one is the network's, and the notes say so; a
+// GPU reaches its NIC across the host bridge.
+TEST(ClusterGenerator, NodeWhoseNicsSitOnTheCpuTakesEveryNic) {
+  ClusterSpec s{.nodes = 2, .network = ClusterNetwork::single, .gpu = "A100-SXM4"};
+  const NodeCluster c = cluster_from_node({std::string(GRADSYNC_TEST_FIXTURES) + "/topo-4gpu-nvlink-2nic-phb.txt"}, s);
+  EXPECT_EQ(c.topology.nodes_of_kind(NodeKind::nic).size(), 4u);
+  const std::string notes = join(c.notes, "\n");
+  EXPECT_NE(notes.find("cxi0, cxi1 (every NIC)"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("(PIX or PXB to a GPU)"), std::string::npos) << notes;
+  const std::set<std::string> across = crossed(c.topology, "n0-gpu1", "n1-gpu1");
+  EXPECT_TRUE(across.count("n0-cxi0") && across.count("n1-cxi0")) << ::testing::PrintToString(across);
+  EXPECT_TRUE(std::any_of(across.begin(), across.end(), [](const std::string& id) { return id.rfind("n0-root", 0) == 0; }))
+      << ::testing::PrintToString(across);
+}
+
 TEST(ClusterGenerator, NodeFromTopoMatrixPlacesEachNicOnItsSwitch) {
   ClusterSpec s;
   s.nodes = 3;
