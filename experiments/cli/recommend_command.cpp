@@ -12,6 +12,7 @@
 #include "experiments/recommend.h"
 #include "experiments/table.h"
 #include "models/support/error.h"
+#include "models/support/format.h"
 #include "models/support/progress.h"
 #include "models/topology/topology_io.h"
 #include "runtime/testbed/testbed.h"
@@ -59,6 +60,9 @@ std::optional<std::string> validate_item(const Choice& c) {
   return item;
 }
 
+// Up to this many GPUs, recommend searches every count unless --gpus says otherwise.
+constexpr int kEveryCountUpTo = 16;
+
 int run_recommend(RecommendFlags& f) {
   SelectionOptions s = f.selection;
   if (!s.size.empty() && models::split_list(s.size, "--size").size() != 1) {
@@ -80,7 +84,18 @@ int run_recommend(RecommendFlags& f) {
   const int all = static_cast<int>(t.gpus().size());
   std::vector<int> counts;
   if (f.selection.gpus.empty()) {
-    for (int n = 1; n <= all; ++n) counts.push_back(n);
+    // Every count on a machine; on a cluster (more than 16 GPUs) the powers of two and all of
+    // them: each count is a whole search of placements and parameters (1 to 128 of them on the
+    // shipped 128-GPU cluster ran for more than five minutes on two cores; these eight, 19 s).
+    for (int n = 1; n <= all; ++n) {
+      if (all <= kEveryCountUpTo || (n & (n - 1)) == 0 || n == all) counts.push_back(n);
+    }
+    if (all > kEveryCountUpTo) {
+      std::vector<std::string> shown;
+      for (int n : counts) shown.push_back(std::to_string(n));
+      std::cerr << "gradsync recommend: " << all << " GPUs: searching " << models::join(shown, ", ") << " of them (--gpus 1-" << all
+                << " searches every count)\n";
+    }
   } else {
     counts = parse_gpu_counts(f.selection.gpus);
   }
@@ -279,7 +294,7 @@ Action add_recommend(CLI::App& app) {
       ->default_val("source-a-titanx-4gpu");
   cmd->add_option("--workload,-w", f->selection.workload, "workload JSON file or preset (default: source-a-ffnn-lm)");
   cmd->add_option("--size,-s", f->selection.size, "rank for this gradient size instead of a workload (e.g. 64MiB)");
-  cmd->add_option("--gpus,-g", f->selection.gpus, "GPU counts to consider: 4, 2,4 or 1-4 (default: 1 to all)");
+  cmd->add_option("--gpus,-g", f->selection.gpus, "GPU counts to consider: 4, 2,4 or 1-4 (default: 1 to all; above 16 GPUs, the powers of two and all)");
   cmd->add_option("--strategy", f->options.strategies, "strategies to search (default: all)")->delimiter(',');
   cmd->add_option("--param,-p", f->selection.params, "fix a parameter instead of searching it (repeatable), e.g. alpha=0.02");
   cmd->add_flag("--exact-only", f->options.exact_only,

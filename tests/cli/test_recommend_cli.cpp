@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <regex>
 #include <sstream>
 
@@ -285,4 +286,25 @@ TEST(RecommendCli, WithConvergenceFactsItRanksByTimeToTargetAndStopsAtTheNoiseSc
   for (const char* text : {"Ranked by time to loss 1", "Not searched: 3, 4 GPUs", "speed-up to target"}) {
     EXPECT_NE(table.out.find(text), std::string::npos) << text << "\n" << table.out;
   }
+}
+
+// Without --gpus, a machine's every GPU count is searched; a cluster's (more than 16 GPUs) powers
+// of two and the whole of it, said on standard error, since each count is a search of its own.
+TEST(RecommendCli, OnAClusterItSearchesThePowersOfTwoUnlessToldOtherwise) {
+  const std::string cluster = GRADSYNC_PUBLISHED_DATA "/multinode/h100-hgx-4node-8x400g-ib.json";
+  auto counts_of = [](const std::string& out) {
+    std::set<int> counts;
+    for (const json& r : json_lines(out)) {
+      if (r["ranks"].get<int>() > 1) counts.insert(r["ranks"].get<int>());  // (one GPU is a choice with a workload only)
+    }
+    return counts;
+  };
+  const auto r = run_cli("recommend --topology " + cluster + " --size 64MiB --strategy ring --confirm 0 --all --format json", false);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(counts_of(r.out), (std::set<int>{2, 4, 8, 16, 32}));
+  const auto said = run_cli("recommend --topology " + cluster + " --size 64MiB --strategy ring --confirm 0");
+  EXPECT_NE(said.out.find("32 GPUs: searching 1, 2, 4, 8, 16, 32 of them (--gpus 1-32 searches every count)"), std::string::npos) << said.out;
+  const auto every = run_cli("recommend --topology " + cluster + " --size 64MiB --strategy ring --confirm 0 --all --format json --gpus 1-12", false);
+  ASSERT_EQ(every.status, 0) << every.out;
+  EXPECT_EQ(counts_of(every.out).size(), 11u);  // 2 to 12
 }
