@@ -482,6 +482,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   comm.cc_min = cc_min == 0 ? so.cc : cc_min;
   comm.cc_max = cc_max == 0 ? so.cc : cc_max;
   comm.cpu_vendor = vendor.empty() ? o.cpu_vendor : vendor;
+  comm.nccl_version = o.nccl_version;
   comm.nvswitch = nvswitch_everywhere;
   for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
     const Comm& shape = plan.shapes[static_cast<std::size_t>(plan.host_shape[h])];
@@ -524,9 +525,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   plan.collective = o.collective;
   plan.costs = tune(comm, o.collective);
   plan.kernel_costs = plan.costs;
-  if (inter && plan.net.latency_us > 0) {
+  if ((inter && plan.net.latency_us > 0) || comm.nccl_version != kNcclVersion) {  // plan.h: kernel_costs
     Comm kernels = comm;
     set_latency_inter(kernels, 0);
+    kernels.nccl_version = kNcclVersion;
     plan.kernel_costs = tune(kernels, o.collective);
   }
   return plan;

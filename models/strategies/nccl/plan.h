@@ -128,7 +128,11 @@ struct Plan {
   Costs costs;                         // NCCL's cost model, as it chooses with it
   // The same model for how long the kernels take: without the network plugin's reported latency,
   // which is a tuning figure (aws-ofi-nccl chose EFA's "because NCCL's internal tuner choices
-  // work better with this value"), not a measured one.
+  // work better with this value"), not a measured one; and with the newest release's latency
+  // tables and rules whatever release chooses (an older release's tables steer its choice, as
+  // NCCL 2.16's moves a 2-node A100 PCIe pair from LL to Simple at 480 KB where 2.30's would at
+  // 800 KB, the pair's log switching at 480 KB; the newest are NVIDIA's latest measure of the
+  // steps, and over the published clusters they price the time better: fidelity.md).
   Costs kernel_costs;
   Choice choice;
   int nvls_channels = 16;              // comm->nvlsChannels

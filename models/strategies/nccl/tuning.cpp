@@ -8,15 +8,36 @@ namespace gradsync::models::nccl {
 
 namespace {
 
-// tuning.cc's tables, by algorithm (Tree, Ring, CollNet direct, CollNet chain, NVLS, NVLS tree,
-// PAT) and protocol (LL, LL128, Simple).
-constexpr double kBaseLat[kAlgorithms][kProtocols] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0},
-                                                      {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
-constexpr double kHwLat[3][kAlgorithms][kProtocols] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},      // NVLink
-    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},         // PCI
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}},        // NET
+// tuning.cc's latency tables, by algorithm (Tree, Ring, CollNet direct, CollNet chain, NVLS, NVLS
+// tree, PAT) and protocol (LL, LL128, Simple): baseLat, and hwLat per step over NVLink, PCIe and
+// the network. NCCL retuned them between releases; three eras as its source has them.
+struct LatencyTable {
+  double base[kAlgorithms][kProtocols];
+  double hw[3][kAlgorithms][kProtocols];
 };
+// 2.23 onwards (2.23.4 .. 2.30.7: the same figures, in tunerConstants from 2.28).
+constexpr LatencyTable kLatency2_23 = {
+    {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}},
+    {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},     // NVLink
+     {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},        // PCI
+     {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}}};  // NET
+// 2.18 .. 2.22 (2.21.5's; 2.18 had CollNet and NVLS figures of its own, and 2.18.3 - 2.18.6 a tree
+// Simple step of 4 / 6 / 14 us, none of which the published machines of that era run). No PAT.
+constexpr LatencyTable kLatency2_18 = {
+    {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    {{{0.6, 1.25, 28}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 0}},
+     {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}}}};
+// 2.17 and before (2.14.3 .. 2.17.1's; 2.7 - 2.13 differ in a few steps, 2.12 - 2.13 with a
+// network ring step of 28 us for Simple). NVLS (2.17) base 40 us; no NVLS tree, no PAT.
+constexpr LatencyTable kLatency2_17 = {
+    {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}, {4.4, 4.4, 0}, {4.4, 4.4, 0}, {0, 0, 40.0}, {0, 0, 0}, {0, 0, 0}},
+    {{{0.52, 1.25, 28}, {0.47, 1.9, 3.4}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{5.0, 8.5, 28}, {2.7, 4.0, 9.6}, {0, 0, 10.7}, {0, 0, 10.7}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}};
+const LatencyTable& latency_table(int nccl_version) {
+  return nccl_version >= 22300 ? kLatency2_23 : nccl_version >= 21800 ? kLatency2_18 : kLatency2_17;
+}
 // [Volta, Ampere, Hopper, Blackwell][N1, N2, N4]; LL's by GPU on one node, by CPU across nodes.
 constexpr double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
 constexpr double kRingLL128PerCh[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
@@ -127,6 +148,8 @@ Costs tune(const Comm& comm, Collective coll) {
   const int n_nodes = comm.nodes, n_ranks = comm.ranks;
   if (n_ranks <= 1 || point_to_point(coll)) return c;
   const int cci = cc_index(comm.cc_min);
+  const int v = comm.nccl_version;
+  const LatencyTable& tab = latency_table(v);
   const int i2 = n_nodes <= 2 ? n_nodes - 1 : 2;
   const bool amd = comm.cpu_vendor == "amd";
   const int i1 = n_nodes == 1 ? cci : amd ? 1 : 0;
@@ -142,7 +165,7 @@ Costs tune(const Comm& comm, Collective coll) {
     hw[a] = n_nodes == 1 ? intra_hw[a] : kNetHw;
   }
   const int nsteps = coll == Collective::all_reduce ? 2 * (n_ranks - 1) : all_gather_like(coll) ? n_ranks - 1 : n_ranks;
-  const bool pat_enable = comm.cc_min >= 60 && n_nodes == n_ranks;
+  const bool pat_enable = comm.cc_min >= 60 && n_nodes == n_ranks && v >= 22300;
   for (int a = 0; a < kAlgorithms; ++a) {
     if ((coll == Collective::broadcast || coll == Collective::reduce) && a != kRing) continue;
     if (all_gather_like(coll) && a != kPat && a != kRing && a != kNvls && a != kCollnetDirect) continue;
@@ -159,8 +182,13 @@ Costs tune(const Comm& comm, Collective coll) {
         bw = std::min({steps.intra, steps.inter, a == kNvlsTree ? nvls_tree_per_ch : std::numeric_limits<double>::max()});
       }
       double bus = g.n_channels * bw;
-      if (a == kRing && p == kLL) bus = std::min(ll_max, bus * .5);
-      if (a == kRing && p == kLL128) bus = std::min(bus * 0.92, g.n_channels * ring_ll128_per_ch);
+      // Before 2.18 an Ampere communicator's bus bandwidth was capped at 235 GB/s; before 2.21 LL
+      // was credited a quarter of the ring's (a third for a one-host gather, scatter or
+      // broadcast), half since; before 2.23 LL128 0.7 of it where a host has one GPU.
+      if (v < 21800 && comm.cc_min == 80 && comm.cc_max == 80) bus = std::min(bus, 235.0);
+      const double ll_share = v >= 22100 ? .5 : n_nodes > 1 || coll == Collective::all_reduce || coll == Collective::reduce ? 0.25 : 1.0 / 3.0;
+      if (a == kRing && p == kLL) bus = std::min(ll_max, bus * ll_share);
+      if (a == kRing && p == kLL128) bus = std::min(bus * (v < 22300 && ppn < 2 ? 0.7 : 0.92), g.n_channels * ring_ll128_per_ch);
       if (a == kTree && coll == Collective::all_reduce) bus = std::min(bus * .92, g.n_channels * tree_per_ch);
       if (a == kTree && p == kLL) bus = std::min(bus * 1.0 / 3.8, ll_max);
       if (a == kTree && p == kLL128) bus = std::min(bus * (n_nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), g.n_channels * tree_ll128_per_ch);
@@ -183,27 +211,38 @@ Costs tune(const Comm& comm, Collective coll) {
         bus *= ratio;
       }
       c.bw[a][p] = bus;
-      double lat = kBaseLat[a][p];
-      double intra_lat = kHwLat[intra_hw[a]][a][p];
-      double inter_lat = (ppn == 1 ? kHwLat[kNetHw][kTree][p] : kHwLat[kNetHw][a][p]) + g.latency_inter;
+      double lat = tab.base[a][p];
+      double intra_lat = tab.hw[intra_hw[a]][a][p];
+      double inter_lat = (ppn == 1 && v >= 22300 ? tab.hw[kNetHw][kTree][p] : tab.hw[kNetHw][a][p]) + g.latency_inter;
       if (p == kSimple) inter_lat += g.latency_inter;
+      if (v < 21800) {
+        // Before 2.18: the graph's network latency, where it has one, replaced the table's step;
+        // LL's steps within a host cost 1.8 times as much once the ring leaves the host.
+        inter_lat = g.latency_inter > 0 ? g.latency_inter : tab.hw[kNetHw][a][p];
+        if (n_nodes > 1 && p == kLL) intra_lat *= 1.8;
+      }
       if (a == kRing) {
-        double l = kHwLat[hw[a]][a][p];
+        double l = tab.hw[hw[a]][a][p];
         if (coll == Collective::reduce || coll == Collective::broadcast) {
           if (g.same_channels) {
             lat += l;
           } else {
-            if (p == kSimple) l = kHwLat[hw[a]][kTree][p];
+            if (p == kSimple) l = tab.hw[hw[a]][kTree][p];
             lat += nsteps * l;
           }
         } else {
           double net_overhead = 0;
-          if (n_nodes > 1) {
+          if (n_nodes > 1 && v >= 21800) {
             net_overhead = amd ? 2.0 : 1.0;
             if (p == kSimple) net_overhead *= 3;
           }
           intra_lat = std::max(intra_lat, net_overhead);
-          const int inter_steps = n_nodes == 1 ? 0 : coll == Collective::all_reduce ? 2 * (n_nodes - 1) : n_nodes - 1;
+          // Before 2.23 an all-reduce counted 2 x nodes steps between hosts (more than its steps where a
+          // host has one GPU: NCCL's sum then takes some steps within a host off), 2 x (nodes - 1) since.
+          const int inter_steps = n_nodes == 1                      ? 0
+                                  : coll != Collective::all_reduce ? n_nodes - 1
+                                  : v >= 22300                     ? 2 * (n_nodes - 1)
+                                                                   : 2 * n_nodes;
           lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
         }
       } else if (a == kTree) {
@@ -256,9 +295,14 @@ AlgoTime algorithm_time(const Comm& comm, const Costs& costs, Collective coll, i
   if (a == kNvlsTree && coll == Collective::all_reduce && log_size >= 0 && log_size < 24 && comm.cc_min >= 100) {
     t.bw_GBps *= kTreeCorrection[p][log_size];
   }
-  if (a == kRing && p == kSimple && comm.nodes > 1 && coll == Collective::all_reduce &&
-      bytes / (std::max(1, comm.channels) * comm.ranks) >= 64) {
-    t.latency_us *= comm.cc_min < 80 ? 1.9 : 1.4;  // the ring's plateau
+  if (a == kRing && p == kSimple && comm.nodes > 1 && coll == Collective::all_reduce) {
+    // The ring's plateau: from 2.18 past 64 bytes a channel and rank, 1.9 times before Ampere and
+    // 1.4 from it; before, past a 16th of 64 KiB a rank, 1.9 times before Hopper and 1.5 from it.
+    if (comm.nccl_version >= 21800 && bytes / (std::max(1, comm.channels) * comm.ranks) >= 64) {
+      t.latency_us *= comm.cc_min < 80 ? 1.9 : 1.4;
+    } else if (comm.nccl_version < 21800 && bytes >= comm.ranks / 16.0 * 65536) {
+      t.latency_us *= comm.cc_min < 90 ? 1.9 : 1.5;
+    }
   }
   return t;
 }
@@ -267,10 +311,10 @@ double algorithm_time_us(const Comm& comm, const Costs& costs, Collective coll, 
   return algorithm_time(comm, costs, coll, a, p, bytes).time_us(bytes);
 }
 
-double base_latency_us(int a, int p) { return a >= 0 && a < kAlgorithms && p >= 0 && p < kProtocols ? kBaseLat[a][p] : 0.0; }
+double base_latency_us(int a, int p) { return a >= 0 && a < kAlgorithms && p >= 0 && p < kProtocols ? kLatency2_23.base[a][p] : 0.0; }
 
 double hop_latency_us(int hw, int a, int p) {
-  return hw >= 0 && hw < 3 && a >= 0 && a < kAlgorithms && p >= 0 && p < kProtocols ? kHwLat[hw][a][p] : 0.0;
+  return hw >= 0 && hw < 3 && a >= 0 && a < kAlgorithms && p >= 0 && p < kProtocols ? kLatency2_23.hw[hw][a][p] : 0.0;
 }
 
 Choice choose(const Comm& comm, const Costs& costs, Collective coll, double bytes) {

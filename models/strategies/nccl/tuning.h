@@ -1,4 +1,5 @@
-// NCCL 2.30.7's cost model (src/graph/tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime) and its
+// NCCL's cost model as 2.30.7 has it, with its latency tables and the rules it changed since 2.14
+// by release (Comm::nccl_version) (src/graph/tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime) and its
 // choice of algorithm and protocol (src/enqueue.cc): for each algorithm (ring, tree, CollNet
 // direct and chain, NVLS, NVLS tree) and protocol (LL, LL128, Simple), a latency and a bus
 // bandwidth built from the channel graphs (search.h) and NCCL's tables, the rules that enable
@@ -43,6 +44,7 @@ struct Comm {
   int ranks = 1, nodes = 1;
   int cc_min = 80, cc_max = 80;
   std::string cpu_vendor;  // intel, amd, arm, "" (not known: NCCL's x86 other)
+  int nccl_version = kNcclVersion;  // the release whose tables and rules price it (22105 for 2.21.5)
   bool nvls_support = false;     // NVLink SHARP available (NVSwitch, H100 or later, multicast)
   bool collnet_enable = false;   // NCCL_COLLNET_ENABLE and a SHARP-capable network
   bool nvswitch = false;         // the host has an NVSwitch (CollNet direct needs one)
@@ -98,9 +100,11 @@ struct AlgoTime {
 AlgoTime algorithm_time(const Comm& comm, const Costs& costs, Collective collective, int algorithm, int protocol, double bytes);
 // Microseconds for `bytes`, or a negative value where disabled.
 double algorithm_time_us(const Comm& comm, const Costs& costs, Collective collective, int algorithm, int protocol, double bytes);
-// tuning.cc's baseLat: the fixed part of an algorithm's latency with a protocol (us).
+// tuning.cc's baseLat as the newest release has it (what prices a time, Plan::kernel_costs):
+// the fixed part of an algorithm's latency with a protocol (us).
 double base_latency_us(int algorithm, int protocol);
-// tuning.cc's hwLat: one step's latency over NVLink, PCIe or the network (us).
+// tuning.cc's hwLat as the newest release has it: one step's latency over NVLink, PCIe or the
+// network (us).
 enum Hw : int { kNvlinkHw = 0, kPciHw = 1, kNetHw = 2 };
 double hop_latency_us(int hw, int algorithm, int protocol);
 

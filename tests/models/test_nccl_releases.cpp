@@ -1,0 +1,100 @@
+// NCCL's cost model by release (tuning.cpp, Comm::nccl_version): the latency tables and rules
+// NCCL changed between 2.16 and 2.30 steer what the release chooses, and the newest price the
+// time (Plan::kernel_costs). The expected figures are NCCL's own source arithmetic for these
+// communicators (src/graph/tuning.cc of v2.16.5-1 and v2.30.7-1), written out by hand.
+#include <gtest/gtest.h>
+
+#include "models/strategies/nccl/plan.h"
+#include "models/strategies/nccl/tuning.h"
+#include "models/topology/cluster_generator.h"
+
+using namespace gradsync::models;
+using namespace gradsync::models::nccl;
+
+namespace {
+
+// `nodes` hosts of `gpus` A100 PCIe each (no NVLink), one 25 GB/s InfiniBand NIC a host on the
+// CPU's root complex with GPUDirect RDMA: the published two-node A100 PCIe pair's shape.
+Topology a100_pcie(int nodes, int gpus) {
+  ClusterSpec s;
+  s.nodes = nodes;
+  s.gpus_per_node = gpus;
+  s.intra = IntraFabric::pcie;
+  s.nics_per_node = 1;
+  s.nic_GBps = 25;
+  s.network = ClusterNetwork::single;
+  s.gpu = "A100-PCIE";
+  s.gpudirect = "true";
+  s.nic_attach = "cpu";
+  return generate_cluster(s);
+}
+
+std::vector<std::size_t> first_gpus_of(const Topology& t, int nodes, int gpus) {
+  std::vector<std::size_t> out;
+  for (int n = 0; n < nodes; ++n) {
+    for (int g = 0; g < gpus; ++g) out.push_back(t.require("n" + std::to_string(n) + "-gpu" + std::to_string(g), "test"));
+  }
+  return out;
+}
+
+Plan plan_for(const Topology& t, int nodes, int gpus, double bytes, int version) {
+  PlanOptions o;
+  o.cpu_vendor = "amd";
+  o.gdr_level = kPathSys;  // the pair's log sets NCCL_NET_GDR_LEVEL=SYS
+  o.nccl_version = version;
+  o.nccl_version_stated = true;
+  return make_plan(t, first_gpus_of(t, nodes, gpus), bytes, o);
+}
+
+}  // namespace
+
+TEST(NcclReleases, OneHostsRingIsPricedWithItsReleasesTables) {
+  const Topology t = a100_pcie(1, 2);
+  const Plan old = plan_for(t, 1, 2, 65536, 21605), now = plan_for(t, 1, 2, 65536, 23007);
+  ASSERT_EQ(old.comm.ring.type_intra, now.comm.ring.type_intra);
+  ASSERT_NE(old.comm.ring.type_intra, kPathNvl);  // PCIe steps (hwLat's PCI row)
+  // All-reduce on 2 ranks: 2 steps. 2.16: baseLat LL 3.6 + 2 x 1.0; Simple 8.4 + 2 x 5.7. 2.30:
+  // LL 6.6 + 2 x 1.0; Simple the same 19.8.
+  EXPECT_NEAR(old.costs.lat[kRing][kLL], 5.6, 1e-9);
+  EXPECT_NEAR(now.costs.lat[kRing][kLL], 8.6, 1e-9);
+  EXPECT_NEAR(old.costs.lat[kRing][kSimple], 19.8, 1e-9);
+  EXPECT_NEAR(now.costs.lat[kRing][kSimple], 19.8, 1e-9);
+  // LL credited a quarter of the ring's bus bandwidth before 2.21, half since (both under
+  // llMaxBw at these rates); Simple alike in both.
+  ASSERT_GT(now.costs.bw[kRing][kLL], 0);
+  EXPECT_NEAR(old.costs.bw[kRing][kLL] / now.costs.bw[kRing][kLL], 0.5, 1e-9);
+  EXPECT_NEAR(old.costs.bw[kRing][kSimple], now.costs.bw[kRing][kSimple], 1e-9);
+  // The time is priced by the newest release's figures whatever release chooses.
+  EXPECT_EQ(old.kernel_costs.lat, now.kernel_costs.lat);
+  EXPECT_EQ(old.kernel_costs.bw, now.kernel_costs.bw);
+}
+
+TEST(NcclReleases, TwoHostsOfOneGpuCountTheStepsAsTheirReleaseDid) {
+  const Topology t = a100_pcie(2, 1);
+  const Plan old = plan_for(t, 2, 1, 65536, 21605), now = plan_for(t, 2, 1, 65536, 23007);
+  // 2 steps, all between hosts. 2.16 counts 2 x nodes = 4 of them and the other 2 - 4 within a
+  // host, the graph's latency (none here) or the table's network step: Simple 8.4 - 2 x 5.7 + 4 x
+  // 9.6 = 35.4 us; LL 3.6 - 2 x 1.8 x 1.0 + 4 x 2.7 = 10.8. 2.30 counts 2 x (nodes - 1) = 2: Simple
+  // 8.4 + 2 x 14 = 36.4 (one GPU a host: the tree's network step); LL 6.6 + 2 x 5.0 = 16.6.
+  EXPECT_NEAR(old.costs.lat[kRing][kSimple], 35.4, 1e-9);
+  EXPECT_NEAR(old.costs.lat[kRing][kLL], 10.8, 1e-9);
+  EXPECT_NEAR(now.costs.lat[kRing][kSimple], 36.4, 1e-9);
+  EXPECT_NEAR(now.costs.lat[kRing][kLL], 16.6, 1e-9);
+  // The ring's plateau once a rank has a 16th of 64 KiB (2.16: 1.9 times) or a channel and rank
+  // 64 bytes (2.30: 1.4 times on Ampere).
+  EXPECT_NEAR(algorithm_time(old.comm, old.costs, Collective::all_reduce, kRing, kSimple, 1 << 20).latency_us, 35.4 * 1.9, 1e-9);
+  EXPECT_NEAR(algorithm_time(now.comm, now.costs, Collective::all_reduce, kRing, kSimple, 1 << 20).latency_us, 36.4 * 1.4, 1e-9);
+}
+
+TEST(NcclReleases, TheReleaseMovesTheCrossoverFromLlToSimple) {
+  // The published pair (NCCL 2.16.5) switches from LL to Simple between 438 and 487 KB; 2.30's
+  // tables would keep LL to about 800 KB.
+  const Topology t = a100_pcie(2, 1);
+  for (const double kib : {64.0, 256.0}) {
+    EXPECT_EQ(plan_for(t, 2, 1, kib * 1024, 21605).protocol(), kLL) << kib;
+    EXPECT_EQ(plan_for(t, 2, 1, kib * 1024, 23007).protocol(), kLL) << kib;
+  }
+  EXPECT_EQ(plan_for(t, 2, 1, 512 * 1024, 21605).protocol(), kSimple);
+  EXPECT_EQ(plan_for(t, 2, 1, 512 * 1024, 23007).protocol(), kLL);
+  EXPECT_EQ(plan_for(t, 2, 1, 1024 * 1024, 23007).protocol(), kSimple);
+}
