@@ -80,6 +80,13 @@ TEST(NcclReleases, TwoHostsOfOneGpuCountTheStepsAsTheirReleaseDid) {
   EXPECT_NEAR(old.costs.lat[kRing][kLL], 10.8, 1e-9);
   EXPECT_NEAR(now.costs.lat[kRing][kSimple], 36.4, 1e-9);
   EXPECT_NEAR(now.costs.lat[kRing][kLL], 16.6, 1e-9);
+  // 2.8 - 2.11 counted 2 x (nodes - 1) = 2 steps between hosts with 2.16's tables: Simple 8.4 + 2 x
+  // 9.6 = 27.6, LL 3.6 + 2 x 2.7 = 9.0. Before 2.8 (2.4 had no cost model) the newest stand in.
+  const Plan v2_8 = plan_for(t, 2, 1, 65536, 20804), v2_4 = plan_for(t, 2, 1, 65536, 20408);
+  EXPECT_NEAR(v2_8.costs.lat[kRing][kSimple], 27.6, 1e-9);
+  EXPECT_NEAR(v2_8.costs.lat[kRing][kLL], 9.0, 1e-9);
+  EXPECT_EQ(v2_4.costs.lat, now.costs.lat);
+  EXPECT_EQ(v2_4.costs.bw, now.costs.bw);
   // The ring's plateau once a rank has a 16th of 64 KiB (2.16: 1.9 times) or a channel and rank
   // 64 bytes (2.30: 1.4 times on Ampere).
   EXPECT_NEAR(algorithm_time(old.comm, old.costs, Collective::all_reduce, kRing, kSimple, 1 << 20).latency_us, 35.4 * 1.9, 1e-9);

@@ -28,15 +28,17 @@ constexpr LatencyTable kLatency2_18 = {
     {{{0.6, 1.25, 28}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 0}},
      {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
      {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}}}};
-// 2.17 and before (2.14.3 .. 2.17.1's; 2.7 - 2.13 differ in a few steps, 2.12 - 2.13 with a
-// network ring step of 28 us for Simple). NVLS (2.17) base 40 us; no NVLS tree, no PAT.
+// 2.8 .. 2.17 (2.14.3 .. 2.17.1's: the ring's and tree's figures are the same from 2.8, but for
+// 2.12 - 2.13's network ring step of 28 us with Simple; CollNet's differ before 2.14). NVLS (2.17)
+// base 40 us; no NVLS tree, no PAT. Before 2.8 (2.4 had no cost model; 2.5 - 2.7 other tables)
+// the newest stand in.
 constexpr LatencyTable kLatency2_17 = {
     {{4.4, 4.4, 0}, {3.6, 10.0, 8.4}, {4.4, 4.4, 0}, {4.4, 4.4, 0}, {0, 0, 40.0}, {0, 0, 0}, {0, 0, 0}},
     {{{0.52, 1.25, 28}, {0.47, 1.9, 3.4}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
      {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 8.0}, {0, 0, 8.0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
      {{5.0, 8.5, 28}, {2.7, 4.0, 9.6}, {0, 0, 10.7}, {0, 0, 10.7}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}}}};
 const LatencyTable& latency_table(int nccl_version) {
-  return nccl_version >= 22300 ? kLatency2_23 : nccl_version >= 21800 ? kLatency2_18 : kLatency2_17;
+  return nccl_version >= 22300 || nccl_version < 20800 ? kLatency2_23 : nccl_version >= 21800 ? kLatency2_18 : kLatency2_17;
 }
 // [Volta, Ampere, Hopper, Blackwell][N1, N2, N4]; LL's by GPU on one node, by CPU across nodes.
 constexpr double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}};
@@ -148,7 +150,7 @@ Costs tune(const Comm& comm, Collective coll) {
   const int n_nodes = comm.nodes, n_ranks = comm.ranks;
   if (n_ranks <= 1 || point_to_point(coll)) return c;
   const int cci = cc_index(comm.cc_min);
-  const int v = comm.nccl_version;
+  const int v = comm.nccl_version < 20800 ? kNcclVersion : comm.nccl_version;  // latency_table: before 2.8, the newest
   const LatencyTable& tab = latency_table(v);
   const int i2 = n_nodes <= 2 ? n_nodes - 1 : 2;
   const bool amd = comm.cpu_vendor == "amd";
@@ -216,9 +218,10 @@ Costs tune(const Comm& comm, Collective coll) {
       double inter_lat = (ppn == 1 && v >= 22300 ? tab.hw[kNetHw][kTree][p] : tab.hw[kNetHw][a][p]) + g.latency_inter;
       if (p == kSimple) inter_lat += g.latency_inter;
       if (v < 21800) {
-        // Before 2.18: the graph's network latency, where it has one, replaced the table's step;
-        // LL's steps within a host cost 1.8 times as much once the ring leaves the host.
-        inter_lat = g.latency_inter > 0 ? g.latency_inter : tab.hw[kNetHw][a][p];
+        // Before 2.18: the graph's network latency, where it has one, replaced the table's step
+        // (from 2.12; the table's alone before); LL's steps within a host cost 1.8 times as much
+        // once the ring leaves the host.
+        inter_lat = g.latency_inter > 0 && v >= 21200 ? g.latency_inter : tab.hw[kNetHw][a][p];
         if (n_nodes > 1 && p == kLL) intra_lat *= 1.8;
       }
       if (a == kRing) {
@@ -237,12 +240,13 @@ Costs tune(const Comm& comm, Collective coll) {
             if (p == kSimple) net_overhead *= 3;
           }
           intra_lat = std::max(intra_lat, net_overhead);
-          // Before 2.23 an all-reduce counted 2 x nodes steps between hosts (more than its steps where a
-          // host has one GPU: NCCL's sum then takes some steps within a host off), 2 x (nodes - 1) since.
-          const int inter_steps = n_nodes == 1                      ? 0
-                                  : coll != Collective::all_reduce ? n_nodes - 1
-                                  : v >= 22300                     ? 2 * (n_nodes - 1)
-                                                                   : 2 * n_nodes;
+          // From 2.12 to 2.22 an all-reduce counted 2 x nodes steps between hosts (more than its steps
+          // where a host has one GPU: NCCL's sum then takes some steps within a host off), 2 x (nodes - 1)
+          // before and since.
+          const int inter_steps = n_nodes == 1                             ? 0
+                                  : coll != Collective::all_reduce        ? n_nodes - 1
+                                  : v >= 22300 || v < 21200               ? 2 * (n_nodes - 1)
+                                                                          : 2 * n_nodes;
           lat += (nsteps - inter_steps) * intra_lat + inter_steps * inter_lat;
         }
       } else if (a == kTree) {
@@ -295,12 +299,13 @@ AlgoTime algorithm_time(const Comm& comm, const Costs& costs, Collective coll, i
   if (a == kNvlsTree && coll == Collective::all_reduce && log_size >= 0 && log_size < 24 && comm.cc_min >= 100) {
     t.bw_GBps *= kTreeCorrection[p][log_size];
   }
+  const int v = comm.nccl_version < 20800 ? kNcclVersion : comm.nccl_version;  // as tune()
   if (a == kRing && p == kSimple && comm.nodes > 1 && coll == Collective::all_reduce) {
     // The ring's plateau: from 2.18 past 64 bytes a channel and rank, 1.9 times before Ampere and
-    // 1.4 from it; before, past a 16th of 64 KiB a rank, 1.9 times before Hopper and 1.5 from it.
-    if (comm.nccl_version >= 21800 && bytes / (std::max(1, comm.channels) * comm.ranks) >= 64) {
+    // 1.4 from it; before, past a 16th of 64 KiB a rank, 1.9 times (2.17: 1.5 from Hopper).
+    if (v >= 21800 && bytes / (std::max(1, comm.channels) * comm.ranks) >= 64) {
       t.latency_us *= comm.cc_min < 80 ? 1.9 : 1.4;
-    } else if (comm.nccl_version < 21800 && bytes >= comm.ranks / 16.0 * 65536) {
+    } else if (v < 21800 && bytes >= comm.ranks / 16.0 * 65536) {
       t.latency_us *= comm.cc_min < 90 ? 1.9 : 1.5;
     }
   }
