@@ -8,6 +8,8 @@
 #include "models/strategies/nccl/tuning.h"
 #include "models/topology/cluster_generator.h"
 
+#include <vector>
+
 using namespace gradsync::models;
 using namespace gradsync::models::nccl;
 
@@ -104,4 +106,28 @@ TEST(NcclReleases, TheReleaseMovesTheCrossoverFromLlToSimple) {
   EXPECT_EQ(plan_for(t, 2, 1, 512 * 1024, 21605).protocol(), kSimple);
   EXPECT_EQ(plan_for(t, 2, 1, 512 * 1024, 23007).protocol(), kLL);
   EXPECT_EQ(plan_for(t, 2, 1, 1024 * 1024, 23007).protocol(), kSimple);
+}
+
+TEST(NcclReleases, AnUnstatedReleaseIsAnOpenFactWhereItChangesTheChoice) {
+  const Topology t = a100_pcie(2, 1);
+  auto version_facts = [&](double bytes, bool stated) {
+    PlanOptions o;
+    o.cpu_vendor = "amd";
+    o.gdr_level = kPathSys;
+    o.nccl_version_stated = stated;
+    std::vector<Assumption> out;
+    for (const Assumption& a : make_plan(t, first_gpus_of(t, 2, 1), bytes, o).assumed) {
+      if (a.fact == "NCCL version") out.push_back(a);
+    }
+    return out;
+  };
+  // 512 KiB: LL by the newest cost model, Simple by 2.8 - 2.17's (and LL by 2.18 - 2.22's).
+  const std::vector<Assumption> at_512k = version_facts(512 * 1024, false);
+  ASSERT_EQ(at_512k.size(), 1U);
+  EXPECT_EQ(at_512k[0].with_other.nccl_version, 21700);
+  EXPECT_TRUE(at_512k[0].with_other.nccl_version_stated);
+  EXPECT_EQ(make_plan(t, first_gpus_of(t, 2, 1), 512 * 1024, at_512k[0].with_other).protocol(), kSimple);
+  // Where every release picks alike, or a log states the release, nothing is open.
+  EXPECT_TRUE(version_facts(64 * 1024, false).empty());
+  EXPECT_TRUE(version_facts(512 * 1024, true).empty());
 }

@@ -625,6 +625,44 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
 
 }  // namespace
 
+namespace {
+
+// Where no log or user states NCCL's release, the older cost models' choice for this size
+// (tuning.cpp: 2.18 - 2.22's, 2.8 - 2.17's), where it differs from the newest's, is an open fact:
+// the release then decides the algorithm or protocol. Beside the P2P level's "NCCL version"
+// fact where that one is there already.
+void add_older_releases(Plan& plan, const PlanOptions& o, double bytes) {
+  if (plan.choice.time_us < 0 || o.nccl_version != kNcclVersion) return;
+  struct Older {
+    int version;
+    const char* text;
+  };
+  for (const Older older : {Older{22200, "2.22 (2.18 - 2.22's cost model)"}, Older{21700, "2.17 (2.8 - 2.17's cost model)"}}) {
+    auto is_version = [](const Assumption& a) { return a.fact == "NCCL version"; };
+    if (std::any_of(plan.assumed.begin(), plan.assumed.end(),
+                    [&](const Assumption& a) { return is_version(a) && a.with_other.nccl_version == older.version; })) {
+      continue;  // that release is a value of the fact already
+    }
+    Comm comm = plan.comm;
+    comm.nccl_version = older.version;
+    const Choice theirs = choose(comm, tune(comm, plan.collective), plan.collective, bytes);
+    if (theirs.algorithm == plan.choice.algorithm && theirs.protocol == plan.choice.protocol) continue;
+    PlanOptions other = o;
+    other.nccl_version = older.version;
+    other.nccl_version_stated = true;
+    Assumption fact{"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
+                                        " (the newest release's cost model)",
+                    older.text, other};
+    auto at = plan.assumed.end();  // after the fact's other values, said together
+    for (auto it = plan.assumed.begin(); it != plan.assumed.end(); ++it) {
+      if (is_version(*it)) at = it + 1;
+    }
+    plan.assumed.insert(at, std::move(fact));
+  }
+}
+
+}  // namespace
+
 Plan make_plan(const Topology& t, const std::vector<std::size_t>& gpus, double bytes, const PlanOptions& o) {
   // The search does not depend on the size: a sweep over sizes (compare, predict --size a,b,c)
   // searches once. The last few searches are kept.
@@ -658,6 +696,7 @@ Plan make_plan(const Topology& t, const std::vector<std::size_t>& gpus, double b
     return plan;
   }
   plan.choice = choose(plan.comm, plan.costs, plan.collective, bytes);
+  if (!o.nccl_version_stated) add_older_releases(plan, o, bytes);
   return plan;
 }
 
