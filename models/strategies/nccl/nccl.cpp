@@ -455,8 +455,9 @@ Strategy definition() {
                                "topology's, else not known",
                 word_domain({"amd", "intel", "arm"}, true)},
       ParamSpec{"nccl_version", "auto",
-                "the NCCL release (major.minor) whose rules differ where NCCL changed them (the default P2P level in 2.23); "
-                "auto: a log's, else 2.30",
+                "the NCCL release (major.minor) whose rules differ where NCCL changed them (the default P2P level in 2.23; "
+                "the cost model's latencies and rules it chooses with in 2.8, 2.12, 2.18, 2.21 and 2.23); "
+                "auto: a log's, else 2.30 (with the older cost models' choices as an open fact where they differ)",
                 word_domain(nccl_versions(), true)},
       ParamSpec{"pcie", "auto", "the GPUs' PCIe generation (x16) for SHM; auto: measured host copies, else the GPU model",
                 word_domain({"gen3", "gen4", "gen5", "gen6"}, true)},
