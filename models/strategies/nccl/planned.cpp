@@ -757,6 +757,9 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
   const Layout lay = layout_of(ctx, plan);
   const int a = lay.algorithm;
   std::string line = std::string(algorithm_name(a)) + "/" + protocol_name(lay.protocol) + " by NCCL 2.30.7's planner";
+  // An older release chooses by its own cost model (tuning.h), said as such.
+  const int v = plan.comm.nccl_version;
+  if (v >= 20800 && v < 22300) line += " with " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "'s cost model";
   // What NCCL_ALGO / NCCL_PROTO fixed, said, so the line does not read as the cost model's pick.
   std::vector<std::string> forced;
   for (const char* key : {"algorithm", "protocol"}) {
