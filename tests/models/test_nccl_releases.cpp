@@ -6,6 +6,7 @@
 
 #include "models/strategies/nccl/plan.h"
 #include "models/strategies/nccl/tuning.h"
+#include "support/nccl_planner.h"
 #include "models/topology/cluster_generator.h"
 
 #include <vector>
@@ -130,4 +131,25 @@ TEST(NcclReleases, AnUnstatedReleaseIsAnOpenFactWhereItChangesTheChoice) {
   // Where every release picks alike, or a log states the release, nothing is open.
   EXPECT_TRUE(version_facts(64 * 1024, false).empty());
   EXPECT_TRUE(version_facts(512 * 1024, true).empty());
+}
+
+TEST(NcclReleases, NvlsIsNoChoiceBeforeTheReleaseThatBroughtIt) {
+  // Two HGX H100 hosts: the newest cost model runs a large all-reduce on NVLink SHARP (NVLS tree
+  // across hosts); NVLS came in 2.17 and its tree in 2.18, so 2.16 chooses among the others.
+  const Topology t = test_nccl_planner::hgx(2);
+  std::vector<std::size_t> gpus = test_nccl_planner::host_gpus(t, 0);
+  for (std::size_t g : test_nccl_planner::host_gpus(t, 1)) gpus.push_back(g);
+  PlanOptions o;
+  o.nccl_version_stated = true;
+  const int now = make_plan(t, gpus, 1 << 30, o).algorithm();
+  EXPECT_TRUE(now == kNvls || now == kNvlsTree) << algorithm_name(now);
+  for (const int version : {21605, 21705}) {
+    o.nccl_version = version;
+    const Plan old = make_plan(t, gpus, 1 << 30, o);
+    EXPECT_NE(old.algorithm(), kNvlsTree) << version;
+    if (version < 21700) {
+      EXPECT_NE(old.algorithm(), kNvls) << version;
+    }
+    EXPECT_GT(old.choice.time_us, 0) << version;
+  }
 }

@@ -275,6 +275,7 @@ Costs tune(const Comm& comm, Collective coll) {
     if (!comm.collnet_enable && (a == kCollnetDirect || a == kCollnetChain || (a == kNvls && n_nodes > 1))) algo_on = false;
     if (!comm.nvswitch && a == kCollnetDirect) algo_on = false;
     if ((a == kNvls || a == kNvlsTree) && !comm.nvls_support) algo_on = false;
+    if ((a == kNvls && v < 21700) || (a == kNvlsTree && v < 21800)) algo_on = false;  // NVLS came in 2.17, its tree in 2.18
     for (int p = 0; p < kProtocols; ++p) {
       bool proto_on = comm.forced_protocol < 0 || comm.forced_protocol == p;
       if (comm.forced_protocol < 0 && p == kLL128) {
