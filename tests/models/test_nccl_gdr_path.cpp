@@ -22,19 +22,7 @@ namespace {
 
 // Two hosts of one A100 PCIe and one 25 GB/s InfiniBand NIC with GPUDirect RDMA, the NIC on a
 // PCIe switch beside the GPU or on the CPU's root complex.
-Topology pair_of_hosts(const std::string& attach) {
-  ClusterSpec s;
-  s.nodes = 2;
-  s.gpus_per_node = 1;
-  s.intra = IntraFabric::pcie;
-  s.nics_per_node = 1;
-  s.nic_GBps = 25;
-  s.network = ClusterNetwork::single;
-  s.gpu = "A100-PCIE";
-  s.gpudirect = "true";
-  s.nic_attach = attach;
-  return generate_cluster(s);
-}
+Topology pair_of_hosts(const std::string& attach) { return a100_pcie_hosts(2, 1, attach); }
 
 // On AMD CPUs (NCCL charges Intel's host bridge 1.2 times a transfer's bandwidth in its search;
 // the published A100 PCIe pair found 24 GB/s through its CPU).

@@ -4,33 +4,20 @@
 // communicators (src/graph/tuning.cc of v2.16.5-1 and v2.30.7-1), written out by hand.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "models/strategies/nccl/plan.h"
 #include "models/strategies/nccl/tuning.h"
-#include "support/nccl_planner.h"
 #include "models/topology/cluster_generator.h"
-
-#include <vector>
+#include "support/nccl_planner.h"
 
 using namespace gradsync::models;
 using namespace gradsync::models::nccl;
 
 namespace {
 
-// `nodes` hosts of `gpus` A100 PCIe each (no NVLink), one 25 GB/s InfiniBand NIC a host on the
-// CPU's root complex with GPUDirect RDMA: the published two-node A100 PCIe pair's shape.
-Topology a100_pcie(int nodes, int gpus) {
-  ClusterSpec s;
-  s.nodes = nodes;
-  s.gpus_per_node = gpus;
-  s.intra = IntraFabric::pcie;
-  s.nics_per_node = 1;
-  s.nic_GBps = 25;
-  s.network = ClusterNetwork::single;
-  s.gpu = "A100-PCIE";
-  s.gpudirect = "true";
-  s.nic_attach = "cpu";
-  return generate_cluster(s);
-}
+// `nodes` hosts of `gpus` A100 PCIe each, the NIC on the CPU as the published pair has it.
+Topology a100_pcie(int nodes, int gpus) { return test_nccl_planner::a100_pcie_hosts(nodes, gpus, "cpu"); }
 
 std::vector<std::size_t> first_gpus_of(const Topology& t, int nodes, int gpus) {
   std::vector<std::size_t> out;

@@ -23,6 +23,23 @@ inline gradsync::models::Topology hgx(int nodes) {
   return gradsync::models::generate_cluster(s);
 }
 
+// `nodes` hosts of `gpus` A100 PCIe each (no NVLink) and one 25 GB/s InfiniBand NIC with GPUDirect
+// RDMA, the NIC on a PCIe switch beside the GPUs ("switch") or on the CPU's root complex ("cpu"):
+// the published two-node A100 PCIe pair's shape.
+inline gradsync::models::Topology a100_pcie_hosts(int nodes, int gpus, const std::string& nic_attach) {
+  gradsync::models::ClusterSpec s;
+  s.nodes = nodes;
+  s.gpus_per_node = gpus;
+  s.intra = gradsync::models::IntraFabric::pcie;
+  s.nics_per_node = 1;
+  s.nic_GBps = 25;
+  s.network = gradsync::models::ClusterNetwork::single;
+  s.gpu = "A100-PCIE";
+  s.gpudirect = "true";
+  s.nic_attach = nic_attach;
+  return gradsync::models::generate_cluster(s);
+}
+
 // The 8 GPUs of generated host `host`.
 inline std::vector<std::size_t> host_gpus(const gradsync::models::Topology& t, int host) {
   std::vector<std::size_t> out;
