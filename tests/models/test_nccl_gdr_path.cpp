@@ -90,3 +90,24 @@ TEST(NcclGdrPath, GpuDirectAcrossTheHostBridgeMovesItsShareOfTheNic) {
   EXPECT_TRUE(std::none_of(given.open_facts.begin(), given.open_facts.end(),
                            [](const OpenFact& f) { return f.name.find("through the host bridge") != std::string::npos; }));
 }
+
+TEST(NcclGdrPath, WithoutGpuDirectTheBytesCrossTheGpusPcieToHostMemoryAtShmsShare) {
+  // No GPUDirect RDMA: the connection's buffers sit in host memory, so the GPU that sends (and the
+  // one that receives) a channel between hosts moves its bytes over its PCIe link at SHM's share of
+  // the PCIe rate, the channels through it sharing it. Two hosts of one A100 PCIe (Gen4 x16: NCCL's
+  // 24 GB/s): both channels cross through each host's one GPU, so busbw is 24 x shm_efficiency
+  // where that is below the 12 GB/s NCCL's search finds through the CPU to the NIC.
+  const Topology staged = a100_pcie_hosts(2, 1, "switch", false), direct = a100_pcie_hosts(2, 1, "switch", true);
+  const double big = 1024.0 * 1048576;
+  auto busbw = [&](const Topology& t, const std::string& share) {
+    return *all_reduce(t, big, {"shm_efficiency=" + share}).busbw_GBps();
+  };
+  for (const double share : {0.2, 0.3, 0.4}) {
+    EXPECT_NEAR(busbw(staged, format_fixed(share, 1)), 24.0 * share, 0.02 * 24.0 * share) << share;
+  }
+  EXPECT_NEAR(busbw(staged, "0.7"), 12.0, 0.02 * 12.0);  // NCCL's search binds first
+  EXPECT_NEAR(busbw(direct, "0.2"), busbw(direct, "0.7"), 1e-9);  // GPUDirect: the NIC reads the GPU's memory
+  EXPECT_GT(busbw(direct, "0.3"), busbw(staged, "0.3"));
+  const ResultRecord r = all_reduce(staged, big, {"shm_efficiency=0.3"});
+  EXPECT_TRUE(says(r, "no GPUDirect RDMA: a channel's bytes go through host memory")) << ::testing::PrintToString(r.notes);
+}

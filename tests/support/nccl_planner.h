@@ -24,9 +24,9 @@ inline gradsync::models::Topology hgx(int nodes) {
 }
 
 // `nodes` hosts of `gpus` A100 PCIe each (no NVLink) and one 25 GB/s InfiniBand NIC with GPUDirect
-// RDMA, the NIC on a PCIe switch beside the GPUs ("switch") or on the CPU's root complex ("cpu"):
+// RDMA (or without), the NIC on a PCIe switch beside the GPUs ("switch") or on the CPU's root complex ("cpu"):
 // the published two-node A100 PCIe pair's shape.
-inline gradsync::models::Topology a100_pcie_hosts(int nodes, int gpus, const std::string& nic_attach) {
+inline gradsync::models::Topology a100_pcie_hosts(int nodes, int gpus, const std::string& nic_attach, bool gpudirect = true) {
   gradsync::models::ClusterSpec s;
   s.nodes = nodes;
   s.gpus_per_node = gpus;
@@ -35,7 +35,7 @@ inline gradsync::models::Topology a100_pcie_hosts(int nodes, int gpus, const std
   s.nic_GBps = 25;
   s.network = gradsync::models::ClusterNetwork::single;
   s.gpu = "A100-PCIE";
-  s.gpudirect = "true";
+  s.gpudirect = gpudirect ? "true" : "false";
   s.nic_attach = nic_attach;
   return gradsync::models::generate_cluster(s);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -290,6 +291,35 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
       cap = gdr;
       why = "GPUDirect RDMA crosses the CPU's host bridge: a NIC moves " + ctx.params.text("gdr_cpu_share") + " of its " +
             format_fixed(plan.nic_GBps, 1) + " GB/s there (gdr_cpu_share), shared by the channels that leave by it";
+    }
+  }
+  // Without GPUDirect RDMA a connection's buffers between hosts sit in host memory (net.cc): the
+  // GPU that sends a ring's channel to the next host writes its bytes there over PCIe, the one
+  // that receives reads them from there, as SHM's threads do, at `shm_efficiency` of its PCIe rate,
+  // shared by the channels that cross through it (V100 over EFA without GPUDirect: 8.8 GB/s where
+  // the NIC moves 12.5 and 0.7 of the GPU's Gen3 PCIe is 8.4). Rings only; LL's sender writes
+  // into host memory anyway (above).
+  if (plan.hosts.size() > 1 && !plan.host.gdr && lay.algorithm == kRing && lay.protocol != kLL && lay.parts > 0) {
+    const HostTransports staging(ctx, plan);
+    double staged = 0;
+    for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+      std::map<int, int> sends, receives;  // rank -> channels it sends to (receives from) the next host
+      for (int c = 0; c < lay.parts; ++c) {
+        const std::vector<int> order = host_order(plan, h, kRing, c);
+        ++sends[order.back()];
+        ++receives[order.front()];
+      }
+      for (const auto* side : {&sends, &receives}) {
+        for (const auto& [rank, channels] : *side) {
+          const double each = staging.pcie_Bps(rank) * ctx.params.number("shm_efficiency") / channels / 1e9;
+          if (staged == 0 || each < staged) staged = each;
+        }
+      }
+    }
+    if (staged > 0 && staged * kPayloadShare[pos(lay.protocol)] < cap) {
+      cap = staged * kPayloadShare[pos(lay.protocol)];
+      why = "no GPUDirect RDMA: a channel's bytes go through host memory, its GPU's PCIe at shm_efficiency " +
+            ctx.params.text("shm_efficiency") + " shared by the channels that cross through it";
     }
   }
   if (plan.hosts.size() > 1 && cap > 0) {
