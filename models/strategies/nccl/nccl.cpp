@@ -253,7 +253,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
     }
   };
   // SHM's share prices SHM's hops, and without GPUDirect RDMA the staging of a ring's network
-  // traffic through host memory (planned.cpp capped_GBps).
+  // traffic through host memory (transports.cpp net_channel_cap).
   const bool staged = plan.hosts.size() > 1 && !plan.host.gdr && plan.algorithm() == nccl::kRing;
   fitted_fact(uses_shm(plan) || staged, "shm_efficiency", "SHM's share of the PCIe rate", "machines",
               {{kShmEfficiencyLow, "the slowest machine's"}, {kShmEfficiencyHigh, "the fastest machine's"}});

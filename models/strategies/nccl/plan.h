@@ -181,6 +181,21 @@ std::vector<std::string> nvls_algorithms(const Topology& topology, const std::ve
 // every host has an NVSwitch.
 std::vector<std::string> collnet_algorithms(const Topology& topology, const std::vector<std::size_t>& gpus);
 
+// A host's ranks in the order its graph gives for a channel (intra positions -> ranks); the
+// host's ranks as listed where its graph has no order for them.
+inline std::vector<int> host_order(const Plan& plan, std::size_t host, int algorithm, int channel) {
+  const std::vector<int>& ranks = plan.hosts[host];
+  const Graph& g = plan.host_graph(host, algorithm);
+  if (g.n_channels == 0 || g.intra.empty()) return ranks;
+  const std::vector<int>& intra = g.intra[static_cast<std::size_t>(channel % static_cast<int>(g.intra.size()))];
+  std::vector<int> order;
+  for (int local : intra) {
+    if (local >= 0 && static_cast<std::size_t>(local) < ranks.size()) order.push_back(ranks[static_cast<std::size_t>(local)]);
+  }
+  if (order.size() != ranks.size()) return ranks;
+  return order;
+}
+
 // NCCL's plan for an all-reduce of `bytes` by ranks on `gpus`.
 Plan make_plan(const Topology& topology, const std::vector<std::size_t>& gpus, double bytes, const PlanOptions& options);
 

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -75,20 +74,6 @@ Up dtree_up(int n, int rank, int tree) {
   Up u = btree_up(n, n - 1 - rank);
   if (u.parent >= 0) u.parent = n - 1 - u.parent;
   return u;
-}
-
-// A host's ranks in the order its graph gives for a channel (intra positions -> ranks).
-std::vector<int> host_order(const Plan& plan, std::size_t host, int algorithm, int channel) {
-  const std::vector<int>& ranks = plan.hosts[host];
-  const Graph& g = plan.host_graph(host, algorithm);
-  if (g.n_channels == 0 || g.intra.empty()) return ranks;
-  const std::vector<int>& intra = g.intra[pos(channel % static_cast<int>(g.intra.size()))];
-  std::vector<int> order;
-  for (int local : intra) {
-    if (local >= 0 && pos(local) < ranks.size()) order.push_back(ranks[pos(local)]);
-  }
-  if (order.size() != ranks.size()) return ranks;
-  return order;
 }
 
 // The GPU (rank) heading NVLS channel `head` on a host: the search records it first.
@@ -239,7 +224,7 @@ double ring_passes(const Plan& plan) { return all_gather_like(plan.collective) ?
 double hop_load(const Plan& plan, double n) { return chained(plan) ? 1.0 : ring_passes(plan) * (n - 1) / n; }
 
 // One channel's connection between two hosts moves at most what its steps in flight allow
-// (transports.h net_connection_Bps), which bounds the algorithm bandwidth: a ring channel moves
+// (transports.h net_channel_cap), which bounds the algorithm bandwidth: a ring channel moves
 // 2(N-1)/N of its part through each of its hops (hop_load), a tree's part crosses each edge
 // between hosts once each way.
 // Within a host, what its transports move (transports.h) bounds it likewise: a GPU's SHM sends
@@ -272,61 +257,13 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
     }
   }
   const double n = ctx.N();
-  const double step = collective_net_step_bytes(plan, lay.protocol);
-  const double window = ctx.params.number("net_window_MiB") * 1048576.0;
-  double cap = net_connection_Bps(step, plan.nic_GBps * 1e9, window) / 1e9 * kPayloadShare[pos(lay.protocol)];
-  std::string why = std::to_string(kNcclSteps) + " steps of " + format_bytes(step) + " in flight of the " +
-                    format_fixed(ctx.params.number("net_window_MiB"), 1) + " MiB that fill a NIC: net_window_MiB";
-  // net.cc: a sender's LL buffer lives in host memory whatever GPUDirect allows, so its threads
-  // store LL's flagged lines across PCIe, at LL's rate over PCIe.
-  if (lay.protocol == kLL && ctx.params.number("ll_channel_GBps") < cap) {
-    cap = ctx.params.number("ll_channel_GBps");
-    why = "LL's sender writes into host memory, at ll_channel_GBps";
-  }
-  // GPUDirect RDMA through a host bridge: each NIC reads the GPU's memory at its share of its
-  // rate, split over the channels that leave by it (LL sends from host memory, above: no GPU read).
-  if (plan.gdr_through_cpu && lay.protocol != kLL && plan.host.nics > 0 && lay.parts > 0) {
-    const double gdr = gdr_nic_GBps(ctx, plan) * std::min(1.0, static_cast<double>(plan.host.nics) / lay.parts) * kPayloadShare[pos(lay.protocol)];
-    if (gdr < cap) {
-      cap = gdr;
-      why = "GPUDirect RDMA crosses the CPU's host bridge: a NIC moves " + ctx.params.text("gdr_cpu_share") + " of its " +
-            format_fixed(plan.nic_GBps, 1) + " GB/s there (gdr_cpu_share), shared by the channels that leave by it";
-    }
-  }
-  // Without GPUDirect RDMA a connection's buffers between hosts sit in host memory (net.cc): the
-  // GPU that sends a ring's channel to the next host writes its bytes there over PCIe, the one
-  // that receives reads them from there, as SHM's threads do, at `shm_efficiency` of its PCIe rate,
-  // shared by the channels that cross through it (V100 over EFA without GPUDirect: 8.8 GB/s where
-  // the NIC moves 12.5 and 0.7 of the GPU's Gen3 PCIe is 8.4). Rings only; LL's sender writes
-  // into host memory anyway (above).
-  if (plan.hosts.size() > 1 && !plan.host.gdr && lay.algorithm == kRing && lay.protocol != kLL && lay.parts > 0) {
-    const HostTransports staging(ctx, plan);
-    double staged = 0;
-    for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
-      std::map<int, int> sends, receives;  // rank -> channels it sends to (receives from) the next host
-      for (int c = 0; c < lay.parts; ++c) {
-        const std::vector<int> order = host_order(plan, h, kRing, c);
-        ++sends[order.back()];
-        ++receives[order.front()];
-      }
-      for (const auto* side : {&sends, &receives}) {
-        for (const auto& [rank, channels] : *side) {
-          const double each = staging.pcie_Bps(rank) * ctx.params.number("shm_efficiency") / channels / 1e9;
-          if (staged == 0 || each < staged) staged = each;
-        }
-      }
-    }
-    if (staged > 0 && staged * kPayloadShare[pos(lay.protocol)] < cap) {
-      cap = staged * kPayloadShare[pos(lay.protocol)];
-      why = "no GPUDirect RDMA: a channel's bytes go through host memory, its GPU's PCIe at shm_efficiency " +
-            ctx.params.text("shm_efficiency") + " shared by the channels that cross through it";
-    }
-  }
+  const NetChannelCap net = net_channel_cap(ctx, plan, lay.algorithm, lay.protocol, lay.parts);
+  const double cap = net.GBps;
   if (plan.hosts.size() > 1 && cap > 0) {
     const double limit = lay.algorithm == kRing ? cap * lay.parts / hop_load(plan, n) : cap * lay.parts;
     if (limit < bw) {
       bw = limit;
-      lay.capped_by = "each of " + std::to_string(lay.parts) + " channels moves " + format_fixed(cap, 1) + " GB/s between hosts at most (" + why + ")";
+      lay.capped_by = "each of " + std::to_string(lay.parts) + " channels moves " + format_fixed(cap, 1) + " GB/s between hosts at most (" + net.why + ")";
     }
   }
   if (lay.algorithm != kRing && lay.algorithm != kTree && lay.algorithm != kCollnetChain) return bw;

@@ -1,6 +1,7 @@
 #include "models/strategies/nccl/transports.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -215,6 +216,60 @@ void limit_by_transports(Schedule& s, std::size_t first, HostTransports& transpo
       }
     };
   }
+}
+
+NetChannelCap net_channel_cap(const StrategyContext& ctx, const Plan& plan, int algorithm, int protocol, int parts) {
+  const double step = collective_net_step_bytes(plan, protocol);
+  const double window = ctx.params.number("net_window_MiB") * 1048576.0;
+  double cap = net_connection_Bps(step, plan.nic_GBps * 1e9, window) / 1e9 * kPayloadShare[static_cast<std::size_t>(protocol)];
+  std::string why = std::to_string(kNcclSteps) + " steps of " + format_bytes(step) + " in flight of the " +
+                    format_fixed(ctx.params.number("net_window_MiB"), 1) + " MiB that fill a NIC: net_window_MiB";
+  // net.cc: a sender's LL buffer lives in host memory whatever GPUDirect allows, so its threads
+  // store LL's flagged lines across PCIe, at LL's rate over PCIe.
+  if (protocol == kLL && ctx.params.number("ll_channel_GBps") < cap) {
+    cap = ctx.params.number("ll_channel_GBps");
+    why = "LL's sender writes into host memory, at ll_channel_GBps";
+  }
+  // GPUDirect RDMA through a host bridge: each NIC reads the GPU's memory at its share of its
+  // rate, split over the channels that leave by it (LL sends from host memory, above: no GPU read).
+  if (plan.gdr_through_cpu && protocol != kLL && plan.host.nics > 0 && parts > 0) {
+    const double gdr = gdr_nic_GBps(ctx, plan) * std::min(1.0, static_cast<double>(plan.host.nics) / parts) * kPayloadShare[static_cast<std::size_t>(protocol)];
+    if (gdr < cap) {
+      cap = gdr;
+      why = "GPUDirect RDMA crosses the CPU's host bridge: a NIC moves " + ctx.params.text("gdr_cpu_share") + " of its " +
+            format_fixed(plan.nic_GBps, 1) + " GB/s there (gdr_cpu_share), shared by the channels that leave by it";
+    }
+  }
+  // Without GPUDirect RDMA a connection's buffers between hosts sit in host memory (net.cc): the
+  // GPU that sends a ring's channel to the next host writes its bytes there over PCIe, the one
+  // that receives reads them from there, as SHM's threads do, at `shm_efficiency` of its PCIe rate,
+  // shared by the channels that cross through it (V100 over EFA without GPUDirect: 8.8 GB/s where
+  // the NIC moves 12.5 and 0.7 of the GPU's Gen3 PCIe is 8.4). Rings only; LL's sender writes
+  // into host memory anyway (above).
+  if (plan.hosts.size() > 1 && !plan.host.gdr && algorithm == kRing && protocol != kLL && parts > 0) {
+    const HostTransports staging(ctx, plan);
+    double staged = 0;
+    for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
+      std::map<int, int> sends, receives;  // rank -> channels it sends to (receives from) the next host
+      for (int c = 0; c < parts; ++c) {
+        const std::vector<int> order = host_order(plan, h, kRing, c);
+        ++sends[order.back()];
+        ++receives[order.front()];
+      }
+      for (const auto* side : {&sends, &receives}) {
+        for (const auto& [rank, channels] : *side) {
+          const double each = staging.pcie_Bps(rank) * ctx.params.number("shm_efficiency") / channels / 1e9;
+          if (staged == 0 || each < staged) staged = each;
+        }
+      }
+    }
+    if (staged > 0 && staged * kPayloadShare[static_cast<std::size_t>(protocol)] < cap) {
+      cap = staged * kPayloadShare[static_cast<std::size_t>(protocol)];
+      why = "no GPUDirect RDMA: a channel's bytes go through host memory, its GPU's PCIe at shm_efficiency " +
+            ctx.params.text("shm_efficiency") + " shared by the channels that cross through it";
+    }
+  }
+  return {cap, why};
 }
 
 }  // namespace gradsync::models::nccl

@@ -77,6 +77,15 @@ inline constexpr int kNcclSteps = 8;
 double collective_net_step_bytes(const Plan& plan, int protocol);
 // What one connection moves at most, link bytes per second.
 double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes);
+// What one channel's connection between hosts moves at most, GB/s of payload, and why: the steps
+// it keeps in flight (net_window_MiB), LL's sender writing into host memory (ll_channel_GBps),
+// GPUDirect RDMA across a host bridge (gdr_cpu_share), and without GPUDirect RDMA a ring's bytes
+// staged through host memory over its boundary GPUs' PCIe (shm_efficiency).
+struct NetChannelCap {
+  double GBps = 0;
+  std::string why;
+};
+NetChannelCap net_channel_cap(const StrategyContext& ctx, const Plan& plan, int algorithm, int protocol, int parts);
 // Where GPUDirect RDMA crosses a CPU's host bridge (Plan::gdr_through_cpu), what a NIC moves at
 // most: its rate x `gdr_cpu_share`, a figure no NCCL or vendor source states (NVIDIA's guide
 // says only "worse"), fitted once across the published clusters; elsewhere its rate. GB/s.
