@@ -177,12 +177,12 @@ TEST(RecommendCli, NcclsAlgorithmsAreWeighedAgainstItsOwnPick) {
   EXPECT_TRUE(std::regex_search(table.out, std::regex("Against its other settings on these GPUs \\(each forced\\): algorithm=Ring [0-9.]+ ms "
                                                       "\\([0-9]+ % slower, busbw [0-9.]+ GB/s\\), algorithm=Tree ")))
       << table.out;
-  // At 64 KiB NCCL's cost model picks its tree, which the schedule puts behind the ring (the
-  // tree's mid sizes are where docs/fidelity.md shows the model slow): the forced ring is best.
-  const auto small = run_cli(cluster + " --size 64KiB");
+  // At 4 MiB NCCL's cost model picks its NVLS tree, which the schedule puts behind the ring (its
+  // stages overlap less at mid sizes than NCCL's model has them): the forced ring is best.
+  const auto small = run_cli(cluster + " --size 4MiB");
   ASSERT_EQ(small.status, 0) << small.out;
-  EXPECT_NE(small.out.find("How: NCCL runs Ring/LL by NCCL 2.30.7's planner (NCCL_ALGO=Ring)"), std::string::npos) << small.out;
-  EXPECT_NE(small.out.find("Forced (--param algorithm=Ring): faster here than nccl's own pick on these GPUs, algorithm=Tree, at "),
+  EXPECT_NE(small.out.find("How: NCCL runs Ring/LL128 by NCCL 2.30.7's planner (NCCL_ALGO=Ring)"), std::string::npos) << small.out;
+  EXPECT_NE(small.out.find("Forced (--param algorithm=Ring): faster here than nccl's own pick on these GPUs, algorithm=NVLSTree, at "),
             std::string::npos)
       << small.out;
   // CollNet tried once enabled, NVLS not once disabled; a forced algorithm's time is what

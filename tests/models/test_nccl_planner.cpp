@@ -581,30 +581,37 @@ TEST(NcclPlanner, TwoHgxNodesRingRunsAtNcclsBandwidthWithinWhatItsChannelsCarry)
   }
 }
 
-// Two HGX nodes, the tree forced, 64 KiB: 4 KiB on each of 16 channels, one chunk each. A
-// channel's tree (NCCL's search settles on the plain tree pattern on Hopper) hangs host 1's
-// chain of 8 GPUs under host 0's first GPU: a chunk goes up 8 hops (7 in host 1's chain, one
-// between the hosts; host 0's chain alongside) and down 8, in 16 rounds, 2 of them between the
-// hosts. With Simple each hop forwards whole chunks: 16 chunk times. LL and LL128 pass a warp's
-// unit on as it arrives (256 bytes, 480 bytes), so a hop within a host costs that unit's share
-// of the chunk and a hop between hosts (the proxy sends whole steps) the chunk: 2 + 14 x 256 /
-// 4096 = 2.875 and 2 + 14 x 480 / 4096 = 3.64 chunk times. A chunk time is 4 KiB at NCCL's
-// algorithm bandwidth per channel (its model's bandwidth / 16): the time is the launch (3 us),
-// NCCL's latency, and those chunk times of 64 KiB at NCCL's bandwidth.
+// Two HGX nodes, the tree forced, 64 KiB. NCCL runs the tree on as many of its 16 channels as
+// give each thread its threshold (enqueue.cc: 64 B a thread with Simple, 8 with LL and LL128; 512
+// threads, 640 with LL128): Simple 65536 / (512 x 64) = 2 channels of 32 KiB, LL all 16 (4 KiB
+// each), LL128 65536 / (640 x 8) = 12 (5461 B each); one chunk each. A channel's tree (NCCL's
+// search settles on the plain tree pattern on Hopper) hangs host 1's chain of 8 GPUs under host
+// 0's first GPU: a chunk goes up 8 hops (7 in host 1's chain, one between the hosts; host 0's
+// chain alongside) and down 8, in 16 rounds, 2 of them between the hosts. With Simple each hop
+// forwards whole chunks: 16 chunk times. LL and LL128 pass a warp's unit on as it arrives (256
+// bytes, 480 bytes), so a hop within a host costs that unit's share of the chunk and a hop
+// between hosts (the proxy sends whole steps) the chunk: 2 + 14 x 256 / 4096 and
+// 2 + 14 x 480 / 5461 chunk times. A chunk time is a channel's part at NCCL's algorithm bandwidth
+// per channel (its model's bandwidth / 16): the time is the launch (3 us), NCCL's latency, and
+// those chunk times.
 TEST(NcclPlanner, TreeWithLinesPassesThemOnWithinAHost) {
   const Topology t = hgx(2);
-  for (const auto& [protocol, chunk_times] : std::vector<std::pair<std::string, double>>{
-           {"Simple", 16.0}, {"LL", 2 + 14 * 256.0 / 4096}, {"LL128", 2 + 14 * 480.0 / 4096}}) {
+  struct Case {
+    std::string protocol;
+    double channels, chunk_times;
+  };
+  for (const Case& c : std::vector<Case>{{"Simple", 2, 16.0}, {"LL", 16, 2 + 14 * 256.0 / 4096}, {"LL128", 12, 2 + 14 * 480.0 / (65536.0 / 12)}}) {
     const ResultRecord r =
-        predict(nccl_request(t, 16, 65536, {"algorithm=Tree", "protocol=" + protocol, "gpudirect=on", "cpu=intel", "launch_us=3"}));
+        predict(nccl_request(t, 16, 65536, {"algorithm=Tree", "protocol=" + c.protocol, "gpudirect=on", "cpu=intel", "launch_us=3"}));
     double latency_us = 0, bw_GBps = 0;
     for (const std::string& note : r.notes) {
       const auto at = note.find("NCCL's model: ");
       if (at != std::string::npos) std::sscanf(note.c_str() + at, "NCCL's model: %lf us + bytes at %lf GB/s", &latency_us, &bw_GBps);
     }
-    ASSERT_GT(bw_GBps, 0) << protocol;
-    const double expected = 3e-6 + latency_us * 1e-6 + chunk_times * 65536 / (bw_GBps * 1e9);
-    EXPECT_NEAR(r.time_per_sync_s, expected, 0.03 * expected) << protocol;
+    ASSERT_GT(bw_GBps, 0) << c.protocol;
+    const double part = 65536 / c.channels, channel_GBps = bw_GBps / 16;
+    const double expected = 3e-6 + latency_us * 1e-6 + c.chunk_times * part / (channel_GBps * 1e9);
+    EXPECT_NEAR(r.time_per_sync_s, expected, 0.03 * expected) << c.protocol;
   }
 }
 

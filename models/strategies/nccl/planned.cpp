@@ -232,6 +232,19 @@ double hop_load(const Plan& plan, double n) { return chained(plan) ? 1.0 : ring_
 double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
   double bw = lay.time.bw_GBps;
   if (bw <= 0) return bw;
+  // NCCL's model prices all its channels; a small buffer runs on fewer (kernel_channels), each
+  // at its share of that rate, or with LL at what one channel's threads move on the wire
+  // (ll_channel_GBps) where that is more: LL's flags, not the links, hold a lone channel (the
+  // HGX A100 sweep's 8-GPU all-reduce at 12-48 KiB, one channel: about 9 GB/s of bus bandwidth,
+  // where NCCL's share for one of its 24 is under 4).
+  const int channels = std::max(1, plan.comm.channels);
+  if ((lay.algorithm == kRing || lay.algorithm == kTree || lay.algorithm == kCollnetChain) && lay.parts < channels) {
+    double per_channel = bw / channels;
+    if (lay.protocol == kLL) per_channel = std::max(per_channel, ctx.params.number("ll_channel_GBps") / (lay.algorithm == kRing ? hop_load(plan, ctx.N()) : 2.0));
+    bw = std::min(bw, per_channel * lay.parts);
+    lay.capped_by = "NCCL runs " + std::to_string(lay.parts) + " of its " + std::to_string(channels) +
+                    " channels at this size (enqueue.cc: a thread's share at least its threshold)";
+  }
   if (lay.algorithm == kNvls && plan.hosts.size() == 1 && plan.collective == Collective::all_reduce) {
     // One host's NVLS all-reduce (all_reduce.h runNvls): each rank reduces its S/N through the
     // switch (multimem.ld_reduce: the switch reads that part from every GPU, so each GPU's links
@@ -340,11 +353,12 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   lay.time = algorithm_time(plan.comm, plan.kernel_costs, plan.collective, lay.algorithm, lay.protocol, bytes);
   const auto n = static_cast<std::uint64_t>(ctx.N());
   const int channels = std::max(1, plan.comm.channels);
+  const int run_channels = kernel_channels(plan.comm, lay.algorithm, lay.protocol, bytes);
   const int nodes = static_cast<int>(plan.hosts.size());
   if (lay.algorithm == kRing && chained(plan)) {
     // Each channel's chain moves its part in chunks of one step, pipelined along its N - 1 hops:
     // chunks + N - 2 rounds of a chunk's time.
-    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements)));
+    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(run_channels), ctx.elements)));
     const std::uint64_t part = ctx.elements / static_cast<std::uint64_t>(lay.parts);
     const double chunk = kTreeChunkBytes[pos(lay.protocol)];
     double chunks = std::ceil(static_cast<double>(part) * ctx.element_bytes / chunk);
@@ -368,7 +382,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
     return lay;
   }
   if (lay.algorithm == kRing) {
-    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements / n)));
+    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(run_channels), ctx.elements / n)));
     lay.bw_GBps = capped_GBps(ctx, plan, lay);
     return lay;
   }
@@ -377,7 +391,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   if (lay.algorithm == kCollnetChain) {
     // enqueue.cc calcCollChunking: a chain's chunk is at most 256 KiB, halved while each channel
     // has few of them for the chain's depth (its ranks per host).
-    lay.parts = channels;
+    lay.parts = run_channels;
     chunk = std::min(262144.0, kTreeChunkBytes[pos(kSimple)]);
     auto per_channel = [&] { return bytes / (lay.parts * chunk); };
     while (per_channel() < ppn * 64 && chunk > 131072) chunk /= 2;
@@ -396,7 +410,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
     while (per_op() < depth * 8 && chunk > 32768) chunk /= 2;
     lay.chunks = static_cast<int>(std::max(1.0, std::ceil(bytes / (lay.parts * chunk))));
   } else if (lay.algorithm == kTree) {
-    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(channels), ctx.elements)));
+    lay.parts = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(run_channels), ctx.elements)));
     if (lay.protocol == kLL128) {
       // enqueue.cc: smaller LL128 chunks while each channel would have few.
       const double ppn = static_cast<double>(ctx.N()) / nodes;

@@ -340,4 +340,22 @@ Choice choose(const Comm& comm, const Costs& costs, Collective coll, double byte
   return best;
 }
 
+int kernel_channels(const Comm& comm, int a, int p, double bytes) {
+  const int channels = std::max(1, comm.channels);
+  if (a != kRing && a != kTree && a != kCollnetChain) return channels;
+  // tuning.cc ncclTopoTuneModel: maxThreads (device.h NCCL_*_MAX_NTHREADS; a ring's Simple
+  // kernel 256 threads where its channels carry no more than PCIe, PCI_BW 24 GB/s) and
+  // threadThresholds (comm.h NCCL_*_THREAD_THRESHOLD; 512 for CollNet chain).
+  const Graph& ring = comm.graph(kRing);
+  double threads = p == kLL128 ? 640 : 512;
+  if (a == kRing && p == kSimple && ring.bw_intra * ring.n_channels <= 24.0) threads = 256;
+  if (a == kCollnetChain) threads = 640;
+  double threshold = p == kSimple ? 64 : 8;
+  if (a == kRing && p == kLL) threshold *= comm.ranks;
+  if (a == kCollnetChain && p == kSimple) threshold = 512;
+  int nc = channels;
+  while (nc >= 2 && bytes < nc * threads * threshold) --nc;
+  return nc;
+}
+
 }  // namespace gradsync::models::nccl

@@ -116,4 +116,11 @@ struct Choice {
 // The fastest enabled algorithm and protocol for `bytes` (ties: the first in NCCL's order).
 Choice choose(const Comm& comm, const Costs& costs, Collective collective, double bytes);
 
+// enqueue.cc topoGetAlgoInfo: the channels a ring or tree kernel runs on for `bytes` (the whole
+// buffer, as nccl-tests sizes it). NCCL drops channels while each of a channel's threads would
+// have less than its threshold of bytes (64 with Simple, 8 with LL and LL128; a ring's LL
+// threshold x ranks), down to one; NVLS and CollNet keep theirs. Never more than
+// `comm.channels`.
+int kernel_channels(const Comm& comm, int algorithm, int protocol, double bytes);
+
 }  // namespace gradsync::models::nccl
