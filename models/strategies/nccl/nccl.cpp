@@ -168,11 +168,11 @@ struct ErrorBand {
 };
 constexpr std::array<double, 4> kBandSizes = {0, 1 * kMiB, 16 * kMiB, 256 * kMiB};
 constexpr ErrorBand kErrorBands[] = {
-    {false, false, 0, -0.40, 0.60},       {false, false, 1 * kMiB, -0.47, 0.50},
+    {false, false, 0, -0.34, 0.60},       {false, false, 1 * kMiB, -0.40, 0.50},
     {false, false, 16 * kMiB, -0.22, 0.17}, {false, false, 256 * kMiB, -0.22, 0.04},
     {false, true, 0, -0.15, 1.48},        {false, true, 1 * kMiB, -0.06, 2.94},
     {false, true, 16 * kMiB, -0.05, 0.61},  {false, true, 256 * kMiB, -0.05, 0.09},
-    {true, false, 0, -0.65, 2.66},        {true, false, 1 * kMiB, -0.72, 2.05},
+    {true, false, 0, -0.72, 2.66},        {true, false, 1 * kMiB, -0.72, 2.05},
     {true, false, 16 * kMiB, -0.18, 0.67},  {true, false, 256 * kMiB, -0.21, 0.68},
     {true, true, 0, -0.50, 0},            {true, true, 1 * kMiB, -0.79, 0},
     {true, true, 16 * kMiB, -0.59, 0.34},   {true, true, 256 * kMiB, -0.59, 0.37},
