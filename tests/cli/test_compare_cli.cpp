@@ -177,7 +177,7 @@ TEST(CompareCli, EverySharedClusterFileIsComparedOnItsStatedHardware) {
 
   // The simulator holds a point-to-point message to the channels NCCL gives it as the closed
   // form does: the ten-node sendrecv run at one GPU a host (2 network channels a message, each
-  // with 8 steps of 128 KiB in flight of the 5 MiB that fill its NIC: 2 x 0.2 x 50 = 20 GB/s,
+  // with 8 steps of 128 KiB in flight of the 4 MiB that fill its NIC: 2 x 0.25 x 50 = 25 GB/s,
   // where the NIC alone would allow 48).
   const std::string all = read_all(published("multinode/h100-10node-8gpu-nicscaling-g1-g2-g4-g8.txt"));
   const auto from = all.find("# nccl-tests version", all.find("Collective test concluded: alltoall_perf"));
@@ -196,7 +196,7 @@ TEST(CompareCli, EverySharedClusterFileIsComparedOnItsStatedHardware) {
     ASSERT_EQ(records[i + 2]["executor"], "sim");
     const double analytic = records[i + 1]["busbw_GBps"], sim = records[i + 2]["busbw_GBps"];
     EXPECT_NEAR(sim, analytic, 0.02 * analytic);
-    EXPECT_LT(analytic, 21.0);
+    EXPECT_LT(analytic, 25.0 * 1.001);
   }
   // And it routes each channel between hosts through the NICs NCCL's search gave it, as the
   // analytic model does: the OCI A100 nodes' sixteen NIC ports, four to a PCIe switch of two GPUs.

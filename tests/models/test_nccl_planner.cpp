@@ -555,8 +555,8 @@ TEST(NcclPlanner, ThePlanSaysWhatItRestsOn) {
 // bus bandwidth of 8 searched channels x 48 = 384 GB/s (TwoHgxH100NodesEightNics). Its 16
 // channels cross between the nodes on 8 NICs of 50 GB/s, so no ring can pass 400 GB/s of bus
 // bandwidth (each rank's step crosses one NIC per channel). A channel's connection keeps NCCL's
-// 8 steps of Simple's 4 MiB buffer in flight: by default (5 MiB fill a NIC) 0.8 of its NIC's
-// 50 GB/s, 16 x 40 = 640 GB/s, so NCCL's 384 bounds it; the schedule run by the analytic model
+// 8 steps of Simple's 4 MiB buffer in flight: by default (4 MiB fill a NIC) all of its NIC's
+// 50 GB/s, 16 x 50 = 800 GB/s, so NCCL's 384 bounds it; the schedule run by the analytic model
 // lands between 90 % and 100 % of the lower limit. Where a NIC needed 16 MiB in flight a channel
 // would carry a quarter of it: 16 x 12.5 = 200 GB/s; with 24 channels (NCCL_MIN_CTAS=24) 300,
 // still below NCCL's 384; at 32 MiB, 100.
@@ -748,18 +748,18 @@ TEST(NcclPlanner, PassesThatFoundNothingAreNotRunAgain) {
 }
 
 // A point-to-point message rides the channels NCCL gives it (p2p_channels.h), each network
-// channel keeping 8 steps of 128 KiB in flight, 1 MiB of the 5 MiB that fill a NIC by default
-// (net_window_MiB): 0.2 of its NIC's 50 GB/s, 10 GB/s. sendrecv of 1 GiB
+// channel keeping 8 steps of 128 KiB in flight, 1 MiB of the 4 MiB that fill a NIC by default
+// (net_window_MiB): 0.25 of its NIC's 50 GB/s, 12.5 GB/s. sendrecv of 1 GiB
 // on HGX H100 nodes of 8 NICs (PCIe Gen5: NCCL's 48 GB/s), by 2.29's rules (paths.cc,
 // enqueue.cc):
 // - one rank on each of 10 hosts: the communicator's 4 channels (asserted) make 4 point-to-point
 //   channels; a network peer gets max(1 NIC, ceil(48 / 14)) = 4, across hosts halved while
 //   4 x ceil(10 / 8) > 4: 2 a peer; a message takes 1 (1 x 10 > 4 halves 2 to 1), doubled while its
-//   part exceeds one 128 KiB step, up to 2: 2 channels, 20 GB/s.
+//   part exceeds one 128 KiB step, up to 2: 2 channels, 25 GB/s.
 // - 8 ranks on each: 16 channels (asserted); a peer's least is 4 (its NVLink peers have 36),
-//   4 x ceil(80 / 8) = 40 > 16 halves it to 2, 20 > 16 to 1: 1 channel, 10 GB/s.
+//   4 x ceil(80 / 8) = 40 > 16 halves it to 2, 20 > 16 to 1: 1 channel, 12.5 GB/s.
 // - 2.18's rules, one rank a host: a network peer gets 2; a message 1 (2 x 10 > 4), at most 1
-//   (2 x 10 > 4 x 4): 10 GB/s.
+//   (2 x 10 > 4 x 4): 12.5 GB/s.
 TEST(NcclPlanner, PointToPointMessagesRideTheChannelsNcclGivesThem) {
   const Topology t = hgx(10);
   const auto busbw = [&](int per_node, const std::string& version, int expect_channels) {
@@ -776,7 +776,7 @@ TEST(NcclPlanner, PointToPointMessagesRideTheChannelsNcclGivesThem) {
     return std::make_pair(r.busbw_GBps().value_or(0), notes);
   };
   auto [ten, ten_notes] = busbw(1, "2.29", 4);
-  const double channel = 50 * (8 * 131072.0) / (5 * 1048576.0);
+  const double channel = 50 * (8 * 131072.0) / (4 * 1048576.0);
   EXPECT_NEAR(ten, 2 * channel, 0.5);
   EXPECT_NE(ten_notes.find("2 channels a message (of 2 a peer, 4 for point-to-point work)"), std::string::npos) << ten_notes;
   auto [eighty, eighty_notes] = busbw(8, "2.29", 16);

@@ -4,8 +4,11 @@
 // communicators (src/graph/tuning.cc of v2.16.5-1 and v2.30.7-1), written out by hand.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "models/executors/predict.h"
 #include "models/strategies/nccl/plan.h"
 #include "models/strategies/nccl/tuning.h"
 #include "models/topology/cluster_generator.h"
@@ -139,4 +142,57 @@ TEST(NcclReleases, NvlsIsNoChoiceBeforeTheReleaseThatBroughtIt) {
     }
     EXPECT_GT(old.choice.time_us, 0) << version;
   }
+}
+
+TEST(NcclReleases, CollNetIsTheAlgorithmItsReleaseHad) {
+  // Two HGX H100 hosts with CollNet enabled (NCCL_COLLNET_ENABLE=1, switches that reduce). NCCL
+  // had one CollNet algorithm before 2.14: a chain through the host up to the switch and back
+  // (collTree) to 2.11, heads the GPUs scatter to (collnetDirect) in 2.12 and 2.13; both since.
+  const Topology t = test_nccl_planner::hgx(2);
+  std::vector<std::size_t> gpus = test_nccl_planner::host_gpus(t, 0);
+  for (std::size_t g : test_nccl_planner::host_gpus(t, 1)) gpus.push_back(g);
+  PlanOptions o;
+  o.nccl_version_stated = true;
+  o.collnet = true;
+  o.gpudirect = true;
+  auto enabled = [&](int version) {
+    o.nccl_version = version;
+    const Plan p = make_plan(t, gpus, 1 << 30, o);
+    return std::make_pair(p.costs.bw[kCollnetChain][kSimple] > 0, p.costs.bw[kCollnetDirect][kSimple] > 0);
+  };
+  EXPECT_EQ(enabled(20804), std::make_pair(true, false));
+  EXPECT_EQ(enabled(21107), std::make_pair(true, false));
+  EXPECT_EQ(enabled(21207), std::make_pair(false, true));
+  EXPECT_EQ(enabled(21304), std::make_pair(false, true));
+  EXPECT_EQ(enabled(21403), std::make_pair(true, true));
+  EXPECT_EQ(enabled(23007), std::make_pair(true, true));
+}
+
+TEST(NcclReleases, BeforeTwoTwelveHalfTheChannelsCarryTheChainsUpAndHalfDown) {
+  // enqueue.cc (2.8 - 2.11): CollNet runs on comm->nChannels / 2 logical channels, one channel up
+  // and one down each, at every size; since 2.14 every channel carries a chain both ways.
+  const Topology t = test_nccl_planner::hgx(2);
+  auto chains = [&](const std::string& version) {
+    const ResultRecord r = predict(test_nccl_planner::nccl_request(
+        t, 16, 1 << 30, {"algorithm=CollnetChain", "collnet=on", "gpudirect=on", "cpu=intel", "nccl_version=" + version}));
+    int n = 0;
+    for (const std::string& note : r.notes) {
+      const auto at = note.find(" channels each a chain");
+      if (at == std::string::npos) continue;
+      const auto from = note.rfind(' ', at - 1);
+      n = std::stoi(note.substr(from + 1, at - from - 1));
+    }
+    return n;
+  };
+  PlanOptions o;
+  o.nccl_version = 20804;
+  o.nccl_version_stated = true;
+  o.collnet = true;
+  o.gpudirect = true;
+  std::vector<std::size_t> gpus = test_nccl_planner::host_gpus(t, 0);
+  for (std::size_t g : test_nccl_planner::host_gpus(t, 1)) gpus.push_back(g);
+  const int channels = make_plan(t, gpus, 1 << 30, o).comm.channels;
+  ASSERT_GE(channels, 2);
+  EXPECT_EQ(chains("2.8"), channels / 2);
+  EXPECT_EQ(chains("2.30"), channels);
 }

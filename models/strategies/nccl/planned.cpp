@@ -238,7 +238,7 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
   // HGX A100 sweep's 8-GPU all-reduce at 12-48 KiB, one channel: about 9 GB/s of bus bandwidth,
   // where NCCL's share for one of its 24 is under 4).
   const int channels = std::max(1, plan.comm.channels);
-  if ((lay.algorithm == kRing || lay.algorithm == kTree || lay.algorithm == kCollnetChain) && lay.parts < channels) {
+  if ((lay.algorithm == kRing || lay.algorithm == kTree || (lay.algorithm == kCollnetChain && plan.nccl_version >= 21200)) && lay.parts < channels) {
     double per_channel = bw / channels;
     if (lay.protocol == kLL) per_channel = std::max(per_channel, ctx.params.number("ll_channel_GBps") / (lay.algorithm == kRing ? hop_load(plan, ctx.N()) : 2.0));
     bw = std::min(bw, per_channel * lay.parts);
@@ -272,7 +272,10 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
   const double n = ctx.N();
   const NetChannelCap net = net_channel_cap(ctx, plan, lay.algorithm, lay.protocol, lay.parts);
   const double cap = net.GBps;
-  if (plan.hosts.size() > 1 && cap > 0) {
+  // (A channel whose bytes across a hop all fit in its steps in flight never waits for one to
+  // come back: the window bounds streams, not what NCCL's step latencies already price.)
+  const double channel_bytes = ctx.bytes() / std::max(1, lay.parts) * (lay.algorithm == kRing ? hop_load(plan, n) : 1.0);
+  if (plan.hosts.size() > 1 && cap > 0 && !(net.in_flight_bytes > 0 && channel_bytes <= net.in_flight_bytes)) {
     const double limit = lay.algorithm == kRing ? cap * lay.parts / hop_load(plan, n) : cap * lay.parts;
     if (limit < bw) {
       bw = limit;
@@ -391,7 +394,9 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   if (lay.algorithm == kCollnetChain) {
     // enqueue.cc calcCollChunking: a chain's chunk is at most 256 KiB, halved while each channel
     // has few of them for the chain's depth (its ranks per host).
-    lay.parts = run_channels;
+    // Before 2.12 (NCCL_ALGO_COLLNET, enqueue.cc): half the channels carry the chains up and the
+    // other half back down, every one of them whatever the size.
+    lay.parts = plan.nccl_version < 21200 ? std::max(1, channels / 2) : run_channels;
     chunk = std::min(262144.0, kTreeChunkBytes[pos(kSimple)]);
     auto per_channel = [&] { return bytes / (lay.parts * chunk); };
     while (per_channel() < ppn * 64 && chunk > 131072) chunk /= 2;

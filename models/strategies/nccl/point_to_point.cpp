@@ -62,7 +62,11 @@ void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const HostTra
   const P2pChannels c = p2p_channels(ctx, plan, pcie);
   p.channels = message_channels(c, plan, p.message_bytes);
   // (Where GPUDirect RDMA crosses a host bridge, a connection moves no more than its NIC does there.)
-  const double net = std::min(net_connection_Bps(c.step_bytes, plan.nic_GBps * 1e9, ctx.params.number("net_window_MiB") * 1048576.0),
+  // A message whose part on a channel fits in the channel's steps in flight never waits for one to
+  // come back: the window bounds streams only (as for the collectives, planned.cpp).
+  const bool fits = p.message_bytes / p.channels <= kNcclSteps * c.step_bytes;
+  const double net = std::min(fits ? plan.nic_GBps * 1e9
+                                   : net_connection_Bps(c.step_bytes, plan.nic_GBps * 1e9, ctx.params.number("net_window_MiB") * 1048576.0),
                               gdr_nic_GBps(ctx, plan) * 1e9);
   const double pci = ctx.params.number("p2p_channel_GBps") * 1e9 / p.share;  // payload: in link bytes
   bool any_net = false, any_pci = false;

@@ -224,11 +224,13 @@ NetChannelCap net_channel_cap(const StrategyContext& ctx, const Plan& plan, int 
   double cap = net_connection_Bps(step, plan.nic_GBps * 1e9, window) / 1e9 * kPayloadShare[static_cast<std::size_t>(protocol)];
   std::string why = std::to_string(kNcclSteps) + " steps of " + format_bytes(step) + " in flight of the " +
                     format_fixed(ctx.params.number("net_window_MiB"), 1) + " MiB that fill a NIC: net_window_MiB";
+  double in_flight = cap < plan.nic_GBps * kPayloadShare[static_cast<std::size_t>(protocol)] ? kNcclSteps * step * kPayloadShare[static_cast<std::size_t>(protocol)] : 0.0;
   // net.cc: a sender's LL buffer lives in host memory whatever GPUDirect allows, so its threads
   // store LL's flagged lines across PCIe, at LL's rate over PCIe.
   if (protocol == kLL && ctx.params.number("ll_channel_GBps") < cap) {
     cap = ctx.params.number("ll_channel_GBps");
     why = "LL's sender writes into host memory, at ll_channel_GBps";
+    in_flight = 0;
   }
   // GPUDirect RDMA through a host bridge: each NIC reads the GPU's memory at its share of its
   // rate, split over the channels that leave by it (LL sends from host memory, above: no GPU read).
@@ -236,6 +238,7 @@ NetChannelCap net_channel_cap(const StrategyContext& ctx, const Plan& plan, int 
     const double gdr = gdr_nic_GBps(ctx, plan) * std::min(1.0, static_cast<double>(plan.host.nics) / parts) * kPayloadShare[static_cast<std::size_t>(protocol)];
     if (gdr < cap) {
       cap = gdr;
+      in_flight = 0;
       why = "GPUDirect RDMA crosses the CPU's host bridge: a NIC moves " + ctx.params.text("gdr_cpu_share") + " of its " +
             format_fixed(plan.nic_GBps, 1) + " GB/s there (gdr_cpu_share), shared by the channels that leave by it";
     }
@@ -265,11 +268,12 @@ NetChannelCap net_channel_cap(const StrategyContext& ctx, const Plan& plan, int 
     }
     if (staged > 0 && staged * kPayloadShare[static_cast<std::size_t>(protocol)] < cap) {
       cap = staged * kPayloadShare[static_cast<std::size_t>(protocol)];
+      in_flight = 0;
       why = "no GPUDirect RDMA: a channel's bytes go through host memory, its GPU's PCIe at shm_efficiency " +
             ctx.params.text("shm_efficiency") + " shared by the channels that cross through it";
     }
   }
-  return {cap, why};
+  return {cap, why, in_flight};
 }
 
 }  // namespace gradsync::models::nccl

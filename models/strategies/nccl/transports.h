@@ -84,6 +84,7 @@ double net_connection_Bps(double step_bytes, double nic_Bps, double window_bytes
 struct NetChannelCap {
   double GBps = 0;
   std::string why;
+  double in_flight_bytes = 0;  // where the steps in flight set GBps: the payload they hold (0 elsewhere)
 };
 NetChannelCap net_channel_cap(const StrategyContext& ctx, const Plan& plan, int algorithm, int protocol, int parts);
 // Where GPUDirect RDMA crosses a CPU's host bridge (Plan::gdr_through_cpu), what a NIC moves at

@@ -276,6 +276,10 @@ Costs tune(const Comm& comm, Collective coll) {
     if (!comm.nvswitch && a == kCollnetDirect) algo_on = false;
     if ((a == kNvls || a == kNvlsTree) && !comm.nvls_support) algo_on = false;
     if ((a == kNvls && v < 21700) || (a == kNvlsTree && v < 21800)) algo_on = false;  // NVLS came in 2.17, its tree in 2.18
+    // One CollNet algorithm before 2.14 (NCCL_ALGO_COLLNET): a chain through each host up to the
+    // network's switch and back down to 2.11 (all_reduce.h: collTree up, down), heads that the
+    // host's GPUs scatter to and gather from in 2.12 and 2.13 (collnetDirect's kernel); both since.
+    if ((a == kCollnetDirect && v < 21200) || (a == kCollnetChain && v >= 21200 && v < 21400)) algo_on = false;
     for (int p = 0; p < kProtocols; ++p) {
       bool proto_on = comm.forced_protocol < 0 || comm.forced_protocol == p;
       if (comm.forced_protocol < 0 && p == kLL128) {
