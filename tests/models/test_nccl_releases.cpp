@@ -39,6 +39,13 @@ Plan plan_for(const Topology& t, int nodes, int gpus, double bytes, int version)
   return make_plan(t, first_gpus_of(t, nodes, gpus), bytes, o);
 }
 
+// Every GPU of the first two hosts, host by host.
+std::vector<std::size_t> both_hosts_gpus(const Topology& t) {
+  std::vector<std::size_t> gpus = test_nccl_planner::host_gpus(t, 0);
+  for (std::size_t g : test_nccl_planner::host_gpus(t, 1)) gpus.push_back(g);
+  return gpus;
+}
+
 }  // namespace
 
 TEST(NcclReleases, OneHostsRingIsPricedWithItsReleasesTables) {
@@ -127,8 +134,7 @@ TEST(NcclReleases, NvlsIsNoChoiceBeforeTheReleaseThatBroughtIt) {
   // Two HGX H100 hosts: the newest cost model runs a large all-reduce on NVLink SHARP (NVLS tree
   // across hosts); NVLS came in 2.17 and its tree in 2.18, so 2.16 chooses among the others.
   const Topology t = test_nccl_planner::hgx(2);
-  std::vector<std::size_t> gpus = test_nccl_planner::host_gpus(t, 0);
-  for (std::size_t g : test_nccl_planner::host_gpus(t, 1)) gpus.push_back(g);
+  const std::vector<std::size_t> gpus = both_hosts_gpus(t);
   PlanOptions o;
   o.nccl_version_stated = true;
   const int now = make_plan(t, gpus, 1 << 30, o).algorithm();
@@ -149,8 +155,7 @@ TEST(NcclReleases, CollNetIsTheAlgorithmItsReleaseHad) {
   // had one CollNet algorithm before 2.14: a chain through the host up to the switch and back
   // (collTree) to 2.11, heads the GPUs scatter to (collnetDirect) in 2.12 and 2.13; both since.
   const Topology t = test_nccl_planner::hgx(2);
-  std::vector<std::size_t> gpus = test_nccl_planner::host_gpus(t, 0);
-  for (std::size_t g : test_nccl_planner::host_gpus(t, 1)) gpus.push_back(g);
+  const std::vector<std::size_t> gpus = both_hosts_gpus(t);
   PlanOptions o;
   o.nccl_version_stated = true;
   o.collnet = true;
@@ -189,8 +194,7 @@ TEST(NcclReleases, BeforeTwoTwelveHalfTheChannelsCarryTheChainsUpAndHalfDown) {
   o.nccl_version_stated = true;
   o.collnet = true;
   o.gpudirect = true;
-  std::vector<std::size_t> gpus = test_nccl_planner::host_gpus(t, 0);
-  for (std::size_t g : test_nccl_planner::host_gpus(t, 1)) gpus.push_back(g);
+  const std::vector<std::size_t> gpus = both_hosts_gpus(t);
   const int channels = make_plan(t, gpus, 1 << 30, o).comm.channels;
   ASSERT_GE(channels, 2);
   EXPECT_EQ(chains("2.8"), channels / 2);
