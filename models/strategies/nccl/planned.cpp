@@ -237,8 +237,8 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
   // (ll_channel_GBps) where that is more: LL's flags, not the links, hold a lone channel (the
   // HGX A100 sweep's 8-GPU all-reduce at 12-48 KiB, one channel: about 9 GB/s of bus bandwidth,
   // where NCCL's share for one of its 24 is under 4).
-  const int channels = std::max(1, plan.comm.channels);
-  if ((lay.algorithm == kRing || lay.algorithm == kTree || (lay.algorithm == kCollnetChain && plan.nccl_version >= 21200)) && lay.parts < channels) {
+  const int channels = kernel_channels(plan.comm, lay.algorithm, lay.protocol, std::numeric_limits<double>::infinity());
+  if ((lay.algorithm == kRing || lay.algorithm == kTree || lay.algorithm == kCollnetChain) && lay.parts < channels) {
     double per_channel = bw / channels;
     if (lay.protocol == kLL) per_channel = std::max(per_channel, ctx.params.number("ll_channel_GBps") / (lay.algorithm == kRing ? hop_load(plan, ctx.N()) : 2.0));
     bw = std::min(bw, per_channel * lay.parts);
@@ -394,9 +394,7 @@ Layout layout_of(const StrategyContext& ctx, const Plan& plan) {
   if (lay.algorithm == kCollnetChain) {
     // enqueue.cc calcCollChunking: a chain's chunk is at most 256 KiB, halved while each channel
     // has few of them for the chain's depth (its ranks per host).
-    // Before 2.12 (NCCL_ALGO_COLLNET, enqueue.cc): half the channels carry the chains up and the
-    // other half back down, every one of them whatever the size.
-    lay.parts = plan.nccl_version < 21200 ? std::max(1, channels / 2) : run_channels;
+    lay.parts = run_channels;
     chunk = std::min(262144.0, kTreeChunkBytes[pos(kSimple)]);
     auto per_channel = [&] { return bytes / (lay.parts * chunk); };
     while (per_channel() < ppn * 64 && chunk > 131072) chunk /= 2;

@@ -347,6 +347,9 @@ Choice choose(const Comm& comm, const Costs& costs, Collective coll, double byte
 int kernel_channels(const Comm& comm, int a, int p, double bytes) {
   const int channels = std::max(1, comm.channels);
   if (a != kRing && a != kTree && a != kCollnetChain) return channels;
+  // Before 2.12 (NCCL_ALGO_COLLNET, enqueue.cc): "CollNet uses one channel for up and one channel
+  // for down", half the channels each, whatever the size.
+  if (a == kCollnetChain && comm.nccl_version < 21200) return std::max(1, channels / 2);
   // tuning.cc ncclTopoTuneModel: maxThreads (device.h NCCL_*_MAX_NTHREADS; a ring's Simple
   // kernel 256 threads where its channels carry no more than PCIe, PCI_BW 24 GB/s) and
   // threadThresholds (comm.h NCCL_*_THREAD_THRESHOLD; 512 for CollNet chain).

@@ -119,8 +119,9 @@ Choice choose(const Comm& comm, const Costs& costs, Collective collective, doubl
 // enqueue.cc topoGetAlgoInfo: the channels a ring or tree kernel runs on for `bytes` (the whole
 // buffer, as nccl-tests sizes it). NCCL drops channels while each of a channel's threads would
 // have less than its threshold of bytes (64 with Simple, 8 with LL and LL128; a ring's LL
-// threshold x ranks), down to one; NVLS and CollNet keep theirs. Never more than
-// `comm.channels`.
+// threshold x ranks), down to one; NVLS and CollNet direct keep theirs; before 2.12 CollNet's
+// chain runs on half of them (the other half carry it back down). Never more than
+// `comm.channels`; `bytes` of infinity gives the count at NCCL's plateau.
 int kernel_channels(const Comm& comm, int algorithm, int protocol, double bytes);
 
 }  // namespace gradsync::models::nccl
