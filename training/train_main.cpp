@@ -109,7 +109,7 @@ int summing_divisor(const gs::models::Schedule& s, const std::string& name, bool
     throw gs::models::InputError("--strategy " + name + ": " + why +
                                  "; gradsync-train runs, so far, the strategies that all-reduce the gradient every step (ring, "
                                  "ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit; sampled on --model lm), average the models "
-                                 "every T steps (model_avg, bmuf), or push to a server of their own (downpour, asgd)");
+                                 "every T steps (model_avg, bmuf), or push to a server of their own (downpour, asgd; ps_hra's groups)");
   }
   return divisor == 0 ? 1 : divisor;
 }
@@ -210,17 +210,40 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   workload.samples_per_minibatch = o.batch;
   workload.compute_s_per_minibatch = 0;
   q.workload = &workload;
-  gs::models::BuiltSchedule built = gs::models::build_schedule(q);
   // An asynchronous server serves on a process of its own: the last one (gradsync-run's rule).
-  const bool asynchronous = built.schedule.asynchronous;
-  if (asynchronous) {
-    if (size < 2) throw gs::models::InputError("--strategy " + o.strategy + ": its server needs a process of its own; run 2 processes or more");
-    if (o.warm_start > 0) throw gs::models::InputError("--warm-start: not with an asynchronous strategy (" + o.strategy + ")");
-    if (o.topology.empty()) loaded = gs::models::LoadedTopology{gs::models::flat_topology(size - 1), std::nullopt};
+  // Downpour's and ASGD's every round is asynchronous; PS-HRA's groups all-reduce in step and
+  // only their representatives' exchange with the server is. A strategy with a server is built
+  // for size - 1 workers first (its groups must divide those), and for every process if its
+  // server turns out to serve in step (the parameter server: on process 0 beside a worker).
+  const auto serves_asynchronously = [](const gs::models::Schedule& s) {
+    return s.asynchronous || std::any_of(s.rounds.begin(), s.rounds.end(), [](const gs::models::Round& r) { return r.asynchronous; });
+  };
+  const auto build_for = [&](int worker_processes) {
+    if (o.topology.empty()) loaded = gs::models::LoadedTopology{gs::models::flat_topology(worker_processes), std::nullopt};
     q.topology = &loaded.topology;
-    q.placement = gs::models::first_gpus(loaded.topology, size - 1);
-    built = gs::models::build_schedule(q);
+    q.placement = gs::models::first_gpus(loaded.topology, worker_processes);
+    return gs::models::build_schedule(q);
+  };
+  std::optional<gs::models::BuiltSchedule> served;
+  std::optional<gs::models::InputError> served_error;
+  if (q.strategy->uses_server && size >= 2) {
+    try {
+      gs::models::BuiltSchedule b = build_for(size - 1);
+      if (serves_asynchronously(b.schedule)) served = std::move(b);
+    } catch (const gs::models::InputError& e) {
+      served_error = e;
+    }
   }
+  gs::models::BuiltSchedule built = served ? std::move(*served) : build_for(size);
+  const bool asynchronous = served.has_value() || serves_asynchronously(built.schedule);
+  if (asynchronous && !served) {
+    if (served_error) {  // its server's process leaves size - 1 workers, which the strategy refused
+      throw gs::models::InputError(std::string(served_error->what()) + " (of the " + std::to_string(size) +
+                                   " processes, the last is its server's: " + std::to_string(size - 1) + " workers)");
+    }
+    throw gs::models::InputError("--strategy " + o.strategy + ": its server needs a process of its own; run 2 processes or more");
+  }
+  if (asynchronous && o.warm_start > 0) throw gs::models::InputError("--warm-start: not with an asynchronous strategy (" + o.strategy + ")");
   const gs::models::Schedule& schedule = built.schedule;
   const int workers = asynchronous ? size - 1 : size;
   const bool serving = asynchronous && rank >= workers;  // this process is the server's
@@ -274,10 +297,17 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                   mo.inputs, mo.hidden, mo.classes, model.parameter_count(), data.what.c_str(), train_rows, test_rows,
                   o.learning_rate, o.momentum);
     }
-    const std::string what = averages       ? "the models averaged every " + std::to_string(period) + " steps"
-                             : asynchronous ? "each worker's change to the model pushed to a server, which adds it, and the "
-                                              "server's model pulled, every " + std::to_string(period) + " steps"
-                                            : std::string("the gradient synchronised");
+    std::string what = averages                     ? "the models averaged every " + std::to_string(period) + " steps"
+                       : schedule.asynchronous      ? "each worker's change to the model pushed to a server, which adds it, and the "
+                                                      "server's model pulled, every " + std::to_string(period) + " steps"
+                       : asynchronous               ? "the workers' changes to the model summed in the schedule's synchronous rounds, "
+                                                      "each sum pushed to a server in its asynchronous rounds (the server adds each as "
+                                                      "it comes) and the server's model pulled and passed on, every " +
+                                                          std::to_string(period) + " steps"
+                                                    : std::string("the gradient synchronised");
+    if (asynchronous && !schedule.asynchronous) {
+      for (const std::string& note : schedule.notes) what += "; " + note;
+    }
     std::printf("# %d %s x %d rows a step (global batch %zu), %s by %s on backend %s\n", workers, asynchronous ? "workers" : "ranks",
                 o.batch, global, what.c_str(), o.strategy.c_str(), backend.name.c_str());
     if (o.warm_start > 0) {
@@ -596,7 +626,8 @@ int main(int argc, char** argv) {
              "(model_avg: each steps on its own, and every T steps the models' mean replaces them; bmuf: their block\n"
              "momentum update of that mean, the local momentum then reset; downpour and asgd: each pushes its change\n"
              "to the model to a server on the last process, which adds the pushes as they come, and continues from\n"
-             "the server's model; sampled, on the language model: each rank sends the rows of its minibatch's words, the\n"
+             "the server's model; ps_hra: each group of workers sums its changes in step, its representative pushes\n"
+             "the sum to that server and passes the server's model back to the group; sampled, on the language model: each rank sends the rows of its minibatch's words, the\n"
              "most frequent and some random ones, a row ends as the sum of those who sent it, and the rest are dropped).\n"
              "--warm-start trains the first epochs\n"
              "on one worker first, as source D advises for 1-bit SGD.\n"
@@ -606,14 +637,16 @@ int main(int argc, char** argv) {
              "  mpirun -np 4 gradsync-train --strategy model_avg -p T=8 --lr 0.4 --target-loss 0.4\n"
              "  mpirun -np 4 gradsync-train --strategy onebit -p feedback=off --momentum 0   # 1-bit SGD's ablation\n"
              "  mpirun -np 5 gradsync-train --strategy downpour -p step=1 --momentum 0   # 4 workers and their server\n"
+             "  mpirun -np 5 gradsync-train --strategy ps_hra -p k=2 --momentum 0   # 2 groups of 2 and their server\n"
              "  mpirun -np 4 gradsync-train --strategy ps -o train.jsonl\n"
              "  mpirun -np 4 gradsync-train --model lm --batch 64 --lr 0.5 --momentum 0 --epochs 1   # a language model\n"
              "  mpirun -np 4 gradsync-train --model lm --strategy sampled --batch 64 --lr 0.5 --momentum 0 --epochs 1");
   app.add_option("--strategy", o.strategy, "the strategy whose schedule synchronises the replicas: those that all-reduce the gradient "
                                           "every step (ring, ps, halving_doubling, hierarchical, nccl, zero1, zero2, fsdp, onebit), "
                                           "sampled (source A's rows of each step's words, --model lm), "
-                                          "model_avg and bmuf (-p T=STEPS), and the asynchronous downpour and asgd (-p step=STEPS; "
-                                          "their server on one process more than the workers)")
+                                          "model_avg and bmuf (-p T=STEPS), the asynchronous downpour and asgd (-p step=STEPS), and ps_hra "
+                                          "(-p k=GROUPS: rings in step inside each group, the groups' sums pushed asynchronously); "
+                                          "a strategy's asynchronous server runs on one process more than the workers)")
       ->default_val(o.strategy);
   app.add_option("--param,-p", o.params, "strategy parameter key=value (repeatable)");
   app.add_option("--topology,-t", o.topology, "topology the schedule is built for (default: all ranks alike)");

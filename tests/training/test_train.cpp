@@ -463,11 +463,33 @@ TEST(Train, DownpourIsPlainSgdForOneWorkerAndStaleForFour) {
   EXPECT_LT(e.back().test_loss, 0.6 * e.front().test_loss) << four.out;
 }
 
+// PS-HRA (source B): rings in step inside each group, each group's sum of its workers' changes
+// pushed to a server that adds the pushes as they come. One group is synchronous SGD on the sum of
+// the changes: with plain SGD at lr 0.1 on 4 workers, the ring's mean at lr 0.4 (up to the rounding
+// of w0 + (w1 - w0)). Two groups push twice a step, each with the other's push as its staleness.
+TEST(Train, PsHraIsSynchronousInOneGroupAndStaleBetweenGroups) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const CommandResult ring = train(4, "--strategy ring --lr 0.4 --momentum 0 --batch 16 --steps 40");
+  const CommandResult one = train(5, "--strategy ps_hra -p k=1 --lr 0.1 --momentum 0 --batch 16 --steps 40");
+  ASSERT_EQ(ring.status, 0) << ring.out;
+  ASSERT_EQ(one.status, 0) << one.out;
+  EXPECT_NEAR(norm_of(one.out), norm_of(ring.out), 1e-5 * norm_of(ring.out)) << one.out;
+  EXPECT_NE(one.out.find("# server: 40 pushes applied; staleness (updates applied between a worker's pull and its push): 0: 40"),
+            std::string::npos) << one.out;
+  const CommandResult two = train(5, "--strategy ps_hra -p k=2 --lr 0.1 --momentum 0 --batch 16 --steps 40");
+  ASSERT_EQ(two.status, 0) << two.out;
+  EXPECT_NE(two.out.find("groups: {gpu0 gpu1} {gpu2 gpu3}"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("# server: 80 pushes applied"), std::string::npos) << two.out;
+  EXPECT_EQ(two.out.find("staleness (updates applied between a worker's pull and its push): 0: 80"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("# replicas: apart"), std::string::npos) << two.out;
+}
+
 TEST(Train, WhatItCannotRunIsRefusedWithTheReason) {
   if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
-  const CommandResult hra = train(2, "--strategy ps_hra --steps 2");
+  const CommandResult hra = train(4, "--strategy ps_hra -p k=2 --steps 2");
   EXPECT_EQ(hra.status, 2) << hra.out;
-  EXPECT_NE(hra.out.find("asynchronous rounds"), std::string::npos) << hra.out;
+  EXPECT_NE(hra.out.find("divides N = 3 (1, 3) (of the 4 processes, the last is its server's: 3 workers)"), std::string::npos)
+      << hra.out;
   const CommandResult alone = train(1, "--strategy downpour --steps 2");
   EXPECT_EQ(alone.status, 2) << alone.out;
   EXPECT_NE(alone.out.find("its server needs a process of its own"), std::string::npos) << alone.out;
