@@ -35,13 +35,62 @@ int hop_hw(const Plan& plan, int a, int b) {
 // Point-to-point work as nccl-tests runs it (alltoall_perf, sendrecv_perf): in one group, each
 // rank's messages to every other rank (alltoall: S/N each) or S to the next rank (sendrecv),
 // all at once, each over its pair's transport. NCCL has no cost model for it: the launch, the
-// protocol's base latency, and one step over the slowest kind of path (NCCL's per-step latency
-// of a ring on that hardware), then one more for each further message a rank sends or receives,
-// in turn (a sendrecv's send and receive overlap: one step). The published
-// alltoall runs take that much longer at small sizes the more peers a rank has (on 8 x A100, 18 us
-// at 2 ranks, 50 at 8, one thread a GPU; 86 at 8 with one thread driving all 8), though NCCL puts
-// the messages on channels of their own (p2p_channels.h): what serialises them is not found in
-// NCCL's source, so the step latency, NCCL's own figure, prices it rather than a fitted constant.
+// protocol's base latency, and the steps below (NCCL's per-step latency of a ring on each kind of
+// path).
+//
+// The steps a rank's messages wait for, in NCCL's order of them (init.cc's p2pSchedule: round r
+// sends to the host r / g hosts on and the rank r % g places on there, g ranks a host, and
+// receives from the mirror; round 0 is the rank itself). The kernel runs the rounds in batches of
+// NCCL_MAX_DEV_WORK_P2P_PER_BATCH = 8 (enqueue.cc: "each channel runs up to 8 tasks
+// concurrently", a batch's rounds grouped by round / 8), one batch after another. A batch that
+// reaches another host overlaps its messages: one step between hosts, and each message there adds
+// what NCCL's proxy spends posting and completing it (net_message_us, fitted across the published
+// clusters; on ten HGX hosts, 80 ranks with Simple: 178 us with one step a batch, 610 with each
+// message's 3 us, 2.2 ms had every message waited its turn). Within a host a batch's messages go in turn, one
+// step over the slowest kind of path each (a sendrecv's send and receive overlap: one step): the
+// published alltoall runs on one host take that much longer at small sizes the more peers a rank
+// has (on 8 x A100, 18 us at 2 ranks, 50 at 8, one thread a GPU; 86 at 8 with one thread driving
+// all 8), though NCCL puts the messages on channels of their own (p2p_channels.h): what serialises
+// them is not found in NCCL's source, so the step latency, NCCL's own figure, prices it rather
+// than a fitted constant.
+constexpr int kP2pRoundsPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+
+double steps_us(const StrategyContext& ctx, const Plan& plan, int n) {
+  const int protocol = plan.protocol();
+  if (n < 2) return 0.0;
+  double within = 0;
+  for (const std::vector<int>& host : plan.hosts) {
+    for (int a : host) {
+      for (int b : host) {
+        if (a != b) within = std::max(within, hop_latency_us(hop_hw(plan, a, b), kRing, protocol));
+      }
+    }
+  }
+  const double between = hop_latency_us(kNetHw, kRing, protocol);
+  const int hosts = static_cast<int>(plan.hosts.size());
+  const int g = hosts > 0 ? n / hosts : n;  // ranks a host (alike in NCCL's schedule; else their mean)
+  const double per_message = ctx.params.number("net_message_us");
+  if (plan.collective != Collective::alltoall) return hosts > 1 ? between + 2 * per_message : within;
+  double us = 0;
+  int in_turn = 0;  // messages within a host, in turn
+  for (int first = 0; first < n; first += kP2pRoundsPerBatch) {
+    bool crosses = false;
+    int rounds = 0;
+    for (int r = std::max(first, 1); r < std::min(n, first + kP2pRoundsPerBatch); ++r) {
+      ++rounds;
+      const bool across = hosts > 1 && r >= g;
+      if (across) us += 2 * per_message;
+      crosses = crosses || across;
+    }
+    if (crosses) {
+      us += between;
+    } else {
+      in_turn += 2 * rounds;
+    }
+  }
+  return us + std::max(0, in_turn - 1) * within;
+}
+
 struct PointToPoint {
   std::vector<std::pair<int, int>> pairs;  // (from, to)
   double latency_s = 0;
@@ -107,10 +156,7 @@ PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan, con
   } else {
     for (int a = 0; a < n && n > 1; ++a) p.pairs.emplace_back(a, (a + 1) % n);
   }
-  double hop_us = 0;
-  for (const auto& [a, b] : p.pairs) hop_us = std::max(hop_us, hop_latency_us(hop_hw(plan, a, b), kRing, plan.protocol()));
-  const int messages = plan.collective == Collective::alltoall ? 2 * (n - 1) : 2;
-  p.latency_s = (base_latency_us(kRing, plan.protocol()) + (messages - 1) * hop_us) * 1e-6;
+  p.latency_s = (base_latency_us(kRing, plan.protocol()) + steps_us(ctx, plan, n)) * 1e-6;
   p.share = kPayloadShare[p2p_ix(plan.protocol())];
   p.message_bytes = p2p_message_bytes(plan, ctx.bytes(), n);
   cap_by_channels(ctx, plan, transports, p);
