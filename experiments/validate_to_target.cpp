@@ -102,7 +102,13 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
           if (j.is_discarded() || !j.contains("test_loss") || !j.contains("train_seconds")) {
             throw models::InputError(file + ": expected gradsync-train's records (test_loss, train_seconds)");
           }
-          if (j.contains("compute_s_per_step")) compute = j.at("compute_s_per_step").get<double>();
+          // A synchronous step waits for the slowest rank's compute since the last synchronisation
+          // (where the run timed every rank's); rank 0's own otherwise (asynchronous workers).
+          if (j.contains("compute_s_per_step_slowest")) {
+            compute = j.at("compute_s_per_step_slowest").get<double>();
+          } else if (j.contains("compute_s_per_step")) {
+            compute = j.at("compute_s_per_step").get<double>();
+          }
           if (!at && j.at("test_loss").get<double>() <= target) at = j;
         }
       }
@@ -110,7 +116,8 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
                                         facts.convergence->target + " (" + file + ")");
       // The prediction: the facts' samples at this global batch (and the strategy's multiple), each
       // step the analytic model's iteration on the measured topology with the run's own compute per
-      // step (rank 0's, as gradsync-train timed it: the ranks share this machine's cores).
+      // step (the slowest rank's between synchronisations, as gradsync-train timed each rank's: the
+      // ranks share this machine's cores).
       models::Workload w = facts;
       w.compute_s_per_minibatch = compute;
       models::PredictRequest q;
@@ -164,7 +171,8 @@ std::vector<ValidationPoint> validate_to_target(const ValidateOptions& o, const 
   const int most = o.gpus.empty() ? 0 : *std::max_element(o.gpus.begin(), o.gpus.end());
   if (static_cast<unsigned>(most) > std::thread::hardware_concurrency()) {
     std::cout << "note: up to " << most << " ranks train on " << std::thread::hardware_concurrency()
-              << " cores: they take turns, and the model gives each emulated GPU its own compute (rank 0's as timed)\n";
+              << " cores: they take turns, and the model gives each emulated GPU the compute a step waited for (the slowest "
+                 "rank's between synchronisations, as the run timed each rank's)\n";
   }
   if (!time_errors.empty()) {
     std::cout << "time to target: median |error| " << models::format_percent(median(time_errors), 1) << ", max "

@@ -344,10 +344,25 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   // synchronisation: the workload's compute per minibatch.
   double compute_s = 0;
   std::size_t computed = 0;
+  // Every rank's compute between synchronisations: a synchronous step waits for the slowest rank's
+  // (ranks that share cores, or whose data differ, take turns and differ from step to step).
+  double interval_s = 0;          // this rank's compute since its last synchronisation
+  std::size_t interval_steps = 0;  // the steps that compute covers
+  std::vector<double> intervals;  // this rank's interval at each synchronisation since the last evaluation
+  std::size_t covered_steps = 0;  // the steps of the intervals reduced so far
+  double slowest_s = 0;           // rank 0: the sum over synchronisations of the slowest rank's interval
+  auto synchronising = [&] {
+    intervals.push_back(interval_s);
+    covered_steps += interval_steps;
+    interval_s = 0;
+    interval_steps = 0;
+  };
   auto timed = [&](auto&& work) {
     const auto start = std::chrono::steady_clock::now();
     work();
-    compute_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    compute_s += took;
+    interval_s += took;
   };
   // Time spent testing, left out of train_seconds (the time a run to a target is compared by).
   double evaluating_s = 0;
@@ -356,6 +371,12 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     const double trained_s = std::chrono::duration<double>(e0 - t0).count() - evaluating_s;
     double loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
+    if (!intervals.empty()) {  // as many on every rank: each rank's synchronisations are the same
+      MPI_Reduce(rank == 0 ? MPI_IN_PLACE : intervals.data(), intervals.data(), static_cast<int>(intervals.size()), MPI_DOUBLE, MPI_MAX,
+                 0, comm);
+      for (double v : intervals) slowest_s += v;
+      intervals.clear();
+    }
     loss /= workers;  // an asynchronous server adds 0
     // Only the model that is judged is tested (rank 0's; an asynchronous server's): ranks that
     // share cores would otherwise still be testing theirs when rank 0 starts the next step.
@@ -394,6 +415,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       r["train_seconds"] = trained_s;
       if (whole_training_loss) r["train_set_loss"] = train_set_loss;
       if (computed > 0) r["compute_s_per_step"] = compute_s / static_cast<double>(computed);
+      if (covered_steps > 0) r["compute_s_per_step_slowest"] = slowest_s / static_cast<double>(covered_steps);
       if (rows_each_step && all_rows_bytes > 0) r["gradient_sent_share"] = sent_rows_bytes / all_rows_bytes;
       if (noise.steps() > 0) {
         r["noise_scale"] = noise.simple();
@@ -473,6 +495,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       };
       if (warm) {
         timed([&] { model.step(mine); });  // one worker's step, taken alike by every replica
+        interval_s = 0;                    // no rank waits for another
+        interval_steps = 0;
         samples += static_cast<std::size_t>(o.batch);
         ++step;
         ++since;
@@ -510,11 +534,15 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         // Model averaging: each replica steps on its own gradient; every T steps the models'
         // mean (BMUF: the block update of it) replaces them.
         timed([&] { model.step(mine); });
+        ++interval_steps;
         if ((parallel_steps + 1) % period == 0) {
+          synchronising();
           model.set_parameters(synchronise(model.parameters()));
           if (schedule.resets_local_momentum) model.reset_momentum();
         }
       } else {
+        ++interval_steps;
+        synchronising();
         const std::vector<float> synced = synchronise(mine);
         // The noise scale's two norms: each rank's gradient over its rows, the mean over all.
         if (size > 1 && !o.no_noise_scale) {
@@ -535,8 +563,12 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     if (since > 0 && !stop) evaluate(epoch);
   }
   if (rank == 0 && computed > 0) {
-    std::printf("# compute per step on rank 0: %.1f us (forward, backward and the optimizer's update, %zu steps)\n",
-                1e6 * compute_s / static_cast<double>(computed), computed);
+    std::printf("# compute per step on rank 0: %.1f us (forward, backward and the optimizer's update, %zu steps)", 1e6 * compute_s / static_cast<double>(computed),
+                computed);
+    if (covered_steps > 0) {
+      std::printf("; the slowest rank's between synchronisations: %.1f us a step", 1e6 * slowest_s / static_cast<double>(covered_steps));
+    }
+    std::printf("\n");
   }
   if (rank == 0 && all_rows_bytes > 0) {
     std::printf("# rows sampled: %.1f %% of the gradient in some rank's rows (the union) on average, each step's own words; "

@@ -386,6 +386,38 @@ TEST(Train, ReproduceConvergenceScalingAgainstSourceC) {
   EXPECT_NE(r.out.find("speed-up ceiling"), std::string::npos) << r.out;
 }
 
+// A synchronous step waits for the slowest rank's compute since the last synchronisation: each
+// record gives it beside rank 0's own (what validate --to-target predicts a step with). Alone, a
+// rank is its own slowest; on four ranks the slowest is at least rank 0's, and not their sum;
+// asynchronous workers wait for nobody, so their records give none.
+TEST(Train, ARecordGivesTheSlowestRanksComputeBetweenSynchronisations) {
+  if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
+  const std::string dir = ::testing::TempDir();
+  const auto last = [](const std::string& path) {
+    std::ifstream in(path);
+    nlohmann::json j;
+    for (std::string line; std::getline(in, line);) j = nlohmann::json::parse(line);
+    return j;
+  };
+  const CommandResult one = train(1, "--strategy ring --batch 16 --steps 40 -o " + dir + "/slow1.jsonl");
+  ASSERT_EQ(one.status, 0) << one.out;
+  const nlohmann::json a = last(dir + "/slow1.jsonl");
+  ASSERT_TRUE(a.contains("compute_s_per_step_slowest")) << a.dump();
+  EXPECT_NEAR(a.at("compute_s_per_step_slowest").get<double>(), a.at("compute_s_per_step").get<double>(),
+              0.05 * a.at("compute_s_per_step").get<double>());
+  const CommandResult four = train(4, "--strategy model_avg -p T=4 --batch 16 --steps 40 -o " + dir + "/slow4.jsonl");
+  ASSERT_EQ(four.status, 0) << four.out;
+  EXPECT_NE(four.out.find("the slowest rank's between synchronisations"), std::string::npos) << four.out;
+  const nlohmann::json b = last(dir + "/slow4.jsonl");
+  ASSERT_TRUE(b.contains("compute_s_per_step_slowest")) << b.dump();
+  EXPECT_GE(b.at("compute_s_per_step_slowest").get<double>(), 0.95 * b.at("compute_s_per_step").get<double>());
+  // The slowest of four, not their sum (four times one rank's).
+  EXPECT_LT(b.at("compute_s_per_step_slowest").get<double>(), 3 * b.at("compute_s_per_step").get<double>());
+  const CommandResult async = train(3, "--strategy downpour -p step=1 --batch 16 --steps 20 -o " + dir + "/slow_async.jsonl");
+  ASSERT_EQ(async.status, 0) << async.out;
+  EXPECT_FALSE(last(dir + "/slow_async.jsonl").contains("compute_s_per_step_slowest"));
+}
+
 // --target-on train: the samples reported are those of the first row whose loss over every
 // training row (train_set_loss, on each row) meets the target; the test loss is not what decides.
 TEST(Train, TargetOnTheTrainingLossIsTheFirstRowToMeetIt) {
