@@ -50,6 +50,18 @@ double norm_of(const std::string& out) {
   return at == std::string::npos ? -1 : std::stod(out.substr(at + 17));
 }
 
+// `served`, a run whose asynchronous server applied `pushes` pushes none of which went stale, ends
+// on `reference`'s weights up to the rounding of w0 + (w1 - w0).
+void expect_same_weights_none_stale(const CommandResult& reference, const CommandResult& served, int pushes) {
+  ASSERT_EQ(reference.status, 0) << reference.out;
+  ASSERT_EQ(served.status, 0) << served.out;
+  EXPECT_NEAR(norm_of(served.out), norm_of(reference.out), 1e-5 * norm_of(reference.out)) << served.out;
+  const std::string n = std::to_string(pushes);
+  EXPECT_NE(served.out.find("# server: " + n + " pushes applied; staleness (updates applied between a worker's pull and its push): 0: " + n),
+            std::string::npos)
+      << served.out;
+}
+
 bool can_train() { return GRADSYNC_HAVE_TORCH && std::string(GRADSYNC_DIGITS_CSV).size() > 0; }
 
 // Every epoch of `b` (N ranks) as `a` (one rank of their whole batch) up to float rounding.
@@ -481,11 +493,7 @@ TEST(Train, DownpourIsPlainSgdForOneWorkerAndStaleForFour) {
   const std::string dir = ::testing::TempDir();
   const CommandResult sgd = train(1, "--momentum 0 --batch 16 --steps 40");
   const CommandResult one = train(2, "--strategy downpour -p step=1 --momentum 0 --batch 16 --steps 40");
-  ASSERT_EQ(sgd.status, 0) << sgd.out;
-  ASSERT_EQ(one.status, 0) << one.out;
-  EXPECT_NEAR(norm_of(one.out), norm_of(sgd.out), 1e-5 * norm_of(sgd.out)) << one.out;
-  EXPECT_NE(one.out.find("# server: 40 pushes applied; staleness (updates applied between a worker's pull and its push): 0: 40"),
-            std::string::npos) << one.out;
+  expect_same_weights_none_stale(sgd, one, 40);
   const CommandResult four = train(5, "--strategy downpour -p step=1 --momentum 0 --batch 16 --epochs 3 -o " + dir + "/downpour.jsonl");
   ASSERT_EQ(four.status, 0) << four.out;
   EXPECT_NE(four.out.find("# 4 workers x 16 rows a step (global batch 64)"), std::string::npos) << four.out;
@@ -503,11 +511,7 @@ TEST(Train, PsHraIsSynchronousInOneGroupAndStaleBetweenGroups) {
   if (!can_train()) GTEST_SKIP() << "gradsync-train not built (libtorch) or no digits data";
   const CommandResult ring = train(4, "--strategy ring --lr 0.4 --momentum 0 --batch 16 --steps 40");
   const CommandResult one = train(5, "--strategy ps_hra -p k=1 --lr 0.1 --momentum 0 --batch 16 --steps 40");
-  ASSERT_EQ(ring.status, 0) << ring.out;
-  ASSERT_EQ(one.status, 0) << one.out;
-  EXPECT_NEAR(norm_of(one.out), norm_of(ring.out), 1e-5 * norm_of(ring.out)) << one.out;
-  EXPECT_NE(one.out.find("# server: 40 pushes applied; staleness (updates applied between a worker's pull and its push): 0: 40"),
-            std::string::npos) << one.out;
+  expect_same_weights_none_stale(ring, one, 40);
   const CommandResult two = train(5, "--strategy ps_hra -p k=2 --lr 0.1 --momentum 0 --batch 16 --steps 40");
   ASSERT_EQ(two.status, 0) << two.out;
   EXPECT_NE(two.out.find("groups: {gpu0 gpu1} {gpu2 gpu3}"), std::string::npos) << two.out;
