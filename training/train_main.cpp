@@ -32,6 +32,7 @@
 #include "runtime/executor.h"
 #include "runtime/backends/catalogue.h"
 #include "runtime/run_backends.h"
+#include "training/compute_clock.h"
 #include "training/digits.h"
 #include "training/text.h"
 #include "training/mlp.h"
@@ -340,30 +341,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
   double loss_sum = 0;
   std::size_t since = 0;
   gs::training::NoiseScale noise;
-  // Rank 0's own compute (forward, backward, the optimizer's update), timed apart from the
-  // synchronisation: the workload's compute per minibatch.
-  double compute_s = 0;
-  std::size_t computed = 0;
-  // Every rank's compute between synchronisations: a synchronous step waits for the slowest rank's
-  // (ranks that share cores, or whose data differ, take turns and differ from step to step).
-  double interval_s = 0;          // this rank's compute since its last synchronisation
-  std::size_t interval_steps = 0;  // the steps that compute covers
-  std::vector<double> intervals;  // this rank's interval at each synchronisation since the last evaluation
-  std::size_t covered_steps = 0;  // the steps of the intervals reduced so far
-  double slowest_s = 0;           // rank 0: the sum over synchronisations of the slowest rank's interval
-  auto synchronising = [&] {
-    intervals.push_back(interval_s);
-    covered_steps += interval_steps;
-    interval_s = 0;
-    interval_steps = 0;
-  };
-  auto timed = [&](auto&& work) {
-    const auto start = std::chrono::steady_clock::now();
-    work();
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    compute_s += took;
-    interval_s += took;
-  };
+  // Each rank's compute, timed apart from the synchronisation (training/compute_clock.h).
+  gs::training::ComputeClock clock;
   // Time spent testing, left out of train_seconds (the time a run to a target is compared by).
   double evaluating_s = 0;
   auto evaluate = [&](int epoch) {
@@ -371,12 +350,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     const double trained_s = std::chrono::duration<double>(e0 - t0).count() - evaluating_s;
     double loss = since > 0 ? loss_sum / static_cast<double>(since) : 0.0;
     MPI_Allreduce(MPI_IN_PLACE, &loss, 1, MPI_DOUBLE, MPI_SUM, comm);
-    if (!intervals.empty()) {  // as many on every rank: each rank's synchronisations are the same
-      MPI_Reduce(rank == 0 ? MPI_IN_PLACE : intervals.data(), intervals.data(), static_cast<int>(intervals.size()), MPI_DOUBLE, MPI_MAX,
-                 0, comm);
-      for (double v : intervals) slowest_s += v;
-      intervals.clear();
-    }
+    clock.reduce(comm, rank, 0);
     loss /= workers;  // an asynchronous server adds 0
     // Only the model that is judged is tested (rank 0's; an asynchronous server's): ranks that
     // share cores would otherwise still be testing theirs when rank 0 starts the next step.
@@ -414,8 +388,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
                        {"seed", o.seed},       {"warm_start_epochs", o.warm_start}};
       r["train_seconds"] = trained_s;
       if (whole_training_loss) r["train_set_loss"] = train_set_loss;
-      if (computed > 0) r["compute_s_per_step"] = compute_s / static_cast<double>(computed);
-      if (covered_steps > 0) r["compute_s_per_step_slowest"] = slowest_s / static_cast<double>(covered_steps);
+      if (const auto c = clock.per_step()) r["compute_s_per_step"] = *c;
+      if (const auto c = clock.slowest_per_step()) r["compute_s_per_step_slowest"] = *c;
       if (rows_each_step && all_rows_bytes > 0) r["gradient_sent_share"] = sent_rows_bytes / all_rows_bytes;
       if (noise.steps() > 0) {
         r["noise_scale"] = noise.simple();
@@ -446,8 +420,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         y[static_cast<std::size_t>(i)] = data.y[row];
       }
       if (!serving) {
-        timed([&] { loss_sum += model.gradient(x.data(), y.data(), y.size(), mine); });
-        ++computed;
+        clock.time([&] { loss_sum += model.gradient(x.data(), y.data(), y.size(), mine); });
+        clock.computed();
       }
       if (rows_each_step && !warm) {
         workload.minibatch_rows.assign(static_cast<std::size_t>(workers), {});
@@ -494,9 +468,8 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         return out;
       };
       if (warm) {
-        timed([&] { model.step(mine); });  // one worker's step, taken alike by every replica
-        interval_s = 0;                    // no rank waits for another
-        interval_steps = 0;
+        clock.time([&] { model.step(mine); });  // one worker's step, taken alike by every replica
+        clock.alone();  // no rank waits for another
         samples += static_cast<std::size_t>(o.batch);
         ++step;
         ++since;
@@ -515,7 +488,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
         // arrives (their order, and so the staleness, as the run makes them), and the worker
         // continues from the server's model: the initial model plus that sum. With plain SGD and a
         // push every step this is asynchronous SGD with the optimizer on the server.
-        if (!serving) timed([&] { model.step(mine); });
+        if (!serving) clock.time([&] { model.step(mine); });
         if ((parallel_steps + 1) % period == 0) {
           if (serving) {
             const gs::runtime::SyncStats stats = executor.run();
@@ -533,16 +506,16 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       } else if (averages) {
         // Model averaging: each replica steps on its own gradient; every T steps the models'
         // mean (BMUF: the block update of it) replaces them.
-        timed([&] { model.step(mine); });
-        ++interval_steps;
+        clock.time([&] { model.step(mine); });
+        clock.step();
         if ((parallel_steps + 1) % period == 0) {
-          synchronising();
+          clock.synchronising();
           model.set_parameters(synchronise(model.parameters()));
           if (schedule.resets_local_momentum) model.reset_momentum();
         }
       } else {
-        ++interval_steps;
-        synchronising();
+        clock.step();
+        clock.synchronising();
         const std::vector<float> synced = synchronise(mine);
         // The noise scale's two norms: each rank's gradient over its rows, the mean over all.
         if (size > 1 && !o.no_noise_scale) {
@@ -552,7 +525,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
           MPI_Allreduce(MPI_IN_PLACE, &small_sq, 1, MPI_DOUBLE, MPI_SUM, comm);
           noise.add(small_sq / size, big_sq, o.batch, static_cast<double>(global));
         }
-        timed([&] { model.step(synced); });
+        clock.time([&] { model.step(synced); });
       }
       samples += global;
       ++parallel_steps;
@@ -562,11 +535,11 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
     }
     if (since > 0 && !stop) evaluate(epoch);
   }
-  if (rank == 0 && computed > 0) {
-    std::printf("# compute per step on rank 0: %.1f us (forward, backward and the optimizer's update, %zu steps)", 1e6 * compute_s / static_cast<double>(computed),
-                computed);
-    if (covered_steps > 0) {
-      std::printf("; the slowest rank's between synchronisations: %.1f us a step", 1e6 * slowest_s / static_cast<double>(covered_steps));
+  if (rank == 0 && clock.per_step()) {
+    std::printf("# compute per step on rank 0: %.1f us (forward, backward and the optimizer's update, %zu steps)", 1e6 * *clock.per_step(),
+                clock.steps());
+    if (const auto slowest = clock.slowest_per_step()) {
+      std::printf("; the slowest rank's between synchronisations: %.1f us a step", 1e6 * *slowest);
     }
     std::printf("\n");
   }
@@ -627,7 +600,7 @@ int train(const Options& o, MPI_Comm comm, int rank, int size) {
       // the training rows on one GPU, and the compute per step rank 0 timed (4-byte gradients).
       workload.dtype_bytes = 4;
       workload.minibatches_per_epoch = std::max<std::int64_t>(1, static_cast<std::int64_t>(train_rows) / o.batch);
-      workload.compute_s_per_minibatch = computed > 0 ? compute_s / static_cast<double>(computed) : 0;
+      workload.compute_s_per_minibatch = clock.per_step().value_or(0);
       workload.minibatch_rows.clear();
       workload.description = "gradsync-train's " + std::string(o.model == "lm" ? "feed-forward language model on its text" : "perceptron on the digits") +
                              ", " + std::to_string(o.batch) + " rows a GPU; compute per step as gradsync-train timed it on rank 0 of " +
