@@ -46,25 +46,23 @@ int hop_hw(const Plan& plan, int a, int b) {
 // reaches another host overlaps its messages: one step between hosts, and each message there adds
 // what NCCL's proxy spends posting and completing it (net_message_us, fitted across the published
 // clusters; on ten HGX hosts, 80 ranks with Simple: 178 us with one step a batch, 610 with each
-// message's 3 us, 2.2 ms had every message waited its turn). Within a host a batch's messages go in turn, one
-// step over the slowest kind of path each (a sendrecv's send and receive overlap: one step): the
-// published alltoall runs on one host take that much longer at small sizes the more peers a rank
-// has (on 8 x A100, 18 us at 2 ranks, 50 at 8, one thread a GPU; 86 at 8 with one thread driving
-// all 8), though NCCL puts the messages on channels of their own (p2p_channels.h): what serialises
-// them is not found in NCCL's source, so the step latency, NCCL's own figure, prices it rather
-// than a fitted constant.
+// message's 3 us, 2.2 ms had every message waited its turn). Within a host a batch's messages go
+// in turn, one step each over the slowest kind of path the collective's messages take there (an
+// alltoall's between every pair, a sendrecv's between ring neighbours; its send and receive
+// overlap: one step): the published alltoall runs on one host take that much longer at small
+// sizes the more peers a rank has (on 8 x A100, 18 us at 2 ranks, 50 at 8, one thread a GPU; 86
+// at 8 with one thread driving all 8), though NCCL puts the messages on channels of their own
+// (p2p_channels.h): what serialises them is not found in NCCL's source, so the step latency,
+// NCCL's own figure, prices it rather than a fitted constant.
 constexpr int kP2pRoundsPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
 
-double steps_us(const StrategyContext& ctx, const Plan& plan, int n) {
+double steps_us(const StrategyContext& ctx, const Plan& plan, const std::vector<std::pair<int, int>>& pairs) {
   const int protocol = plan.protocol();
+  const int n = ctx.N();
   if (n < 2) return 0.0;
-  double within = 0;
-  for (const std::vector<int>& host : plan.hosts) {
-    for (int a : host) {
-      for (int b : host) {
-        if (a != b) within = std::max(within, hop_latency_us(hop_hw(plan, a, b), kRing, protocol));
-      }
-    }
+  double within = 0;  // a step within a host: over the slowest path the collective's messages take there
+  for (const auto& [a, b] : pairs) {
+    if (plan.rank_host[p2p_ix(a)] == plan.rank_host[p2p_ix(b)]) within = std::max(within, hop_latency_us(hop_hw(plan, a, b), kRing, protocol));
   }
   const double between = hop_latency_us(kNetHw, kRing, protocol);
   const int hosts = static_cast<int>(plan.hosts.size());
@@ -156,7 +154,7 @@ PointToPoint point_to_point_of(const StrategyContext& ctx, const Plan& plan, con
   } else {
     for (int a = 0; a < n && n > 1; ++a) p.pairs.emplace_back(a, (a + 1) % n);
   }
-  p.latency_s = (base_latency_us(kRing, plan.protocol()) + steps_us(ctx, plan, n)) * 1e-6;
+  p.latency_s = (base_latency_us(kRing, plan.protocol()) + steps_us(ctx, plan, p.pairs)) * 1e-6;
   p.share = kPayloadShare[p2p_ix(plan.protocol())];
   p.message_bytes = p2p_message_bytes(plan, ctx.bytes(), n);
   cap_by_channels(ctx, plan, transports, p);
