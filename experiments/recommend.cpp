@@ -3,9 +3,13 @@
 #include "models/support/units.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "experiments/table.h"
 #include "models/support/error.h"
@@ -343,8 +347,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     return text;
   };
 
-  // A choice's request (its strategy, parameters and GPUs), and its analytic figures: false
-  // when --exact-only leaves it out.
+  // A choice's request (its strategy, parameters and GPUs).
   auto request_of = [&](const Choice& c) {
     models::PredictRequest q;
     q.topology = &t;
@@ -358,20 +361,29 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     if (q.overlap && c.bucket_cap_bytes) q.overlap->bucket_cap_bytes = *c.bucket_cap_bytes;
     return q;
   };
-  auto priced = [&](Choice& ch, const models::PredictRequest& q) {
-    ch.analytic = models::predict(q);
-    ++rec.evaluated;
+  // A priced choice's figures: false when --exact-only leaves it out.
+  auto keep_priced = [&](Choice& ch) {
     ch.changes_training = changes_training(*ch.strategy, ch.analytic);
     ch.score = score_of(ch.analytic);
     ch.unknown_target = !ch.analytic.no_time_to_target.empty();
     return !(o.exact_only && !ch.changes_training.empty());
   };
-  std::vector<Choice> choices;
-  std::optional<double> one_gpu_epoch;
-  std::size_t done = 0;
-  for (const Candidate& c : candidates) {
-    if (progress) progress(done, candidates.size());
-    ++done;
+  auto priced = [&](Choice& ch, const models::PredictRequest& q) {
+    ch.analytic = models::predict(q);
+    ++rec.evaluated;
+    return keep_priced(ch);
+  };
+  // What one candidate gives: its choices (two for a periodic strategy with a workload: the
+  // period asked for and the smallest that keeps synchronisation under its share), or why it
+  // was skipped.
+  struct Outcome {
+    std::vector<Choice> kept;
+    std::optional<std::string> skipped;
+    std::optional<double> one_gpu_epoch;
+    std::size_t evaluated = 0;
+  };
+  auto evaluate = [&](const Candidate& c) {
+    Outcome out;
     try {
       auto add_choice = [&](const models::PredictRequest& q, std::map<std::string, std::string> searched) {
         Choice ch;
@@ -380,9 +392,10 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         ch.strategy = c.strategy;
         ch.searched = std::move(searched);
         ch.params = q.params;
-        const bool kept = priced(ch, q);
-        if (ch.analytic.one_gpu_epoch_s) one_gpu_epoch = ch.analytic.one_gpu_epoch_s;
-        if (kept) choices.push_back(std::move(ch));
+        ch.analytic = models::predict(q);
+        ++out.evaluated;
+        if (ch.analytic.one_gpu_epoch_s) out.one_gpu_epoch = ch.analytic.one_gpu_epoch_s;
+        if (keep_priced(ch)) out.kept.push_back(std::move(ch));
       };
       const models::ParamSpec* period = period_param(*c.strategy);
       if (period && !o.fixed.get(period->name)) {
@@ -394,7 +407,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
           for (int T = 1; T <= 65536; T *= 2) {
             const auto q = request_for(c, {{key, std::to_string(T)}});
             const auto r = models::predict(q);
-            ++rec.evaluated;
+            ++out.evaluated;
             if (r.communication_share() <= o.max_sync_share || T == 65536) {
               add_choice(q, [&] { auto s = c.searched; s[key] = std::to_string(T); return s; }());
               break;
@@ -405,8 +418,46 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         add_choice(request_for(c, {}), c.searched);
       }
     } catch (const models::InputError& e) {
-      rec.skipped.push_back(describe(c) + ": " + e.what());
+      out.kept.clear();
+      out.skipped = describe(c) + ": " + e.what();
     }
+    return out;
+  };
+  // The candidates are independent: priced on every core, then taken in their order (the
+  // ranking and its ties are as one thread gives them).
+  std::vector<Outcome> outcomes(candidates.size());
+  {
+    std::atomic<std::size_t> next{0};
+    std::mutex progress_mutex;
+    std::size_t done = 0;
+    std::vector<std::exception_ptr> failed;
+    auto work = [&] {
+      for (std::size_t i = next++; i < candidates.size(); i = next++) {
+        try {
+          outcomes[i] = evaluate(candidates[i]);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(progress_mutex);
+          failed.push_back(std::current_exception());
+        }
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        if (progress) progress(done, candidates.size());
+        ++done;
+      }
+    };
+    const auto threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(1, candidates.size()));
+    std::vector<std::thread> others;
+    for (std::size_t k = 1; k < threads; ++k) others.emplace_back(work);
+    work();
+    for (std::thread& th : others) th.join();
+    if (!failed.empty()) std::rethrow_exception(failed.front());
+  }
+  std::vector<Choice> choices;
+  std::optional<double> one_gpu_epoch;
+  for (Outcome& out : outcomes) {
+    rec.evaluated += out.evaluated;
+    if (out.skipped) rec.skipped.push_back(*out.skipped);
+    if (out.one_gpu_epoch) one_gpu_epoch = out.one_gpu_epoch;
+    for (Choice& ch : out.kept) choices.push_back(std::move(ch));
   }
   if (progress) progress(candidates.size(), candidates.size());
   if (rec.with_workload) {
