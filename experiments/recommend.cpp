@@ -444,7 +444,8 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         ++done;
       }
     };
-    const auto threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(1, candidates.size()));
+    const std::size_t cores = o.threads > 0 ? static_cast<std::size_t>(o.threads) : std::thread::hardware_concurrency();
+    const auto threads = std::clamp<std::size_t>(cores, 1, std::max<std::size_t>(1, candidates.size()));
     std::vector<std::thread> others;
     for (std::size_t k = 1; k < threads; ++k) others.emplace_back(work);
     work();

@@ -27,6 +27,9 @@ struct RecommendOptions {
   // Memory of one GPU: choices whose memory per GPU (models/workload/memory.h) exceeds it are left
   // out, and the sharded strategies (zero1, zero2, fsdp: they save memory, never time) searched.
   std::optional<double> gpu_memory_bytes;
+  // Threads pricing the candidates (they are independent; the ranking is the same however many):
+  // 0, one per core.
+  int threads = 0;
 };
 
 struct Choice {
