@@ -100,9 +100,9 @@ struct PointToPoint {
 };
 
 // What the channels that carry one message move at most, per pair: between hosts each channel
-// is a network connection with its steps of P2P_NET_CHUNKSIZE in flight (transports.h); over PCIe with P2P each
-// channel's threads copy `p2p_channel_GBps` (Simple). NVLink and SHM are bounded by their links
-// and by SHM's share of host memory (transports.h).
+// is a network connection with its steps of P2P_NET_CHUNKSIZE in flight (transports.h); over
+// PCIe with P2P each channel's threads copy `p2p_channel_GBps` (Simple). NVLink and SHM are
+// bounded by their links and by SHM's share of host memory (transports.h).
 void cap_by_channels(const StrategyContext& ctx, const Plan& plan, const HostTransports& transports, PointToPoint& p) {
   std::vector<double> pcie(p2p_ix(ctx.N()), 0.0);
   for (int r = 0; r < ctx.N(); ++r) pcie[p2p_ix(r)] = transports.pcie_Bps(r);
