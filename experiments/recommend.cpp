@@ -330,17 +330,14 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     if (q.overlap && c.bucket_cap_bytes) q.overlap->bucket_cap_bytes = *c.bucket_cap_bytes;
     return q;
   };
-  // A priced choice's figures: false when --exact-only leaves it out.
-  auto keep_priced = [&](Choice& ch) {
+  // A choice's analytic figures (counted in `evaluated`): false when --exact-only leaves it out.
+  auto priced = [&](Choice& ch, const models::PredictRequest& q, std::size_t& evaluated) {
+    ch.analytic = models::predict(q);
+    ++evaluated;
     ch.changes_training = changes_training(*ch.strategy, ch.analytic);
     ch.score = score_of(ch.analytic);
     ch.unknown_target = !ch.analytic.no_time_to_target.empty();
     return !(o.exact_only && !ch.changes_training.empty());
-  };
-  auto priced = [&](Choice& ch, const models::PredictRequest& q) {
-    ch.analytic = models::predict(q);
-    ++rec.evaluated;
-    return keep_priced(ch);
   };
   // What one candidate gives: its choices (two for a periodic strategy with a workload: the
   // period asked for and the smallest that keeps synchronisation under its share), or why it
@@ -361,10 +358,9 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         ch.strategy = c.strategy;
         ch.searched = std::move(searched);
         ch.params = q.params;
-        ch.analytic = models::predict(q);
-        ++out.evaluated;
+        const bool kept = priced(ch, q, out.evaluated);
         if (ch.analytic.one_gpu_epoch_s) out.one_gpu_epoch = ch.analytic.one_gpu_epoch_s;
-        if (keep_priced(ch)) out.kept.push_back(std::move(ch));
+        if (kept) out.kept.push_back(std::move(ch));
       };
       const models::ParamSpec* period = period_param(*c.strategy);
       if (period && !o.fixed.get(period->name)) {
@@ -387,7 +383,6 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         add_choice(request_for(c, {}), c.searched);
       }
     } catch (const models::InputError& e) {
-      out.kept.clear();
       out.skipped = describe(c) + ": " + e.what();
     }
     return out;
@@ -487,7 +482,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         ch.searched[spec.name] = v;
         ch.params.set(spec.name, v);
         try {
-          if (priced(ch, request_of(ch))) weighed.push_back(std::move(ch));
+          if (priced(ch, request_of(ch), rec.evaluated)) weighed.push_back(std::move(ch));
         } catch (const models::InputError&) {
           // the strategy would not run it here (NCCL's NVLS on hosts of uneven GPU counts)
         }
@@ -511,7 +506,7 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
         Choice trial = c;
         trial.bucket_cap_bytes = mib * models::kMiB;
         if (*trial.bucket_cap_bytes == plan.overlap->bucket_cap_bytes) continue;
-        priced(trial, request_of(trial));
+        priced(trial, request_of(trial), rec.evaluated);
         if (trial.score < c.score * (1 - 1e-9)) {
           trial.plan_bucket_iteration_s = c.plan_bucket_iteration_s ? c.plan_bucket_iteration_s : c.analytic.time_per_iteration_s;
           c = std::move(trial);
