@@ -235,7 +235,13 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   };
   const double assumed_s = seconds_under(plan, {});
   if (!(assumed_s > 0)) return;
-  auto busbw = [&](double seconds) { return seconds > 0 ? ctx.bytes() / seconds * factor / 1e9 : 0.0; };
+  // Another value's busbw against the assumed one's, as the record's range applies it: the
+  // closed form gives the ratio, the executor's time the figure (a walk may differ from the closed
+  // form, so the note says no absolute figure the table beside it could contradict).
+  auto busbw_change = [&](double seconds) {
+    const double change = assumed_s / seconds - 1;
+    return std::abs(change) < 0.005 ? std::string("busbw as assumed") : "busbw " + format_percent(change, 0, true);
+  };
   std::vector<nccl::Assumption> facts = plan.assumed;
   std::vector<nccl::Plan> other_plans;
   for (auto& f : plans) other_plans.push_back(f.get());
@@ -281,8 +287,8 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
     } else {
       const double t = seconds_under(other, a.params);
       fact->relative_time.emplace_back(a.other.substr(0, a.other.find(" (")), t / assumed_s);
-      result = std::string(nccl::algorithm_name(other.algorithm())) + "/" + nccl::protocol_name(other.protocol()) + " " +
-               format_fixed(busbw(t), 1) + " GB/s";
+      result = std::string(nccl::algorithm_name(other.algorithm())) + "/" + nccl::protocol_name(other.protocol()) + ", " +
+               busbw_change(t);
     }
     const std::string head = a.fact + ": " + a.value.substr(0, a.value.find(" ("));
     if (told.empty() || told.back().first != head) told.push_back({head, {}});
@@ -319,7 +325,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
                                       std::to_string(kBytewiseSlowdown) + " times slower (instructions and memory)",
                                       {{std::to_string(kBytewiseInstructionBound) + " times slower (instructions alone)", t / assumed_s}},
                                       ""});
-      said += " (" + std::to_string(kBytewiseInstructionBound) + " times, bound by instructions alone: " + format_fixed(busbw(t), 1) + " GB/s)";
+      said += " (" + std::to_string(kBytewiseInstructionBound) + " times, bound by instructions alone: " + busbw_change(t) + ")";
     }
   }
   // The model's own error, as its held-out figures have it.
@@ -338,10 +344,11 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   probe.busbw_factor = factor;
   probe.open_facts = s.open_facts;
   const auto range = probe.busbw_range_GBps();
-  s.notes.push_back("open facts: " + said + "; busbw " + format_fixed(range->first, 1) + "-" + format_fixed(range->second, 1) +
-                    " GB/s over them and the model's held-out error (" + band_name(band) + ": " + format_fixed(100 * band.low, 0) + " .. +" +
-                    format_fixed(100 * band.high, 0) + " %), " +
-                    format_fixed(busbw(assumed_s), 1) + " as assumed (NCCL's plan, closed form)");
+  const double assumed_busbw = *probe.busbw_GBps();
+  s.notes.push_back("open facts: " + said + "; the busbw range is " + format_percent(range->first / assumed_busbw - 1, 0, true) + " .. " +
+                    format_percent(range->second / assumed_busbw - 1, 0, true) +
+                    " of the prediction over them and the model's held-out error (" + band_name(band) + ": " + format_fixed(100 * band.low, 0) +
+                    " .. +" + format_fixed(100 * band.high, 0) + " %)");
 }
 
 std::string collective_phase(const StrategyContext& ctx) {
