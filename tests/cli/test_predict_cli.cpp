@@ -171,6 +171,11 @@ TEST(PredictCli, BadInputGivesOneMessageAndStatus2) {
        "gradsync: error: --param protocol=foo (strategy nccl): expected auto, LL, LL128 or Simple"},
       {"predict --strategy nccl --param algorithm=foo",
        "gradsync: error: --param algorithm=foo (strategy nccl): expected auto, Ring or Tree"},
+      // An alltoall's messages grow as the ranks squared: at 8,192 GPUs it is refused at once (it
+      // had taken minutes and more memory than the machine has).
+      {"predict --topology cluster-8192gpu-nvswitch-rail --strategy nccl --param collective=alltoall --size 1GiB",
+       "gradsync: error: --param collective=alltoall on 8192 ranks: every rank sends to every other, 67.1 M messages; gradsync "
+       "times an alltoall on at most 2048 ranks"},
       {"predict --ranks gpu0,gpu9", "gradsync: error: --ranks: \"gpu9\" is not a node of topology"},
       {"predict --executor magic", "--executor: magic not in {formula,analytic,sim,run}"},
       {"frobnicate", "A subcommand is required"},

@@ -97,6 +97,7 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (ctx.params.text("channels") != "auto") o.min_ctas = o.max_ctas = static_cast<int>(ctx.params.integer("channels"));
   if (ctx.params.text("net_latency_us") != "auto") o.net_latency_us = ctx.params.number("net_latency_us");
   o.collective = *nccl::collective_from_name(ctx.params.text("collective"));
+  nccl::check_alltoall_scale(o.collective, ctx.N());
   // NCCL 2.4's size rule between its two all-reduce algorithms, where a log or the user set it.
   if (const int a = nccl::tree_threshold_algorithm(ctx, o.collective, static_cast<double>(ctx.bytes())); a >= 0) o.forced_algorithm = a;
   if (nccl::all_gather_like(o.collective)) {

@@ -9,6 +9,7 @@
 #include "models/strategies/nccl/p2p_channels.h"
 #include "models/strategies/nccl/transports.h"
 #include "models/strategies/nccl/tuning.h"
+#include "models/support/error.h"
 #include "models/support/format.h"
 
 namespace gradsync::models::nccl {
@@ -170,6 +171,15 @@ bool misaligned_alltoall(const StrategyContext& ctx, const Plan& plan) {
   if (plan.collective != Collective::alltoall || ctx.N() < 2) return false;
   const std::uint64_t block = ctx.elements / static_cast<std::uint64_t>(ctx.N()) * static_cast<std::uint64_t>(ctx.element_bytes);
   return block % 16 != 0;
+}
+
+void check_alltoall_scale(Collective collective, int ranks) {
+  if (collective != Collective::alltoall || ranks <= kMostAlltoallRanks) return;
+  const double messages = static_cast<double>(ranks) * (ranks - 1);
+  throw InputError("--param collective=alltoall on " + std::to_string(ranks) + " ranks: every rank sends to every other, " +
+                   format_fixed(messages / 1e6, 1) + " M messages; gradsync times an alltoall on at most " +
+                   std::to_string(kMostAlltoallRanks) + " ranks (4.2 M messages: about 10 s and 2.3 GB; its work and memory grow as " +
+                   "the ranks squared): time it on fewer GPUs (--gpus " + std::to_string(kMostAlltoallRanks) + ")");
 }
 
 // The closed form: the latency, then every message at once, each at its pair's rate (the

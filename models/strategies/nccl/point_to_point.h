@@ -18,6 +18,11 @@ namespace gradsync::models::nccl {
 // (src/device/common_kernel.h, reduceCopy; enqueue.cc gives sends and receives ncclInt8): such
 // blocks go a byte at a time, `bytewise_slowdown` times slower.
 bool misaligned_alltoall(const StrategyContext& ctx, const Plan& plan);
+// An alltoall's messages grow as the ranks squared, and so do the routes its closed form and its
+// schedule price: 2,048 ranks (4.2 M messages) take about 10 s and 2.3 GB, 8,192 ranks would take
+// 16 times that. Throws InputError above this many ranks, before any of it is built.
+constexpr int kMostAlltoallRanks = 2048;
+void check_alltoall_scale(Collective collective, int ranks);
 // The time: `launch_s`, the latency, then every message at once, each at its pair's rate.
 double point_to_point_seconds(const StrategyContext& ctx, const Plan& plan, double launch_s);
 // The schedule; `launch_s` is charged once first.
