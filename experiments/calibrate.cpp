@@ -95,7 +95,9 @@ MachineErrors errors_of(const std::vector<CompareRun>& compared, const std::stri
       const auto band = std::find_if(it->second.open_facts.begin(), it->second.open_facts.end(),
                                      [](const models::OpenFact& f) { return f.name == kModelErrorFact; });
       const bool banded = band != it->second.open_facts.end();
-      if (banded && it->second.open_facts.size() == 1) e.known[band->assumed].push_back(busbw_error(it->second, p.measured));
+      const bool known = std::all_of(it->second.open_facts.begin(), it->second.open_facts.end(),
+                                     [](const models::OpenFact& f) { return f.measured_in_band || f.name == kModelErrorFact; });
+      if (banded && known) e.known[band->assumed].push_back(busbw_error(it->second, p.measured));
       BandedPoint b;
       b.band = banded ? band->assumed : "";
       b.large = large;
@@ -294,6 +296,7 @@ Calibration calibrate(const std::vector<CalibrationMachine>& machines, const Cal
     co.strategy = options.strategy;
     co.params = options.params;
     co.params.insert(co.params.end(), grid_items.begin(), grid_items.end());
+    for (const auto& axis : options.grid) co.fitted.push_back(axis.param);
     co.executors = {options.executor};
     co.in_place = options.in_place;
     co.settings = options.settings;

@@ -131,7 +131,8 @@ std::size_t comparison_count(const models::Topology& topology, const std::vector
 std::vector<CompareRun> compare_runs(const models::Topology& topology, const std::vector<models::NcclTestsRun>& runs,
                                      const CompareOptions& options, models::Progress* progress) {
   const models::Strategy& strategy = models::find_strategy(options.strategy);
-  const models::SyncParams params = models::SyncParams::parse(options.params);
+  models::SyncParams params = models::SyncParams::parse(options.params);
+  for (const auto& name : options.fitted) params.mark_fitted(name);
   std::vector<const models::Executor*> executors;
   for (const auto& name : options.executors) executors.push_back(&models::find_executor(name));
   std::vector<CompareRun> out;

@@ -19,6 +19,7 @@ namespace gradsync::experiments {
 struct CompareOptions {
   std::string strategy = "nccl";        // what predicts an all-reduce
   std::vector<std::string> params;      // its --param items
+  std::vector<std::string> fitted;      // of those, the constants being fitted (calibrate's grid): not facts the user knows
   std::vector<std::string> executors = {"analytic", "sim"};
   bool in_place = false;                // compare with the in-place columns instead of out-of-place
   models::ExecutorSettings settings;

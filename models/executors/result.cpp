@@ -92,6 +92,7 @@ ordered_json to_json(const ResultRecord& r) {
       for (const auto& [value, relative] : f.relative_time) values[value] = r.busbw_at(f, relative);
       ordered_json fact = {{"name", f.name}, {"assumed", f.assumed}, {"busbw_GBps", values}};
       if (!f.group.empty()) fact["group"] = f.group;
+      if (f.measured_in_band) fact["measured_in_band"] = true;
       facts.push_back(std::move(fact));
     }
     out["open_facts"] = facts;
@@ -192,6 +193,7 @@ ResultRecord record_from_json(const ordered_json& d) {
       fact.name = f.at("name").get<std::string>();
       fact.assumed = f.at("assumed").get<std::string>();
       if (f.contains("group")) fact.group = f.at("group").get<std::string>();
+      if (f.contains("measured_in_band")) fact.measured_in_band = f.at("measured_in_band").get<bool>();
       for (const auto& [value, b] : f.at("busbw_GBps").items()) {
         if (value != fact.assumed && b.get<double>() > 0) fact.relative_time.emplace_back(value, busbw / b.get<double>());
       }

@@ -194,6 +194,10 @@ struct OpenFact {
   // transport each hop takes): the range spans the most and least over their values together,
   // where independent facts multiply.
   std::string group;
+  // The model's own error (calibrate's bands) is measured with this fact at its assumed value: a
+  // fitted constant every prediction of its kind leaves open (the launch cost, at small and mid
+  // sizes), whose points the bands cannot do without; its other values widen the range besides.
+  bool measured_in_band = false;
 };
 
 enum class Role : std::uint8_t { worker, server };

@@ -425,7 +425,11 @@ StrategyParams resolve_params(const Strategy& s, const SyncParams& given, const 
       }
     }
   }
-  return StrategyParams(s, std::move(values));
+  StrategyParams resolved(s, std::move(values));
+  for (const auto& [key, value] : given.values()) {
+    if (!given.fitted(key)) resolved.stated_.insert(key);
+  }
+  return resolved;
 }
 
 }  // namespace gradsync::models

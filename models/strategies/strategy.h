@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -116,9 +117,14 @@ class SyncParams {
   std::optional<std::string> get(const std::string& key) const;
   const std::map<std::string, std::string>& values() const { return values_; }
   std::vector<std::string> items() const;  // "key=value", as parse() takes them
+  // A value that stands for a constant being fitted (calibrate's grid): the model's fitted
+  // constant at that value, not a fact the user knows (open facts still span its other values).
+  void mark_fitted(const std::string& key) { fitted_.insert(key); }
+  bool fitted(const std::string& key) const { return fitted_.count(key) > 0; }
 
  private:
   std::map<std::string, std::string> values_;
+  std::set<std::string> fitted_;
 };
 
 // Parameters checked against one strategy, defaults filled in.
@@ -137,11 +143,15 @@ class StrategyParams {
   const std::map<std::string, std::string>& values() const { return values_; }
   void set(const std::string& name, const std::string& value) { values_[name] = value; }
   const Strategy& strategy() const { return *strategy_; }
+  // Whether the user stated this parameter (not its default, nor a value being fitted).
+  bool stated(const std::string& name) const { return stated_.count(name) > 0; }
 
  private:
+  friend StrategyParams resolve_params(const Strategy& s, const SyncParams& given, const ParamContext* context);
   const ParamSpec& spec(const std::string& name) const;
   const Strategy* strategy_;
   std::map<std::string, std::string> values_;
+  std::set<std::string> stated_;
 };
 
 // A strategy another one may wrap ("inner" parameter), and whether a search tries it.

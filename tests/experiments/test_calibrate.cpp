@@ -170,22 +170,28 @@ TEST(Calibrate, AHeldOutMachinesRangesTakeTheOtherMachinesErrorBands) {
   const auto narrow = experiments::with_bands(held, nothing);
   ASSERT_EQ(narrow.large_held.size(), held.large.size());
   ASSERT_EQ(narrow.small_held.size(), held.small.size());
-  // Fitted on b (SHM's share 0.6, not the default: the band is the only open fact), a range of
-  // nothing holds only what the prediction hits (to the 0.5 % a printed busbw carries).
-  int missed = 0;
-  for (const bool large : {true, false}) {
-    const auto& errors = large ? held.large : held.small;
-    const auto& narrow_held = large ? narrow.large_held : narrow.small_held;
-    for (std::size_t i = 0; i < errors.size(); ++i) {
-      if (errors[i] > 0.011) {
-        EXPECT_FALSE(narrow_held[i]) << i;
-      }
-      if (errors[i] < 0.004) {
-        EXPECT_TRUE(narrow_held[i]) << i;
-      }
-      missed += narrow_held[i] ? 0 : 1;
-    }
+  // Fitted on b (SHM's share 0.6): a constant calibrate tries is still a fitted constant, not a
+  // fact the user stated, so SHM's share stays open at its grid value (this box runs SHM at every
+  // hop) and, with the launch cost, widens the range besides the band. Restated with a band of
+  // nothing, a range is what those facts alone span: it holds exactly where the measurement lies
+  // in their span.
+  int missed = 0, shm_open = 0;
+  std::size_t large_i = 0, small_i = 0;  // banded: every prediction in turn, large or small
+  for (const experiments::BandedPoint& p : held.banded) {
+    const bool holds = p.large ? narrow.large_held.at(large_i++) : narrow.small_held.at(small_i++);
+    ResultRecord others = p.predicted;
+    std::erase_if(others.open_facts, [](const OpenFact& f) { return f.name == "the model's own error"; });
+    shm_open += std::any_of(others.open_facts.begin(), others.open_facts.end(),
+                            [](const OpenFact& f) { return f.name == "SHM's share of the PCIe rate"; });
+    const auto span = others.busbw_range_GBps();
+    ASSERT_TRUE(span);
+    const double measured = *p.measured.busbw_GBps();
+    EXPECT_EQ(holds, measured >= span->first * 0.995 && measured <= span->second * 1.005) << p.predicted.bytes;
+    missed += holds ? 0 : 1;
   }
+  EXPECT_EQ(large_i, held.large.size());
+  EXPECT_EQ(small_i, held.small.size());
+  EXPECT_GE(shm_open, 4);  // from 1 MiB up, where SHM's rate, not LL's channels, sets the time
   EXPECT_GT(missed, 0);  // LL at 2.4 GB/s a channel instead of 3 misses at 64-512 KiB
   for (std::size_t i = 0; i < held.large.size(); ++i) EXPECT_LT(narrow.large_width[i], wide.large_width[i]);
 
