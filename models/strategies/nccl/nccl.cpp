@@ -302,16 +302,17 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
       fact = &s.open_facts.back();
       fact->measured_in_band = independent.count(a.fact) > 0;
     }
+    const std::string head = a.fact + ": " + a.value.substr(0, a.value.find(" ("));
     if (other.choice.time_us < 0) {
       result = "the chosen algorithm would not run";
+      moves.insert(head);
     } else {
       const double t = seconds_under(other, a.params);
       fact->relative_time.emplace_back(a.other.substr(0, a.other.find(" (")), t / assumed_s);
       result = std::string(nccl::algorithm_name(other.algorithm())) + "/" + nccl::protocol_name(other.protocol()) + ", " +
                busbw_change(t);
+      if (std::abs(assumed_s / t - 1) >= 0.005) moves.insert(head);
     }
-    const std::string head = a.fact + ": " + a.value.substr(0, a.value.find(" ("));
-    if (other.choice.time_us < 0 || std::abs(assumed_s / seconds_under(other, a.params) - 1) >= 0.005) moves.insert(head);
     if (told.empty() || told.back().first != head) told.push_back({head, {}});
     told.back().second.push_back(a.other + ": " + result);
     // SHM's share matters as much under another fact's plan that also moves bytes over SHM:
