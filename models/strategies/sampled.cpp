@@ -15,10 +15,12 @@
 // as a real implementation must.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <vector>
 
 #include "models/support/error.h"
 #include "models/strategies/sampling.h"
@@ -239,25 +241,53 @@ Schedule build_over_allreduce(const StrategyContext& ctx, std::shared_ptr<const 
                              }});
   }
   // 3. Unpack the common rows; rows this rank did not send start from the first sender's
-  //    values (same round: different bytes). Then add the other senders' values.
-  auto from_block = [block_at](const SampledRows::Run& run, std::size_t c) {
-    return Slice{(*block_at)[static_cast<std::size_t>(run.contributors[c])] + run.packed_at[c], run.slice.bytes};
+  //    values (same round: different bytes). Then add the other senders' values. Every rank
+  //    walks every run, so the runs are laid out flat once (each sender's place in the scratch
+  //    beside it) and each rank keeps the runs it sent in order: the walk reads memory in
+  //    sequence instead of two small vectors a run.
+  struct FlatRuns {
+    std::vector<Slice> slice;           // per run
+    std::vector<std::size_t> first;     // per run, and one past the last: its senders in `who` / `from`
+    std::vector<int> who;               // the senders, ascending within a run
+    std::vector<std::uint64_t> from;    // where each sender's values of the run lie in the scratch
+    std::vector<std::vector<std::size_t>> sent;  // per rank: the runs it sent, ascending
   };
+  auto flat = std::make_shared<FlatRuns>();
+  flat->sent.resize(static_cast<std::size_t>(n));
+  for (std::size_t r = 0; r < rows->extra_runs.size(); ++r) {
+    const auto& run = rows->extra_runs[r];
+    flat->slice.push_back(run.slice);
+    flat->first.push_back(flat->who.size());
+    for (std::size_t c = 0; c < run.contributors.size(); ++c) {
+      const auto rank = static_cast<std::size_t>(run.contributors[c]);
+      flat->who.push_back(run.contributors[c]);
+      flat->from.push_back((*block_at)[rank] + run.packed_at[c]);
+      flat->sent[rank].push_back(r);
+    }
+  }
+  flat->first.push_back(flat->who.size());
   s.rounds.push_back(Round{"unpack", "unpack", [=](int p, std::vector<Op>& out) {
                              if (p >= n) return;
                              pack(rows->common_slices, S, true, out);
-                             for (const auto& run : rows->extra_runs) {
-                               if (!std::binary_search(run.contributors.begin(), run.contributors.end(), p)) {
-                                 out.push_back(Op::copy(from_block(run, 0), run.slice));
+                             const auto& sent = flat->sent[static_cast<std::size_t>(p)];
+                             std::size_t k = 0;
+                             for (std::size_t r = 0; r < flat->slice.size(); ++r) {
+                               if (k < sent.size() && sent[k] == r) {
+                                 ++k;
+                                 continue;
                                }
+                               out.push_back(Op::copy(Slice{flat->from[flat->first[r]], flat->slice[r].bytes}, flat->slice[r]));
                              }
                            }});
   s.rounds.push_back(Round{"add rows", "reduce", [=](int p, std::vector<Op>& out) {
                              if (p >= n) return;
-                             for (const auto& run : rows->extra_runs) {
-                               const bool mine = std::binary_search(run.contributors.begin(), run.contributors.end(), p);
-                               for (std::size_t c = mine ? 0 : 1; c < run.contributors.size(); ++c) {
-                                 if (run.contributors[c] != p) out.push_back(Op::reduce(from_block(run, c), run.slice));
+                             const auto& sent = flat->sent[static_cast<std::size_t>(p)];
+                             std::size_t k = 0;
+                             for (std::size_t r = 0; r < flat->slice.size(); ++r) {
+                               const bool mine = k < sent.size() && sent[k] == r;
+                               if (mine) ++k;
+                               for (std::size_t c = flat->first[r] + (mine ? 0 : 1); c < flat->first[r + 1]; ++c) {
+                                 if (flat->who[c] != p) out.push_back(Op::reduce(Slice{flat->from[c], flat->slice[r].bytes}, flat->slice[r]));
                                }
                              }
                            }});
