@@ -287,7 +287,11 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   // On one host every fact decides one thing (which transport each hop takes): one group.
   const std::string group = plan.hosts.size() == 1 ? "NCCL's transports" : "";
   // Said as "fact: assumed (other: result; other: result)", a fact's other values together.
-  std::vector<std::pair<std::string, std::vector<std::string>>> told;
+  struct Told {
+    std::string fact, head;           // the fact's name; "fact: assumed"
+    std::vector<std::string> others;  // "other: result"
+  };
+  std::vector<Told> told;
   std::set<std::string> moves;  // the facts told whose other values move the busbw
   for (std::size_t i = 0; i < facts.size(); ++i) {
     const nccl::Assumption& a = facts[i];
@@ -313,8 +317,8 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
                busbw_change(t);
       if (std::abs(assumed_s / t - 1) >= 0.005) moves.insert(head);
     }
-    if (told.empty() || told.back().first != head) told.push_back({head, {}});
-    told.back().second.push_back(a.other + ": " + result);
+    if (told.empty() || told.back().head != head) told.push_back({a.fact, head, {}});
+    told.back().others.push_back(a.other + ": " + result);
     // SHM's share matters as much under another fact's plan that also moves bytes over SHM:
     // those cases join the SHM fact's values (one group: the range takes the whole case).
     if (i >= plan_facts && !group.empty() && !independent.count(a.fact)) {
@@ -330,9 +334,9 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   }
   // A fitted constant whose other values change nothing here (the launch cost at large sizes)
   // goes unsaid; a fact of the inputs is said whatever it moves.
-  std::erase_if(told, [&](const auto& t) { return !moves.count(t.first) && fitted.count(t.first.substr(0, t.first.find(": "))); });
+  std::erase_if(told, [&](const Told& t) { return !moves.count(t.head) && fitted.count(t.fact); });
   std::string said;
-  for (const auto& [head, others] : told) {
+  for (const auto& [fact, head, others] : told) {
     said += (said.empty() ? "" : ", ") + head + " (";
     for (std::size_t k = 0; k < others.size(); ++k) said += (k ? "; " : "") + others[k];
     said += ")";
