@@ -22,6 +22,14 @@ using nlohmann::json;
 
 std::string temp_file(const std::string& name, const std::string& text) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-cli-" + std::to_string(::getpid()));
+  // The folder is named by this process's id: one left by an earlier process that had the same
+  // id (ids wrap) holds its files, which a test must not find (a sweep's merged output): emptied
+  // on this process's first file.
+  static const bool fresh = [&] {
+    fs::remove_all(dir);
+    return true;
+  }();
+  (void)fresh;
   fs::create_directories(dir);
   const fs::path p = dir / name;
   std::ofstream(p) << text;

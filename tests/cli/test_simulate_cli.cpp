@@ -74,6 +74,7 @@ TEST(SimulateCli, ExperimentFileAndTimeline) {
 
 TEST(SimulateCli, BadInput) {
   const std::string dir = fs::temp_directory_path() / ("gradsync-sim-cli-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir + "/" + name) << text;

@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 
 TEST(TopologyGenerateCli, WritesAClusterThatLoadsBack) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-generate-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   const std::string out = (dir / "c.json").string();
   const auto r = run_cli({"topology", "generate", "--nodes", "16", "--gpus-per-node", "8", "--network", "fat-tree",
@@ -43,6 +44,7 @@ TEST(TopologyGenerateCli, WritesAClusterThatLoadsBack) {
 // it builds, node for node and link for link the same as the graph form.
 TEST(TopologyGenerateCli, GeneratedFormBuildsTheSameClusterAsTheGraphForm) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-generated-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   const std::vector<std::string> params = {"topology", "generate", "--nodes", "6", "--network", "fat-tree",
                                            "--nodes-per-leaf", "4", "--oversubscription", "2", "--nic-GBps", "25",
@@ -98,6 +100,7 @@ TEST(TopologyGenerateCli, ShippedClustersAreGeneratedFromTheirParameters) {
 // the management NIC is left out, and NCCL's prediction matches the generated cluster's.
 TEST(TopologyGenerateCli, ANodesTopoMatrixAndANodeCountGiveACluster) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-node-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   const std::string node = std::string(GRADSYNC_TOPOLOGIES) + "/nodes/hgx-h100-8gpu-8nic-topo-m.txt";
   const std::string out = (dir / "c16.json").string();
@@ -173,6 +176,7 @@ TEST(TopologyGenerateCli, ANodesTopoMatrixAndANodeCountGiveACluster) {
 // and socket. A name the NIC Legend lacks, or one given twice, is refused and writes nothing.
 TEST(TopologyGenerateCli, NicsNamedByTheUserFormTheNetwork) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-nics-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   const std::string node = std::string(GRADSYNC_TOPOLOGIES) + "/nodes/hgx-h100-8gpu-8nic-topo-m.txt";
   const std::string out = (dir / "c16.json").string();

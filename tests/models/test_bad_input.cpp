@@ -594,6 +594,7 @@ TEST(BadInput, EveryParameterRefusesAValueOutsideItsChoices) {
 TEST(OutputFiles, APathThatIsNotAFileIsWrittenInPlace) {
   namespace fs = std::filesystem;
   const fs::path folder = fs::temp_directory_path() / ("gradsync-out-" + std::to_string(::getpid()));
+  fs::remove_all(folder);  // named by the process id: not a dead process's of the same id
   fs::create_directories(folder);
   const fs::path pipe = folder / "pipe";
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);

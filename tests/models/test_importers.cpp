@@ -607,6 +607,7 @@ TEST(ImportMerged, NvbandwidthProbesBesideTheP2pTestLeaveOutPairsWithoutPeerAcce
     text.replace(at, from.size(), to);
   }
   const fs::path dir = fs::temp_directory_path() / ("gradsync-import-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   std::ofstream(dir / "nvb.txt") << text;
   const auto r = import_tool_files({kP2p4, (dir / "nvb.txt").string()});

@@ -189,6 +189,7 @@ TEST(Runtime, AnAsynchronousCheckOfSixteenWorkers) {
 
 TEST(Runtime, RecordsTimelineAndMeasurement) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-run-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   const std::string records = (dir / "run.jsonl").string(), trace = (dir / "trace.json").string();
   auto r = mpirun(2, "--strategy ring -b 1KiB -e 4KiB -f 4 -n 2 -o " + records + " --trace " + trace);
@@ -275,6 +276,7 @@ TEST(Runtime, MeasureOnAGpuBackendOrRefusedCleanly) {
   // gradsync-run measure on device buffers: the pair matrix, the local rates and the
   // host<->device rates of each GPU. mpi_cuda lets two ranks share one GPU.
   const fs::path dir = fs::temp_directory_path() / ("gradsync-measure-gpu-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   const std::string measured = (dir / "measured.json").string();
   const auto r = mpirun(2, "measure --backend mpi_cuda -o " + measured + " --size 1MiB -n 2");
@@ -298,6 +300,7 @@ TEST(Runtime, NcclsOwnAllReduceAsNcclTestsPrintsIt) {
   // --strategy nccl on the nccl backend calls ncclAllReduce itself and prints nccl-tests'
   // table; without a GPU (or NCCL) it is refused with one message, exit status 2.
   const fs::path dir = fs::temp_directory_path() / ("gradsync-run-nccl-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   const std::string records = (dir / "nccl.jsonl").string();
   const std::string args = "--strategy nccl --backend nccl --check -b 1KiB -e 1MiB -f 4 -n 5 -w 2 -o " + records;
@@ -429,6 +432,7 @@ TEST(Runtime, BadInputGivesOneMessageAndStatus2) {
 // or NCCL in this build): refused with one message, exit status 2.
 TEST(Runtime, TrainingStepsOnGpuBackendsOrRefusedCleanly) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-step-gpu-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   std::string skipped;
   for (const std::string backend : {"mpi_cuda", "nccl"}) {
@@ -492,6 +496,7 @@ nlohmann::json checked_step_record(const std::string& args, const fs::path& dir)
 
 TEST(Runtime, TrainingStepsRunCheckedWithAndWithoutOverlap) {
   const fs::path dir = fs::temp_directory_path() / ("gradsync-step-" + std::to_string(::getpid()));
+  fs::remove_all(dir);  // named by the process id: not a dead process's of the same id
   fs::create_directories(dir);
   for (const std::string strategy : {"ring", "ps", "hierarchical --param k=2"}) {
     for (const bool overlap : {true, false}) {
