@@ -515,6 +515,14 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     }
     std::stable_sort(rec.ranked.begin(), rec.ranked.end(), ranks_before);
   }
+  // The best choices of a strategy that states what the inputs leave open, with it.
+  for (std::size_t i = 0; i < rec.ranked.size() && i < o.restated; ++i) {
+    Choice& c = rec.ranked[i];
+    if (c.alone() || !c.strategy->states_open_facts) continue;
+    models::PredictRequest q = request_of(c);
+    q.explain = true;
+    c.analytic = models::predict(q);
+  }
   // The simulator on the best multi-GPU choices.
   int confirmed = 0;
   for (auto& c : rec.ranked) {

@@ -30,6 +30,11 @@ struct RecommendOptions {
   // Threads pricing the candidates (they are independent; the ranking is the same however many):
   // 0, one per core.
   int threads = 0;
+  // The best choices (in rank order, as many as this) whose strategy states the facts the
+  // inputs leave open (Strategy::states_open_facts) are predicted again with them, so that
+  // their records carry the busbw range and name the facts that set it (the candidates are
+  // weighed without: the central figures are the same).
+  std::size_t restated = 12;
 };
 
 struct Choice {

@@ -183,8 +183,7 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
     }
     lines.push_back("How sure: busbw " + format_fixed(*best.analytic.busbw_GBps(), 1) + " GB/s, " + format_fixed(range->first, 1) + "-" +
                     format_fixed(range->second, 1) + " GB/s over what the inputs leave open (" + std::to_string(best.analytic.open_facts.size()) +
-                    (best.analytic.open_facts.size() == 1 ? " fact" : " facts") + "; most: " + widest->name + ", " + widest->assumed +
-                    " assumed).");
+                    (best.analytic.open_facts.size() == 1 ? " fact" : " facts") + "; most: " + widest->name + " (" + widest->assumed + ")).");
   }
   // The runner-up of another strategy, and what bounds it.
   const auto other = std::find_if(r.ranked.begin() + 1, r.ranked.end(), [&](const Choice& c) {

@@ -1,7 +1,9 @@
 // gradsync recommend: the ranked synchronisation choices for a topology and workload, why
 // the winner wins, the best ones confirmed by the simulator, and the command that checks
 // them on the emulated cluster.
+#include <algorithm>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <unistd.h>
 
@@ -104,6 +106,10 @@ int run_recommend(RecommendFlags& f) {
     if (n > all) throw models::InputError("--gpus " + f.selection.gpus + ": the topology has " + std::to_string(all) + " GPUs");
     plan.placements.push_back(models::first_gpus(t, n));
   }
+  // The rows the table shows (every record written otherwise) carry the range over what the
+  // inputs leave open.
+  const std::string format = choose_format(f.selection.format, f.selection.output);
+  f.options.restated = format != "table" || f.all ? std::numeric_limits<std::size_t>::max() : static_cast<std::size_t>(std::max(0, f.top));
   std::optional<models::Progress> progress;
   const Recommendation r = recommend(plan, f.options, [&](std::size_t done, std::size_t total) {
     if (!progress) progress.emplace(models::Progress::for_stderr(total, false));
@@ -122,7 +128,6 @@ int run_recommend(RecommendFlags& f) {
                              " without a workload: one GPU synchronises nothing; give 2 or more GPUs, or a workload");
   }
 
-  const std::string format = choose_format(f.selection.format, f.selection.output);
   if (format != "table") {
     std::vector<models::ResultRecord> records;
     for (std::size_t i = 0; i < r.ranked.size(); ++i) {
@@ -155,8 +160,6 @@ int run_recommend(RecommendFlags& f) {
   const bool target = epochs && plan.workload && plan.workload->convergence.has_value();
   if (target) headers.insert(headers.end(), {">to target", ">speed-up to target"});
   if (memory) headers.push_back(">memory/GPU");
-  headers.insert(headers.end(), {">sim sync", "bound by", "changes training"});
-  Table table(headers);
   const std::size_t shown = f.all ? r.ranked.size() : std::min<std::size_t>(r.ranked.size(), static_cast<std::size_t>(f.top));
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < shown; ++i) rows.push_back(i);
@@ -169,6 +172,18 @@ int run_recommend(RecommendFlags& f) {
         });
     if (first_exact) rows.push_back(i);
   }
+  // A choice whose prediction states what the inputs leave open: its synchronisation's range.
+  auto sync_range = [](const Choice& c) -> std::string {
+    const auto range = c.analytic.busbw_range_GBps();
+    const auto busbw = c.analytic.busbw_GBps();
+    if (c.alone() || c.analytic.open_facts.empty() || !range || !busbw || !(range->first > 0)) return "";
+    const double t = c.analytic.time_per_sync_s;
+    return format_seconds(t * *busbw / range->second) + " - " + format_seconds(t * *busbw / range->first);
+  };
+  const bool ranged = std::any_of(rows.begin(), rows.end(), [&](std::size_t i) { return !sync_range(r.ranked[i]).empty(); });
+  if (ranged) headers.push_back(">sync range");
+  headers.insert(headers.end(), {">sim sync", "bound by", "changes training"});
+  Table table(headers);
   for (std::size_t i : rows) {
     const Choice& c = r.ranked[i];
     std::vector<std::string> row = {std::to_string(i + 1), std::to_string(c.gpus), rank_list(c.rank_nodes), one_line(c),
@@ -183,6 +198,7 @@ int run_recommend(RecommendFlags& f) {
       row.push_back(convergence_speedup_cell(c.analytic));
     }
     if (memory) row.push_back(c.analytic.memory ? format_bytes(c.analytic.memory->total_bytes()) : "-");
+    if (ranged) row.push_back(sync_range(c));
     row.push_back(c.sim ? format_seconds(c.sim->time_per_sync_s) : "");
     row.push_back(c.bound().what);
     row.push_back(c.changes_training.empty() ? "no" : c.changes_training);

@@ -196,6 +196,10 @@ struct Strategy {
   // What decides its time, in words, for this record (recommend's explanation of a pick; "":
   // the bounding link says it): nccl names the algorithm NCCL's cost model chose and why.
   std::function<std::string(const ResultRecord&)> decided_by;
+  // Its predictions, asked to explain (PredictRequest::explain), name the facts the inputs leave
+  // open and the busbw range they span (ResultRecord::open_facts): a search that skips the
+  // explanation while it weighs its candidates restates its best choices of this strategy so.
+  bool states_open_facts = false;
   // nccl-tests' bus bandwidth = algbw x this (all-reduce: 2(N-1)/N), for these resolved parameters.
   std::function<double(int ranks, const std::map<std::string, std::string>& params)> busbw_factor;
   std::vector<TestVariant> test_variants;  // empty: its defaults only

@@ -308,3 +308,39 @@ TEST(RecommendCli, OnAClusterItSearchesThePowersOfTwoUnlessToldOtherwise) {
   ASSERT_EQ(every.status, 0) << every.out;
   EXPECT_EQ(counts_of(every.out).size(), 11u);  // 2 to 12
 }
+
+// The candidates are weighed without nccl's open facts (each costs plans of its own); the best
+// ones the table shows are predicted again with them, so that recommend says how sure it is as
+// predict does: the same range in its records, a column of the synchronisation's range, and the
+// fact that moves it most. On the 4 x RTX 4090 box at NCCL's default P2P level, whether peer
+// access and which NCCL release are open: the range spans SHM to P2P.
+TEST(RecommendCli, ItsBestChoicesStateTheRangeOverWhatTheInputsLeaveOpen) {
+  const std::string topology = GRADSYNC_PUBLISHED_DATA "/rtx4090-4gpu-p2p-sys-and-default.txt";
+  const std::string command = "recommend --topology " + topology + " --strategy nccl --gpus 4 --size 64MiB --confirm 0";
+  const auto table = run_cli(command);
+  ASSERT_EQ(table.status, 0) << table.out;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("sync/step +sync range +sim sync +bound by"))) << table.out;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("\n1 +4 .* nccl algorithm=Ring +[0-9.]+ ms +[0-9.]+ ms - [0-9.]+ ms "))) << table.out;
+  EXPECT_TRUE(std::regex_search(table.out, std::regex("How sure: busbw [0-9.]+ GB/s, [0-9.]+-[0-9.]+ GB/s over what the inputs leave open "
+                                                      "\\([0-9]+ facts; most: ")))
+      << table.out;
+  // Its records carry the range predict gives for the same choice.
+  const auto records = ranked(json_lines(run_cli(command + " --format json", false).out));
+  ASSERT_FALSE(records.empty());
+  const json& best = records.front();
+  ASSERT_TRUE(best.contains("busbw_range_GBps")) << best.dump();
+  ASSERT_TRUE(best.contains("open_facts")) << best.dump();
+  const auto alone = json_lines(run_cli("predict --topology " + topology + " --strategy nccl --gpus 4 --size 64MiB --param algorithm=" +
+                                            best["params"]["algorithm"].get<std::string>() + " --format json",
+                                        false)
+                                    .out);
+  ASSERT_EQ(alone.size(), 1u);
+  ASSERT_TRUE(alone.front().contains("busbw_range_GBps"));
+  for (int k : {0, 1}) {
+    EXPECT_NEAR(best["busbw_range_GBps"][k].get<double>(), alone.front()["busbw_range_GBps"][k].get<double>(),
+                1e-9 * alone.front()["busbw_range_GBps"][k].get<double>());
+  }
+  EXPECT_EQ(best["open_facts"].size(), alone.front()["open_facts"].size());
+  EXPECT_LT(best["busbw_range_GBps"][0].get<double>(), best["busbw_GBps"].get<double>());
+  EXPECT_GT(best["busbw_range_GBps"][1].get<double>(), best["busbw_GBps"].get<double>());
+}

@@ -547,6 +547,7 @@ Strategy definition() {
       p.shown = ParamSpec::Shown::when_resolved;
     }
   }
+  s.states_open_facts = true;
   s.decided_by = [](const ResultRecord& r) {
     // The planner's first note: the algorithm and protocol NCCL's cost model chose (or the
     // settings forced them), with its figures.
