@@ -44,6 +44,30 @@ std::vector<std::string> against_own_settings(const Recommendation& r, const Cho
   return {line + "."};
 }
 
+// How sure: a choice's busbw range over the facts the inputs leave open, and the fact that
+// moves it most ("" where its prediction states none).
+std::string how_sure(const Choice& c) {
+  if (c.alone() || c.analytic.open_facts.empty() || !c.analytic.busbw_GBps()) return "";
+  const auto range = c.analytic.busbw_range_GBps();
+  if (!range) return "";
+  const models::OpenFact* widest = nullptr;
+  double spread = 0;
+  for (const models::OpenFact& f : c.analytic.open_facts) {
+    double lo = 1, hi = 1;
+    for (const auto& [value, relative] : f.relative_time) {
+      lo = std::min(lo, relative);
+      hi = std::max(hi, relative);
+    }
+    if (!widest || hi / lo > spread) {
+      spread = hi / lo;
+      widest = &f;
+    }
+  }
+  return "How sure: busbw " + format_fixed(*c.analytic.busbw_GBps(), 1) + " GB/s, " + format_fixed(range->first, 1) + "-" +
+         format_fixed(range->second, 1) + " GB/s over what the inputs leave open (" + std::to_string(c.analytic.open_facts.size()) +
+         (c.analytic.open_facts.size() == 1 ? " fact" : " facts") + "; most: " + widest->name + " (" + widest->assumed + ")).";
+}
+
 }  // namespace
 
 Choice::Bound Choice::bound() const {
@@ -140,6 +164,7 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
                       std::to_string(c.gpus - 1) + " x compute = " +
                       format_seconds((c.gpus - 1) * c.analytic.compute_s_per_minibatch.value_or(0)) + ".");
       if (const auto b = bound_text(c); !b.empty()) lines.push_back("There " + b + ".");
+      if (const auto sure = how_sure(c); !sure.empty()) lines.push_back(sure);
     }
     if (!best.alone()) lines.push_back("Fastest overall: " + figure(best) + " — it " + best.changes_training + ".");
     return lines;
@@ -165,26 +190,7 @@ std::vector<std::string> explain(const Plan& plan, const Recommendation& r) {
     if (const std::string d = best.strategy->decided_by(best.analytic); !d.empty()) lines.push_back("How: " + d + ".");
     for (std::string& line : against_own_settings(r, best)) lines.push_back(std::move(line));
   }
-  // How sure: the range over the facts the inputs leave open, and the fact that moves it most.
-  if (!best.alone() && !best.analytic.open_facts.empty() && best.analytic.busbw_GBps()) {
-    const auto range = best.analytic.busbw_range_GBps();
-    const models::OpenFact* widest = nullptr;
-    double spread = 0;
-    for (const models::OpenFact& f : best.analytic.open_facts) {
-      double lo = 1, hi = 1;
-      for (const auto& [value, relative] : f.relative_time) {
-        lo = std::min(lo, relative);
-        hi = std::max(hi, relative);
-      }
-      if (hi / lo > spread) {
-        spread = hi / lo;
-        widest = &f;
-      }
-    }
-    lines.push_back("How sure: busbw " + format_fixed(*best.analytic.busbw_GBps(), 1) + " GB/s, " + format_fixed(range->first, 1) + "-" +
-                    format_fixed(range->second, 1) + " GB/s over what the inputs leave open (" + std::to_string(best.analytic.open_facts.size()) +
-                    (best.analytic.open_facts.size() == 1 ? " fact" : " facts") + "; most: " + widest->name + " (" + widest->assumed + ")).");
-  }
+  if (const auto sure = how_sure(best); !sure.empty()) lines.push_back(sure);
   // The runner-up of another strategy, and what bounds it.
   const auto other = std::find_if(r.ranked.begin() + 1, r.ranked.end(), [&](const Choice& c) {
     return c.alone() || c.strategy->name != best.strategy->name;

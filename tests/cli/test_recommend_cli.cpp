@@ -343,4 +343,11 @@ TEST(RecommendCli, ItsBestChoicesStateTheRangeOverWhatTheInputsLeaveOpen) {
   EXPECT_EQ(best["open_facts"].size(), alone.front()["open_facts"].size());
   EXPECT_LT(best["busbw_range_GBps"][0].get<double>(), best["busbw_GBps"].get<double>());
   EXPECT_GT(best["busbw_range_GBps"][1].get<double>(), best["busbw_GBps"].get<double>());
+  // Where one GPU is best (a 7B model's gradients over SHM), the fastest exact multi-GPU choice
+  // says how sure it is: whether two GPUs could beat one turns on what the inputs leave open.
+  const auto alone_best = run_cli("recommend --topology " + topology + " --strategy nccl --workload decoder-7b --gpus 1,2 --confirm 0");
+  ASSERT_EQ(alone_best.status, 0) << alone_best.out;
+  EXPECT_TRUE(std::regex_search(alone_best.out, std::regex("One GPU is best: .*\nThe fastest exact multi-GPU choice, nccl .*\n"
+                                                           "There .*\nHow sure: busbw [0-9.]+ GB/s, [0-9.]+-[0-9.]+ GB/s ")))
+      << alone_best.out;
 }
