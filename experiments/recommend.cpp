@@ -521,7 +521,11 @@ Recommendation recommend(const Plan& plan, const RecommendOptions& o,
     if (c.alone() || !c.strategy->states_open_facts) continue;
     models::PredictRequest q = request_of(c);
     q.explain = true;
-    c.analytic = models::predict(q);
+    try {
+      c.analytic = models::predict(q);
+    } catch (const models::InputError&) {
+      // a fact's other value the strategy refuses here: the choice keeps its figures, unranged
+    }
   }
   // The simulator on the best multi-GPU choices.
   int confirmed = 0;
