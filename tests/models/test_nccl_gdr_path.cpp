@@ -111,3 +111,41 @@ TEST(NcclGdrPath, WithoutGpuDirectTheBytesCrossTheGpusPcieToHostMemoryAtShmsShar
   const ResultRecord r = all_reduce(staged, big, {"shm_efficiency=0.3"});
   EXPECT_TRUE(says(r, "no GPUDirect RDMA: a channel's bytes go through host memory")) << ::testing::PrintToString(r.notes);
 }
+
+TEST(NcclGdrPath, AVirtualMachineWithoutAtsIsAnOpenFactThatSendsGpuDirectThroughTheRootComplex) {
+  // NCCL's troubleshooting guide: in a VM whose PCIe ATS is off, PCIe ACS sends peer-to-peer DMA
+  // through the CPU's root complex, GPUDirect RDMA's too. Where nothing says whether the hosts are
+  // such VMs it is an open fact: the plan with the NIC beside the GPU, planned again as if the
+  // NIC were across the host bridge (gdr_cpu_share), the range over both.
+  const Topology on_switch = pair_of_hosts("switch"), on_cpu = pair_of_hosts("cpu");
+  const double big = 1024.0 * 1048576;
+  auto fact = [](const ResultRecord& r) {
+    return std::find_if(r.open_facts.begin(), r.open_facts.end(), [](const OpenFact& f) { return f.name == "virtual machine"; });
+  };
+  const ResultRecord open = all_reduce(on_switch, big, {"gdr_cpu_share=0.6"});
+  const auto vm = fact(open);
+  ASSERT_NE(vm, open.open_facts.end()) << ::testing::PrintToString(open.notes);
+  EXPECT_EQ(vm->assumed, "no");
+  ASSERT_EQ(vm->relative_time.size(), 1u);
+  // Its other value is the plan of a NIC across the host bridge: the same ring at 0.6 of the NIC
+  // (a pair's one ring, one NIC each way), from an independent path (the NIC on the CPU's root port).
+  const double across = *all_reduce(on_cpu, big, {"gdr_level=SYS", "gdr_cpu_share=0.6"}).busbw_GBps();
+  const double stated = *all_reduce(on_switch, big, {"gdr_cpu_share=0.6", "vm=on"}).busbw_GBps();
+  EXPECT_NEAR(stated, across, 0.02 * across);
+  EXPECT_NEAR(stated, 25.0 * 0.6, 0.03 * 25.0 * 0.6);
+  EXPECT_NEAR(*open.busbw_GBps() / vm->relative_time.front().second, stated, 0.03 * stated);
+  const auto range = open.busbw_range_GBps();
+  ASSERT_TRUE(range.has_value());
+  EXPECT_LE(range->first, stated * 1.001);
+  EXPECT_TRUE(says(all_reduce(on_switch, big, {"vm=on"}), "through the CPU's root complex (a VM without PCIe ATS)"));
+  // Stated either way, it is no longer open; where GPUDirect RDMA already crosses the host bridge
+  // (or is off) a VM changes nothing and is not said.
+  const ResultRecord bare = all_reduce(on_switch, big, {"vm=off"});
+  EXPECT_EQ(fact(bare), bare.open_facts.end());
+  const ResultRecord bridged = all_reduce(on_cpu, big, {"gdr_level=SYS"});
+  EXPECT_EQ(fact(bridged), bridged.open_facts.end());
+  const ResultRecord no_gdr = all_reduce(a100_pcie_hosts(2, 1, "switch", false), big, {});
+  EXPECT_EQ(fact(no_gdr), no_gdr.open_facts.end()) << ::testing::PrintToString(no_gdr.notes);
+  // With GPUDirect RDMA open too, the two are one question: the range takes the worse, not both.
+  EXPECT_EQ(vm->group, "how the NICs reach GPU memory");
+}

@@ -92,6 +92,7 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   o.nccl_version_stated = version != "auto";
   o.nvls = on_off(ctx, "nvls");
   o.gpudirect = on_off(ctx, "gpudirect");
+  o.vm = on_off(ctx, "vm");
   o.collnet = ctx.params.text("collnet") == "on";
   if (ctx.params.text("min_ctas") != "auto") o.min_ctas = static_cast<int>(ctx.params.integer("min_ctas"));
   if (ctx.params.text("max_ctas") != "auto") o.max_ctas = static_cast<int>(ctx.params.integer("max_ctas"));
@@ -165,10 +166,10 @@ constexpr double kGdrCpuShareLow = 0.55, kGdrCpuShareHigh = 1.0;
 // calibrate`'s last table; docs/fidelity.md gives the commands), by what the model knows of a prediction before it
 // is measured: one host or several, collectives or point-to-point work, and the size (the model
 // misses most at mid sizes, where launches, protocols and pipelines weigh, least where bandwidth
-// rules). Most published clusters' runs leave the CPU, NVLink SHARP and GPUDirect RDMA open;
-// their bands are calibrate's with those given as the runs had them (`-p cpu=intel -p nvls=on -p
-// gpudirect=on`; the CPU changes no plan but the two whose NICs sit on their AMD CPUs, where NCCL's
-// search charges Intel's host bridge more). The launch cost, open in every small and mid-size
+// rules). Most published clusters' runs leave the CPU, NVLink SHARP, GPUDirect RDMA and whether
+// they ran in VMs open; their bands are calibrate's with those given as the runs had them (`-p
+// cpu=intel -p nvls=on -p gpudirect=on -p vm=off`; the CPU changes no plan but the two whose
+// NICs sit on their AMD CPUs, where NCCL's search charges Intel's host bridge more). The launch cost, open in every small and mid-size
 // prediction, is no bar: the bands are measured at its fitted value (OpenFact::measured_in_band).
 // Each prediction names its band (the fact's assumed value), so that calibrate can restate it
 // from the other machines' errors.
@@ -286,6 +287,14 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
   const std::size_t plan_facts = plan.assumed.size();
   // On one host every fact decides one thing (which transport each hop takes): one group.
   const std::string group = plan.hosts.size() == 1 ? "NCCL's transports" : "";
+  // Across hosts GPUDirect RDMA off and a VM that sends it through the root complex are two
+  // answers to one question (how the NICs reach the GPUs' memory): the range takes the worse of
+  // them, not both at once.
+  auto group_of = [&](const std::string& fact) {
+    if (independent.count(fact)) return std::string();
+    if (plan.hosts.size() > 1 && (fact == "GPUDirect RDMA" || fact == "virtual machine")) return std::string("how the NICs reach GPU memory");
+    return group;
+  };
   // Said as "fact: assumed (other: result; other: result)", a fact's other values together.
   struct Told {
     std::string fact, head;           // the fact's name; "fact: assumed"
@@ -302,7 +311,7 @@ void open_facts(const StrategyContext& ctx, const nccl::Plan& plan, std::vector<
       if (f.name == a.fact) fact = &f;
     }
     if (!fact) {
-      s.open_facts.push_back(OpenFact{a.fact, a.value.substr(0, a.value.find(" (")), {}, independent.count(a.fact) ? "" : group});
+      s.open_facts.push_back(OpenFact{a.fact, a.value.substr(0, a.value.find(" (")), {}, group_of(a.fact)});
       fact = &s.open_facts.back();
       fact->measured_in_band = independent.count(a.fact) > 0;
     }
@@ -480,6 +489,10 @@ Strategy definition() {
                 "NCCL_NET_GDR_LEVEL: the farthest path class between a GPU and a NIC that GPUDirect RDMA is used over "
                 "(else staged through host memory); auto: NCCL's default (the GPU and NIC under one PCIe root: PXB)",
                 word_domain({"PIX", "PXB", "PHB", "SYS"}, true)},
+      ParamSpec{"vm", "auto",
+                "the hosts are virtual machines without PCIe ATS, whose ACS sends GPUDirect RDMA through the CPU's root "
+                "complex (at gdr_cpu_share of the NIC); auto: not, an open fact across hosts",
+                word_domain({"on", "off"}, true)},
       ParamSpec{"gpudirect", "auto", "GPUDirect RDMA between GPUs and NICs (nvidia-peermem); auto: the NICs' fact, else on",
                 word_domain({"on", "off"}, true)},
       ParamSpec{"nvls", "auto", "NVLink SHARP on NVSwitch hosts (NCCL_NVLS_ENABLE); auto: the switch's fact, else on with "

@@ -376,7 +376,8 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     }
     for (int r = 0; r < s.gpu_count() && inter && s.net_count() > 0 && !plan.gdr_through_cpu; ++r) {
       const int net = s.local_net(r, 0);
-      plan.gdr_through_cpu = net >= 0 && s.gdr(r, net) && s.path(s.gpu(r), s.net(net)).type >= kPathPhb;
+      plan.gdr_through_cpu = net >= 0 && s.gdr(r, net) && (s.path(s.gpu(r), s.net(net)).type >= kPathPhb || o.vm.value_or(false));
+      plan.gdr_through_vm = plan.gdr_through_cpu && s.path(s.gpu(r), s.net(net)).type < kPathPhb;
     }
   }
 
@@ -428,6 +429,15 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     PlanOptions off = o;
     off.gpudirect = false;
     plan.assumed.push_back({"GPUDirect RDMA", "on (nvidia-peermem loaded: NCCL's default where GPU and NIC are close)", "off", off});
+  }
+  // Whether the hosts are virtual machines without PCIe ATS, where GPUDirect RDMA runs peer to
+  // peer (a VM's ACS would send it through the root complex, as a host bridge between GPU and NIC
+  // does: gdr_cpu_share).
+  if (inter && any_nic && !o.vm.has_value() && plan.host.gdr && !plan.gdr_through_cpu) {
+    PlanOptions other = o;
+    other.vm = true;
+    plan.assumed.push_back({"virtual machine", "no (bare metal, or a VM whose PCIe ATS keeps GPUDirect RDMA peer to peer)",
+                            "yes, without ATS (PCIe ACS sends GPUDirect RDMA through the CPU's root complex)", other});
   }
   if (version_matters) {
     PlanOptions other = o;
@@ -607,7 +617,7 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
   std::ostringstream k;
   k << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size() << '|' << o.forced_algorithm << ','
     << o.forced_protocol << ',' << o.p2p_level << ',' << o.nccl_version << ',' << o.nccl_version_stated << ',' << o.peer_access << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
-    << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
+    << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << (o.vm ? (*o.vm ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
     << o.max_ctas << ',' << static_cast<int>(o.collective) << ',' << o.net_latency_us << '|';
   for (std::size_t g : gpus) k << g << ',';
   // The facts NCCL plans with and the links' rates, folded into one number each.

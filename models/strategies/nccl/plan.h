@@ -37,6 +37,10 @@ struct PlanOptions {
   std::string cpu_vendor;     // where the topology does not say ("": not known)
   std::optional<bool> nvls;       // NVLink SHARP usable (NCCL_NVLS_ENABLE); unset: the topology's fact, else assumed
   std::optional<bool> gpudirect;  // GPUDirect RDMA; unset: the NICs' fact, else assumed
+  // A virtual machine whose PCIe ATS is off: PCIe ACS then sends every peer-to-peer DMA, GPUDirect
+  // RDMA's too, up through the CPU's root complex (NCCL's troubleshooting guide, "PCI Access
+  // Control Services" and "Virtual machines"). Unset: assumed not, an open fact where it matters.
+  std::optional<bool> vm;
   bool collnet = false;       // NCCL_COLLNET_ENABLE=1 (needs NICs whose switches reduce: SHARP)
   int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS; 0: NCCL's
   double net_latency_us = -1;  // the latency the network plugin reports (OFI_NCCL_NET_LATENCY); -1: the plugin's own
@@ -142,6 +146,7 @@ struct Plan {
   // RDMA guide warns that such paths yield worse performance (peer-to-peer reads "severely
   // limited on some processor architectures") without saying how much (nccl.cpp: gdr_cpu_share).
   bool gdr_through_cpu = false;
+  bool gdr_through_vm = false;  // ... because the VM's ACS sends it there (PlanOptions::vm)
   HostFacts host;                      // the first host's
   NetPlugin net;                       // the first host's NICs' plugin
   std::vector<Assumption> assumed;

@@ -810,7 +810,9 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
     facts += ", " + std::to_string(f.nics) + (f.nics == 1 ? " NIC" : " NICs") + " at " + format_fixed(plan.nic_GBps, 1) + " GB/s" +
              (f.link_layer.empty() ? "" : " (" + f.link_layer + ")") + ", GPUDirect RDMA " +
              (f.gdr ? "on (GDR level " + path_name(f.gdr_level) + ")" : "off: through host memory") +
-             (plan.gdr_through_cpu ? ", across the CPU's host bridge" : "");
+             (plan.gdr_through_vm    ? ", through the CPU's root complex (a VM without PCIe ATS)"
+              : plan.gdr_through_cpu ? ", across the CPU's host bridge"
+                                     : "");
     const NetPlugin& net = plan.net;
     if (!net.name.empty() || net.latency_us > 0) {
       facts += ", " + (net.name.empty() ? std::string("the network") : "through " + net.name) + ": " + format_fixed(net.latency_us, 0) +
