@@ -52,6 +52,10 @@ const std::vector<ClusterParam>& cluster_params() {
        &ClusterSpec::nic_sharp, true, {"auto", "true", "false"}},
       {"nvlink_sharp", "NVLink SHARP in the NVSwitch (NCCL's NVLS, H100 and later): auto (not stated), true or false",
        &ClusterSpec::nvlink_sharp, true, {"auto", "true", "false"}},
+      {"vm",
+       "the hosts are virtual machines without PCIe ATS, whose ACS sends GPUDirect RDMA through the CPU's root complex: "
+       "auto (not stated), true, or false (bare metal, or VMs whose ATS keeps it peer to peer)",
+       &ClusterSpec::vm, true, {"auto", "true", "false"}},
       {"nic_attach",
        "where each NIC sits: switch (on the GPUs' PCIe switches: PIX or PXB to its GPUs) or cpu (on a CPU root port: "
        "PHB to every GPU, so GPUDirect RDMA, where NCCL_NET_GDR_LEVEL allows it, crosses the CPU's host bridge)",
@@ -277,6 +281,7 @@ ClusterFacts cluster_facts(const ClusterSpec& s) {
   f.nic.sharp = stated(s.nic_sharp);
   f.nvswitch.sharp = stated(s.nvlink_sharp);
   if (s.cpu != "auto") f.cpu.cpu_vendor = s.cpu;
+  f.cpu.vm = stated(s.vm);
   return f;
 }
 

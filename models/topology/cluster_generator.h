@@ -54,6 +54,7 @@ struct ClusterSpec {
   std::string gpudirect = "auto";          // GPUDirect RDMA between GPUs and NICs: true | false
   std::string nic_sharp = "auto";          // in-network reduction at the NICs' switches (CollNet): true | false
   std::string nvlink_sharp = "auto";       // NVLink SHARP in the NVSwitch (NVLS): true | false
+  std::string vm = "auto";                 // hosts are VMs without PCIe ATS (NodeFacts::vm): true | false
   // Where each NIC sits: "switch" (on the GPUs' PCIe switches, as above) or "cpu" (on the root
   // complex: PHB to every GPU, so GPUDirect RDMA crosses the CPU's host bridge).
   std::string nic_attach = "switch";

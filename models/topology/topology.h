@@ -49,6 +49,11 @@ struct NodeFacts {
   std::optional<bool> gpudirect;  // nic: GPUDirect RDMA between GPUs and this NIC
   std::optional<bool> sharp;      // nic: in-network reduction (NCCL's CollNet); nvswitch: NVLink SHARP (NVLS)
   std::string cpu_vendor;         // cpu_socket, root_complex: "intel", "amd" or "arm"
+  // cpu_socket, root_complex: the host is a virtual machine without PCIe ATS, whose ACS sends
+  // peer-to-peer DMA (GPUDirect RDMA's too) up through the CPU's root complex (NCCL's
+  // troubleshooting guide, "PCI Access Control Services", "Virtual machines"); false: bare metal,
+  // or a VM whose ATS keeps it peer to peer.
+  std::optional<bool> vm;
   bool operator==(const NodeFacts&) const = default;
 };
 

@@ -16,7 +16,7 @@ namespace gradsync::models {
 namespace {
 
 const std::vector<std::string> kGraphKeys = {"name", "description", "nodes", "links"};
-const std::vector<std::string> kNodeKeys = {"id", "kind", "model", "link_layer", "gpudirect", "sharp", "vendor"};
+const std::vector<std::string> kNodeKeys = {"id", "kind", "model", "link_layer", "gpudirect", "sharp", "vendor", "vm"};
 
 // Which kinds of node each fact applies to.
 const std::map<std::string, std::vector<NodeKind>> kFactKinds = {
@@ -25,6 +25,7 @@ const std::map<std::string, std::vector<NodeKind>> kFactKinds = {
     {"gpudirect", {NodeKind::nic}},
     {"sharp", {NodeKind::nic, NodeKind::nvswitch}},
     {"vendor", {NodeKind::cpu_socket, NodeKind::root_complex}},
+    {"vm", {NodeKind::cpu_socket, NodeKind::root_complex}},
 };
 
 NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
@@ -55,6 +56,8 @@ NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
     } else if (key == "vendor") {
       f.cpu_vendor = v->as_string();
       if (f.cpu_vendor != "intel" && f.cpu_vendor != "amd" && f.cpu_vendor != "arm") v->fail("\"intel\", \"amd\" or \"arm\"");
+    } else if (key == "vm") {
+      f.vm = v->as_bool();
     }
   }
   return f;
@@ -66,6 +69,7 @@ void facts_to_json(const NodeFacts& f, ordered_json& node) {
   if (f.gpudirect) node["gpudirect"] = *f.gpudirect;
   if (f.sharp) node["sharp"] = *f.sharp;
   if (!f.cpu_vendor.empty()) node["vendor"] = f.cpu_vendor;
+  if (f.vm) node["vm"] = *f.vm;
 }
 const std::vector<std::string> kLinkKeys = {"a", "b", "bandwidth_GBps", "latency_us", "duplex", "label"};
 

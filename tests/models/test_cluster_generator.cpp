@@ -198,11 +198,13 @@ TEST(ClusterGenerator, NodeFactsAreWrittenAndReadBack) {
   s.cpu = "amd";
   s.gpudirect = "false";
   s.nvlink_sharp = "true";
+  s.vm = "true";
   const Topology t = generate_cluster(s);
   const auto back = load_topology(JsonView::wrap(topology_to_graph_json(t), "round-trip.json")).topology;
   for (const Topology* x : {&t, &back}) {
     EXPECT_EQ(x->node(x->require("n0-gpu1", "test")).facts.gpu_model, "A100");
     EXPECT_EQ(x->node(x->require("n1-rc", "test")).facts.cpu_vendor, "amd");
+    EXPECT_EQ(x->node(x->require("n1-rc", "test")).facts.vm, true);
     const NodeFacts& nic = x->node(x->require("n1-nic0", "test")).facts;
     EXPECT_EQ(nic.link_layer, "infiniband");
     EXPECT_EQ(nic.gpudirect, false);

@@ -149,3 +149,36 @@ TEST(NcclGdrPath, AVirtualMachineWithoutAtsIsAnOpenFactThatSendsGpuDirectThrough
   // With GPUDirect RDMA open too, the two are one question: the range takes the worse, not both.
   EXPECT_EQ(vm->group, "how the NICs reach GPU memory");
 }
+
+TEST(NcclGdrPath, TheHostsStateWhetherTheyAreVirtualMachinesAsTheUserWould) {
+  // topology generate --vm (a fact on the hosts' root complexes): true plans as -p vm=on, false as
+  // -p vm=off, and neither leaves the fact open; the user's -p overrides the hosts'.
+  const double big = 1024.0 * 1048576;
+  auto hosts = [](const std::string& vm) {
+    ClusterSpec s;
+    s.nodes = 2;
+    s.gpus_per_node = 1;
+    s.intra = IntraFabric::pcie;
+    s.nics_per_node = 1;
+    s.nic_GBps = 25;
+    s.network = ClusterNetwork::single;
+    s.gpu = "A100-PCIE";
+    s.gpudirect = "true";
+    s.vm = vm;
+    return generate_cluster(s);
+  };
+  auto open = [](const ResultRecord& r) {
+    return std::any_of(r.open_facts.begin(), r.open_facts.end(), [](const OpenFact& f) { return f.name == "virtual machine"; });
+  };
+  const Topology unstated = hosts("auto"), vm = hosts("true"), bare = hosts("false");
+  const ResultRecord in_vm = all_reduce(vm, big, {"gdr_cpu_share=0.6"});
+  const ResultRecord on_metal = all_reduce(bare, big, {"gdr_cpu_share=0.6"});
+  EXPECT_FALSE(open(in_vm));
+  EXPECT_FALSE(open(on_metal));
+  EXPECT_TRUE(open(all_reduce(unstated, big, {"gdr_cpu_share=0.6"})));
+  EXPECT_DOUBLE_EQ(*in_vm.busbw_GBps(), *all_reduce(unstated, big, {"gdr_cpu_share=0.6", "vm=on"}).busbw_GBps());
+  EXPECT_DOUBLE_EQ(*on_metal.busbw_GBps(), *all_reduce(unstated, big, {"gdr_cpu_share=0.6", "vm=off"}).busbw_GBps());
+  EXPECT_LT(*in_vm.busbw_GBps(), 0.9 * *on_metal.busbw_GBps());
+  EXPECT_TRUE(says(in_vm, "through the CPU's root complex (a VM without PCIe ATS)")) << ::testing::PrintToString(in_vm.notes);
+  EXPECT_DOUBLE_EQ(*all_reduce(vm, big, {"gdr_cpu_share=0.6", "vm=off"}).busbw_GBps(), *on_metal.busbw_GBps());
+}

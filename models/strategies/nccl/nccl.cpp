@@ -491,7 +491,8 @@ Strategy definition() {
                 word_domain({"PIX", "PXB", "PHB", "SYS"}, true)},
       ParamSpec{"vm", "auto",
                 "the hosts are virtual machines without PCIe ATS, whose ACS sends GPUDirect RDMA through the CPU's root "
-                "complex (at gdr_cpu_share of the NIC); auto: not, an open fact across hosts",
+                "complex (at gdr_cpu_share of the NIC); auto: the hosts' fact (topology generate --vm), else not, an open fact "
+                "across hosts",
                 word_domain({"on", "off"}, true)},
       ParamSpec{"gpudirect", "auto", "GPUDirect RDMA between GPUs and NICs (nvidia-peermem); auto: the NICs' fact, else on",
                 word_domain({"on", "off"}, true)},

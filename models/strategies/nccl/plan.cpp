@@ -258,6 +258,8 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   bool nic_gdr_stated = true, nic_sharp = true, nic_sharp_ok = true, any_nic = false;
   std::optional<bool> nvswitch_sharp;
   bool cpu_stated = !o.cpu_vendor.empty();
+  std::optional<bool> vm = o.vm;  // the user's, else the hosts'
+  bool host_nodes = false, vm_stated_everywhere = true, vm_somewhere = false;
   for (const Node& n : t.nodes()) {
     if (n.kind == NodeKind::nic) {
       any_nic = true;
@@ -267,7 +269,16 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     }
     if (n.kind == NodeKind::nvswitch && n.facts.sharp) nvswitch_sharp = n.facts.sharp;
     if ((n.kind == NodeKind::cpu_socket || n.kind == NodeKind::root_complex) && !n.facts.cpu_vendor.empty()) cpu_stated = true;
+    if (n.kind == NodeKind::cpu_socket || n.kind == NodeKind::root_complex) {
+      host_nodes = true;
+      if (!n.facts.vm) vm_stated_everywhere = false;
+      if (n.facts.vm.value_or(false)) vm_somewhere = true;
+    }
   }
+  // One host stated a VM without ATS makes the fact so for the communicator (its slowest path);
+  // bare metal only where every host says so.
+  if (!vm && vm_somewhere) vm = true;
+  if (!vm && host_nodes && vm_stated_everywhere) vm = false;
 
   const std::shared_ptr<const Topology> view = classes_view(t);
   SystemOptions so;
@@ -376,7 +387,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     }
     for (int r = 0; r < s.gpu_count() && inter && s.net_count() > 0 && !plan.gdr_through_cpu; ++r) {
       const int net = s.local_net(r, 0);
-      plan.gdr_through_cpu = net >= 0 && s.gdr(r, net) && (s.path(s.gpu(r), s.net(net)).type >= kPathPhb || o.vm.value_or(false));
+      plan.gdr_through_cpu = net >= 0 && s.gdr(r, net) && (s.path(s.gpu(r), s.net(net)).type >= kPathPhb || vm.value_or(false));
       plan.gdr_through_vm = plan.gdr_through_cpu && s.path(s.gpu(r), s.net(net)).type < kPathPhb;
     }
   }
@@ -433,7 +444,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   // Whether the hosts are virtual machines without PCIe ATS, where GPUDirect RDMA runs peer to
   // peer (a VM's ACS would send it through the root complex, as a host bridge between GPU and NIC
   // does: gdr_cpu_share).
-  if (inter && any_nic && !o.vm.has_value() && plan.host.gdr && !plan.gdr_through_cpu) {
+  if (inter && any_nic && !vm.has_value() && plan.host.gdr && !plan.gdr_through_cpu) {
     PlanOptions other = o;
     other.vm = true;
     plan.assumed.push_back({"virtual machine", "no (bare metal, or a VM whose PCIe ATS keeps GPUDirect RDMA peer to peer)",
@@ -626,7 +637,8 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
   for (const Node& n : t.nodes()) {
     const NodeFacts& f = n.facts;
     facts = facts * 31 + std::hash<std::string>{}(f.gpu_model + '/' + f.link_layer + '/' + f.cpu_vendor) +
-            static_cast<std::size_t>(f.gpudirect ? 1 + *f.gpudirect : 0) * 7 + static_cast<std::size_t>(f.sharp ? 1 + *f.sharp : 0) * 17;
+            static_cast<std::size_t>(f.gpudirect ? 1 + *f.gpudirect : 0) * 7 + static_cast<std::size_t>(f.sharp ? 1 + *f.sharp : 0) * 17 +
+            static_cast<std::size_t>(f.vm ? 1 + *f.vm : 0) * 23;
   }
   for (const Link& l : t.links()) rates += l.bandwidth_Bps * static_cast<double>(l.a + 1) + static_cast<double>(l.b);
   k << '|' << facts << '|' << rates;

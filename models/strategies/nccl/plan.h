@@ -39,7 +39,8 @@ struct PlanOptions {
   std::optional<bool> gpudirect;  // GPUDirect RDMA; unset: the NICs' fact, else assumed
   // A virtual machine whose PCIe ATS is off: PCIe ACS then sends every peer-to-peer DMA, GPUDirect
   // RDMA's too, up through the CPU's root complex (NCCL's troubleshooting guide, "PCI Access
-  // Control Services" and "Virtual machines"). Unset: assumed not, an open fact where it matters.
+  // Control Services" and "Virtual machines"). Unset: the hosts' fact (NodeFacts::vm), else assumed not, an
+  // open fact where it matters.
   std::optional<bool> vm;
   bool collnet = false;       // NCCL_COLLNET_ENABLE=1 (needs NICs whose switches reduce: SHARP)
   int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS; 0: NCCL's
