@@ -511,7 +511,13 @@ Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size) {
                                (topo.node(l.b).kind == models::NodeKind::nic && topo.node(l.a).kind == models::NodeKind::net_switch);
     if (nic_to_switch) {
       ++nic_links;
-      if (!close(l.bandwidth_Bps, s.nic_GBps * 1e9)) violated(t, "a NIC link of " + exact_number(l.bandwidth_Bps) + " B/s; --nic-GBps says " + exact_number(s.nic_GBps));
+      const double want = s.nic_GBps * s.ports_per_nic * 1e9;  // the NIC's ports' sum
+      if (!close(l.bandwidth_Bps, want)) {
+        violated(t, "a NIC link of " + exact_number(l.bandwidth_Bps) + " B/s; --nic-GBps " + exact_number(s.nic_GBps) + " x --ports-per-nic " +
+                        std::to_string(s.ports_per_nic) + " say " + exact_number(want));
+      }
+      const models::Node& nic = topo.node(topo.node(l.a).kind == models::NodeKind::nic ? l.a : l.b);
+      if (std::max(1, nic.facts.ports) != s.ports_per_nic) violated(t, "NIC " + nic.id + " says " + std::to_string(nic.facts.ports) + " ports; --ports-per-nic says " + std::to_string(s.ports_per_nic) + "\n" + what);
     }
     // A NIC's PCIe side: its GPUs' switch, or the root complex with --nic-attach cpu.
     for (const auto& [nic, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {

@@ -30,7 +30,8 @@ struct GenerateOptions {
 
 // The parameters a node's nvidia-smi topo -m gives (topology generate --node).
 const std::vector<std::string>& node_inside_keys() {
-  static const std::vector<std::string> keys = {"gpus_per_node", "intra", "nvlink_GBps", "gpus_per_pcie_switch", "nics_per_node"};
+  static const std::vector<std::string> keys = {"gpus_per_node", "intra", "nvlink_GBps", "gpus_per_pcie_switch", "nics_per_node",
+                                                "ports_per_nic"};
   return keys;
 }
 

@@ -28,7 +28,13 @@ const std::vector<ClusterParam>& cluster_params() {
       {"pcie_GBps", "each PCIe link, per direction; default: the GPU model's (NCCL: Gen4 x16 24, Gen5 x16 48)",
        &ClusterSpec::pcie_GBps, false},
       {"nics_per_node", "network adapters per machine", &ClusterSpec::nics_per_node},
-      {"nic_GBps", "each NIC, per direction (400 Gb/s = 50)", &ClusterSpec::nic_GBps},
+      {"ports_per_nic",
+       "network ports on each NIC, each at --nic-GBps: the NIC's link carries their sum. NCCL's IB transport fuses a NIC's "
+       "ports into one device from 2.20 on (2 a device up to 2.23, 4 up to 2.29, 8 in 2.30), earlier releases drive "
+       "each alone; aws-ofi-nccl drives up to 4 EFA adapters beside a GPU as one device, a rail each: give them as one "
+       "NIC's ports",
+       &ClusterSpec::ports_per_nic},
+      {"nic_GBps", "each NIC (each of its ports), per direction (400 Gb/s = 50)", &ClusterSpec::nic_GBps},
       {"network", "how the NICs are joined: single | fat-tree | rail", &ClusterSpec::network},
       {"oversubscription", "fat-tree / rail: a leaf's NIC bandwidth over its uplink's (>= 1)", &ClusterSpec::oversubscription},
       {"nodes_per_leaf", "fat-tree / rail: machines per leaf switch", &ClusterSpec::nodes_per_leaf},
@@ -214,6 +220,8 @@ void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
   require_count("gpus_per_node", s.gpus_per_node, 1);
   require_count("gpus_per_pcie_switch", s.gpus_per_pcie_switch, 1);
   require_count("nics_per_node", s.nics_per_node, s.nodes > 1 ? 1 : 0);
+  require_count("ports_per_nic", s.ports_per_nic, 1);
+  if (s.ports_per_nic > 8) throw InputError(where("ports_per_nic") + " " + std::to_string(s.ports_per_nic) + ": expected at most 8 (the most NCCL fuses into one device)");
   require_count("nodes_per_leaf", s.nodes_per_leaf, 1);
   if (s.pcie_GBps != 0) require_positive("pcie_GBps", s.pcie_GBps);
   for (const ClusterParam& p : cluster_params()) {
@@ -282,8 +290,11 @@ ClusterFacts cluster_facts(const ClusterSpec& s) {
   f.nvswitch.sharp = stated(s.nvlink_sharp);
   if (s.cpu != "auto") f.cpu.cpu_vendor = s.cpu;
   f.cpu.vm = stated(s.vm);
+  if (s.ports_per_nic > 1) f.nic.ports = s.ports_per_nic;
   return f;
 }
+
+double nic_link_GBps(const ClusterSpec& s) { return s.nic_GBps * s.ports_per_nic; }
 
 ClusterFabric::ClusterFabric(const ClusterSpec& s, int nics_per_node, std::vector<Node>& nodes, std::vector<Link>& links)
     : spec_(s), nics_per_node_(nics_per_node), links_(links) {
@@ -312,7 +323,7 @@ ClusterFabric::ClusterFabric(const ClusterSpec& s, int nics_per_node, std::vecto
   for (std::size_t i = 0; i < leaf_.size(); ++i) {
     const bool last = static_cast<int>(i % static_cast<std::size_t>(leaves_)) == leaves_ - 1;
     const int nics = last ? nics_per_leaf / s.nodes_per_leaf * last_nodes : nics_per_leaf;
-    append_link(links_, leaf_[i], core, nics * s.nic_GBps / s.oversubscription, s.network_latency_us, "network");
+    append_link(links_, leaf_[i], core, nics * nic_link_GBps(s) / s.oversubscription, s.network_latency_us, "network");
   }
 }
 
@@ -322,12 +333,14 @@ void ClusterFabric::plug(std::size_t nic, int node, int k) {
   std::size_t sw = leaf_.front();
   if (spec_.network == ClusterNetwork::fat_tree) sw = leaf_[static_cast<std::size_t>(l)];
   if (spec_.network == ClusterNetwork::rail) sw = leaf_[static_cast<std::size_t>(k * leaves_ + l)];
-  append_link(links_, nic, sw, spec_.nic_GBps, spec_.network_latency_us, "network");
+  append_link(links_, nic, sw, nic_link_GBps(spec_), spec_.network_latency_us, "network");
 }
 
 std::string ClusterFabric::describe() const {
   if (leaf_.empty()) return "no network";
-  return std::to_string(nics_per_node_) + " NICs of " + number_text(spec_.nic_GBps) + " GB/s per node, " + to_string(spec_.network) +
+  return std::to_string(nics_per_node_) + " NICs of " +
+         (spec_.ports_per_nic > 1 ? std::to_string(spec_.ports_per_nic) + " ports x " : std::string()) + number_text(spec_.nic_GBps) +
+         " GB/s per node, " + to_string(spec_.network) +
          " network" +
          (spec_.network == ClusterNetwork::single
               ? std::string()

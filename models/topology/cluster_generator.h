@@ -41,7 +41,8 @@ struct ClusterSpec {
   double pcie_GBps = 0;  // each PCIe link (GPU, NIC, switch uplinks); 0: the GPU model's (H100: Gen5 x16, NCCL's 48 GB/s)
   double nvlink_GBps = 0;  // per GPU pair (nvlink) or per GPU to the NVSwitch (nvswitch); 0: the default
   int nics_per_node = 8;
-  double nic_GBps = 50;  // per NIC and direction (400 Gb/s)
+  int ports_per_nic = 1;  // network ports on each NIC, each at nic_GBps (NodeFacts::ports)
+  double nic_GBps = 50;  // per NIC port and direction (400 Gb/s)
   ClusterNetwork network = ClusterNetwork::rail;
   double oversubscription = 1;  // fat-tree / rail: a leaf's NIC bandwidth over its uplink's
   int nodes_per_leaf = 32;
@@ -74,6 +75,7 @@ struct ClusterParam {
   std::vector<std::string> words = {};  // a text parameter's values
 };
 const std::vector<ClusterParam>& cluster_params();
+double nic_link_GBps(const ClusterSpec& s);  // each NIC's network link: its ports' sum
 std::string cluster_flag(const ClusterParam& p);  // "--gpus-per-node"
 std::vector<std::string> cluster_param_words(const ClusterParam& p);  // a word parameter's values; empty for numbers
 std::string cluster_param_text(const ClusterSpec& spec, const ClusterParam& p);  // "8", "fat-tree"

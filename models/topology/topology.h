@@ -54,6 +54,10 @@ struct NodeFacts {
   // troubleshooting guide, "PCI Access Control Services", "Virtual machines"); false: bare metal,
   // or a VM whose ATS keeps it peer to peer.
   std::optional<bool> vm;
+  // nic: the network ports this adapter has (its link to the network carries their sum); NCCL's
+  // IB transport fuses them into one device from 2.20 on, aws-ofi-nccl drives EFA adapters beside
+  // a GPU as one device's rails (models/strategies/nccl/system.h ports_per_device). 0: one.
+  int ports = 0;
   bool operator==(const NodeFacts&) const = default;
 };
 

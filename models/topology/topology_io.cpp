@@ -16,7 +16,7 @@ namespace gradsync::models {
 namespace {
 
 const std::vector<std::string> kGraphKeys = {"name", "description", "nodes", "links"};
-const std::vector<std::string> kNodeKeys = {"id", "kind", "model", "link_layer", "gpudirect", "sharp", "vendor", "vm"};
+const std::vector<std::string> kNodeKeys = {"id", "kind", "model", "link_layer", "gpudirect", "sharp", "vendor", "vm", "ports"};
 
 // Which kinds of node each fact applies to.
 const std::map<std::string, std::vector<NodeKind>> kFactKinds = {
@@ -26,6 +26,7 @@ const std::map<std::string, std::vector<NodeKind>> kFactKinds = {
     {"sharp", {NodeKind::nic, NodeKind::nvswitch}},
     {"vendor", {NodeKind::cpu_socket, NodeKind::root_complex}},
     {"vm", {NodeKind::cpu_socket, NodeKind::root_complex}},
+    {"ports", {NodeKind::nic}},
 };
 
 NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
@@ -58,6 +59,8 @@ NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
       if (f.cpu_vendor != "intel" && f.cpu_vendor != "amd" && f.cpu_vendor != "arm") v->fail("\"intel\", \"amd\" or \"arm\"");
     } else if (key == "vm") {
       f.vm = v->as_bool();
+    } else if (key == "ports") {
+      f.ports = static_cast<int>(v->as_integer_in(1, 8));
     }
   }
   return f;
@@ -70,6 +73,7 @@ void facts_to_json(const NodeFacts& f, ordered_json& node) {
   if (f.sharp) node["sharp"] = *f.sharp;
   if (!f.cpu_vendor.empty()) node["vendor"] = f.cpu_vendor;
   if (f.vm) node["vm"] = *f.vm;
+  if (f.ports > 1) node["ports"] = f.ports;
 }
 const std::vector<std::string> kLinkKeys = {"a", "b", "bandwidth_GBps", "latency_us", "duplex", "label"};
 

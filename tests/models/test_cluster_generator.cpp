@@ -142,6 +142,11 @@ TEST(ClusterGenerator, BadParametersAreNamed) {
   s = ClusterSpec{};
   s.nic_attach = "socket";
   EXPECT_NE(error_of(s).find("--nic-attach socket: expected switch, cpu"), std::string::npos) << error_of(s);
+  s = ClusterSpec{};
+  s.ports_per_nic = 0;
+  EXPECT_NE(error_of(s).find("--ports-per-nic 0: expected an integer of at least 1"), std::string::npos) << error_of(s);
+  s.ports_per_nic = 9;
+  EXPECT_NE(error_of(s).find("--ports-per-nic 9: expected at most 8"), std::string::npos) << error_of(s);
   EXPECT_THROW(intra_fabric_from("infiniband"), InputError);
   EXPECT_THROW(cluster_network_from("torus"), InputError);
 }

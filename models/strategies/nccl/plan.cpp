@@ -260,9 +260,13 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   bool cpu_stated = !o.cpu_vendor.empty();
   std::optional<bool> vm = o.vm;  // the user's, else the hosts'
   bool host_nodes = false, vm_stated_everywhere = true, vm_somewhere = false;
+  bool fused_ports = false;  // a NIC's ports NCCL drives as one device, which releases before 2.20 would not
   for (const Node& n : t.nodes()) {
     if (n.kind == NodeKind::nic) {
       any_nic = true;
+      if (n.facts.ports > 1 && ports_per_device(n.facts.link_layer, o.nccl_version) != ports_per_device(n.facts.link_layer, 21900)) {
+        fused_ports = true;
+      }
       if (!n.facts.gpudirect) nic_gdr_stated = false;
       if (!n.facts.sharp.value_or(false)) nic_sharp = false;             // every NIC says its network reduces
       if (n.facts.sharp && !*n.facts.sharp) nic_sharp_ok = false;        // a NIC says it does not
@@ -361,6 +365,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
       HostFacts& f = plan.host;
       f.gpus = s.gpu_count();
       f.nics = s.net_count();
+      for (int nic : s.of_type(NodeType::nic)) {
+        f.nic_cards += 1;
+        f.nic_ports += std::max(1, seen->node(s.nodes()[static_cast<std::size_t>(nic)].topology_node).facts.ports);
+      }
       f.sockets = static_cast<int>(s.of_type(NodeType::cpu).size());
       f.cpu_vendor = s.cpu_vendor();
       f.nvswitch = s.has_nvswitch();
@@ -460,6 +468,14 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
                                                 " (" + (newer ? since : before) + ")",
                             newer ? "2.22 (" + before + ")" : "2.30 (" + since + ")", other});
+  }
+  if (inter && fused_ports && !o.nccl_version_stated) {
+    PlanOptions other = o;
+    other.nccl_version_stated = true;
+    other.nccl_version = 21900;
+    plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
+                                                " (a NIC's ports fused into one device, as from 2.20)",
+                            "2.19 (each port of a NIC a device of its own)", other});
   }
   if (peer_matters) {
     PlanOptions other = o;

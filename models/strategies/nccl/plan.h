@@ -61,7 +61,8 @@ struct Assumption {
 
 // The first host as NCCL's view of it holds it, for saying what a prediction rests on.
 struct HostFacts {
-  int gpus = 0, nics = 0, sockets = 0;
+  int gpus = 0, nics = 0, sockets = 0;  // nics: NCCL's network devices
+  int nic_ports = 0, nic_cards = 0;      // the NICs' ports and the NICs themselves (NodeFacts::ports)
   std::string link_layer;  // its NICs' (NodeFacts::link_layer; "" where not stated)
   std::string cpu_vendor;  // "" where not known
   bool nvswitch = false;

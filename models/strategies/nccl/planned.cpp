@@ -807,7 +807,11 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
                       std::to_string(f.sockets) + (f.sockets == 1 ? " CPU" : " CPUs") +
                       (f.cpu_vendor.empty() ? " (vendor not known)" : " (" + f.cpu_vendor + ")") + ", P2P level " + path_name(f.p2p_level);
   if (f.nics > 0) {
-    facts += ", " + std::to_string(f.nics) + (f.nics == 1 ? " NIC" : " NICs") + " at " + format_fixed(plan.nic_GBps, 1) + " GB/s" +
+    // NCCL's devices where they are not the NICs: ports fused into one, or driven alone.
+    const std::string ports = f.nic_ports == f.nic_cards ? std::string()
+                              : f.nics == f.nic_cards    ? " (" + std::to_string(f.nic_ports / std::max(1, f.nic_cards)) + " ports each, fused)"
+                                                         : " (" + std::to_string(f.nic_cards) + " NICs' ports)";
+    facts += ", " + std::to_string(f.nics) + (f.nics == 1 ? " NIC" : " NICs") + ports + " at " + format_fixed(plan.nic_GBps, 1) + " GB/s" +
              (f.link_layer.empty() ? "" : " (" + f.link_layer + ")") + ", GPUDirect RDMA " +
              (f.gdr ? "on (GDR level " + path_name(f.gdr_level) + ")" : "off: through host memory") +
              (plan.gdr_through_vm    ? ", through the CPU's root complex (a VM without PCIe ATS)"

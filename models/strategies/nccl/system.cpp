@@ -73,6 +73,15 @@ int path_type_from_name(const std::string& name) {
   return -1;
 }
 
+int ports_per_device(const std::string& link_layer, int nccl_version) {
+  if (link_layer == "efa") return 4;  // aws-ofi-nccl's rails (nccl_ofi_rdma.h MAX_NUM_RAILS)
+  if (!link_layer.empty() && link_layer != "infiniband" && link_layer != "roce") return 1;
+  if (nccl_version < 22000) return 1;
+  if (nccl_version < 22400) return 2;   // net_ib.cc / common.h NCCL_IB_MAX_DEVS_PER_NIC
+  if (nccl_version < 23000) return 4;   // NCCL_NET_MAX_DEVS_PER_NIC (net plugin API v9-v11)
+  return 8;                             // v12
+}
+
 System::System(const Topology& t, const std::vector<std::size_t>& gpus, const SystemOptions& options, bool with_paths)
     : by_type_(6), cpu_vendor_(options.cpu_vendor), peer_override_(options.peer_access), pxn_(options.pxn) {
   // The host: what the ranks' GPUs reach through switches, CPUs, NVSwitches and NICs. Only the
@@ -180,13 +189,19 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
       const std::size_t v = l.a == u ? l.b : l.a;
       if (t.node(v).kind == NodeKind::net_switch) rate += l.bandwidth_Bps / 1e9;
     }
-    const int net = add_node(NodeType::net, u);
-    SysNode& n = nodes_[static_cast<std::size_t>(net)];
-    n.net_bw = rate;
+    // The devices NCCL drives the NIC's ports as, each with its ports' share of the rate.
     const NodeFacts& facts = t.node(u).facts;
-    n.gdr = facts.gpudirect ? *facts.gpudirect : options.gdr != 0;
-    n.coll = facts.sharp.value_or(options.nic_reduces);
-    add_link(nic, net, LinkType::net, rate);
+    const int ports = std::max(1, facts.ports);
+    const int per_device = ports_per_device(facts.link_layer, options.nccl_version);
+    for (int first = 0; first < ports; first += per_device) {
+      const double share = rate * std::min(per_device, ports - first) / ports;
+      const int net = add_node(NodeType::net, u);
+      SysNode& n = nodes_[static_cast<std::size_t>(net)];
+      n.net_bw = share;
+      n.gdr = facts.gpudirect ? *facts.gpudirect : options.gdr != 0;
+      n.coll = facts.sharp.value_or(options.nic_reduces);
+      add_link(nic, net, LinkType::net, share);
+    }
   }
   // What the driver allows between the ranks' GPUs, and the classes topo -m gave them.
   const std::size_t g = gpus.size();

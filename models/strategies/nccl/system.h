@@ -105,6 +105,14 @@ struct SystemOptions {
   double inter_socket_GBps = 16;
 };
 
+// How many of a NIC's ports (NodeFacts::ports) NCCL drives as one device: its IB transport fuses
+// a multi-port NIC's ports from 2.20 on (net_ib.cc NCCL_IB_MERGE_NICS; from 2.23 topo.cc's NIC
+// fusion at NCCL_NET_MERGE_LEVEL=PORT), at most 2 a device up to 2.23, 4 up to 2.29 and 8 in 2.30
+// (NCCL_IB_MAX_DEVS_PER_NIC, NCCL_NET_MAX_DEVS_PER_NIC); aws-ofi-nccl's RDMA protocol drives up
+// to 4 EFA adapters beside a GPU as one device's rails. NCCL's sockets, Slingshot's cxi provider
+// and FasTrak drive each port alone. A link layer not stated is taken as InfiniBand.
+int ports_per_device(const std::string& link_layer, int nccl_version);
+
 class System {
  public:
   // NCCL's view of the host of `gpus` (topology nodes of the communicator's ranks on that host,
