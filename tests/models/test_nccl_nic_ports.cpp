@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "models/executors/predict.h"
 #include "models/strategies/nccl/system.h"
@@ -122,4 +123,16 @@ TEST(NcclNicPorts, PortsAreANicsFactWrittenAndReadBack) {
   const auto back = load_topology(JsonView::wrap(topology_to_graph_json(dual), "round-trip.json")).topology;
   EXPECT_EQ(back.node(back.require("n1-nic1", "test")).facts.ports, 4);
   EXPECT_EQ(ported_hosts(2, 1, 50).node(0).facts.ports, 0);  // one port: not written
+}
+
+TEST(NcclNicPorts, ThePlannersCacheTellsTopologiesApartByTheirPorts) {
+  // Two clusters alike in name, nodes, links and rates but for their NICs' ports, one after the
+  // other at the same address: the second is planned as itself, not taken from the cache.
+  std::optional<Topology> slot;
+  slot.emplace(ported_hosts(8, 2, 12.5));
+  EXPECT_TRUE(ports_note(ported_all_reduce(*slot, {"nccl_version=2.19"}), "16 NICs (8 NICs' ports)"));
+  slot.reset();
+  slot.emplace(ported_hosts(8, 1, 25));
+  const ResultRecord single = ported_all_reduce(*slot, {"nccl_version=2.19"});
+  EXPECT_TRUE(ports_note(single, "8 NICs at 25.0 GB/s")) << ::testing::PrintToString(single.notes);
 }

@@ -654,7 +654,7 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
     const NodeFacts& f = n.facts;
     facts = facts * 31 + std::hash<std::string>{}(f.gpu_model + '/' + f.link_layer + '/' + f.cpu_vendor) +
             static_cast<std::size_t>(f.gpudirect ? 1 + *f.gpudirect : 0) * 7 + static_cast<std::size_t>(f.sharp ? 1 + *f.sharp : 0) * 17 +
-            static_cast<std::size_t>(f.vm ? 1 + *f.vm : 0) * 23;
+            static_cast<std::size_t>(f.vm ? 1 + *f.vm : 0) * 23 + static_cast<std::size_t>(f.ports) * 29;
   }
   for (const Link& l : t.links()) rates += l.bandwidth_Bps * static_cast<double>(l.a + 1) + static_cast<double>(l.b);
   k << '|' << facts << '|' << rates;
