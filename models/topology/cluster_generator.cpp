@@ -43,8 +43,8 @@ const std::vector<ClusterParam>& cluster_params() {
       {"network_latency_us", "latency of each network link", &ClusterSpec::network_latency_us},
       {"gpu", "every GPU's model (its compute capability, NVLink generation and PCIe link)", &ClusterSpec::gpu, true,
        hardware::gpu_model_names()},
-      {"cpu", "the hosts' CPU vendor (NCCL's P2P level and network overhead depend on it): auto (not stated), intel, "
-              "amd or arm",
+      {"cpu", "the hosts' CPU vendor (NCCL's P2P level and network overhead depend on it): auto (not stated; a GH200 "
+              "carries its own, Grace: arm), intel, amd or arm",
        &ClusterSpec::cpu, true, {"auto", "intel", "amd", "arm"}},
       {"nic_link_layer",
        "the NICs' kind: infiniband, roce or ethernet (NCCL's own IB verbs and socket transports), efa (AWS) or "

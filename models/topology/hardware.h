@@ -21,6 +21,9 @@ struct GpuModel {
   // The memory's bandwidth, GB/s (spec sheets; where the name leaves the module open, the first SXM
   // module's: "A100" and "A100-SXM4" the 40 GB one's 1,555, "H100" the SXM's 3,350).
   double memory_GBps = 0;
+  // The CPU the module carries, where it carries one (GH200: NVIDIA's Grace, an ARM CPU, joined to
+  // the GPU by NVLink-C2C): a host of such GPUs has that CPU. nullptr: the module says nothing.
+  const char* cpu_vendor = nullptr;
 };
 
 // The model named in `description` (the longest name found), or nullptr. Device names carry

@@ -295,6 +295,11 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   if (model) {
     so.cc = model->compute_capability;
     so.pcie_GBps = hardware::pcie_GBps(model->pcie_gen, model->lanes);
+    // A module that carries its CPU (GH200: Grace) says what the host's CPU is.
+    if (!cpu_stated && model->cpu_vendor) {
+      so.cpu_vendor = model->cpu_vendor;
+      cpu_stated = true;
+    }
   }
 
   // Each host's system; hosts alike share their search.
