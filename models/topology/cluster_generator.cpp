@@ -215,6 +215,20 @@ void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
   };
   const auto require_latency = [&](const std::string& key, double value) {
     if (!(value >= 0) || !std::isfinite(value)) throw InputError(where(key) + " " + number_text(value) + ": expected a number of at least 0");
+    if (value > kMaxLatency_us) {
+      throw InputError(where(key) + " " + number_text(value) + ": expected a latency in us of at most " + number_text(kMaxLatency_us) +
+                       " (1000 s)");
+    }
+  };
+  // Every link the cluster has, within the rates a topology file may hold (the graph form it is
+  // written as reads them back): `what` says which link a parameter's value makes.
+  const auto require_rate = [&](const std::string& key, double value, double link_GBps, const std::string& what) {
+    require_positive(key, value);
+    if (!(link_GBps >= kMinBandwidth_GBps && link_GBps <= kMaxBandwidth_GBps)) {
+      throw InputError(where(key) + " " + number_text(value) + ": " + what + " would carry " + number_text(link_GBps) +
+                       " GB/s; expected a bandwidth in GB/s between " + number_text(kMinBandwidth_GBps) + " (1 kB/s) and " +
+                       number_text(kMaxBandwidth_GBps) + " (1 PB/s) a link");
+    }
   };
   require_count("nodes", s.nodes, 1);
   require_count("gpus_per_node", s.gpus_per_node, 1);
@@ -223,7 +237,7 @@ void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
   require_count("ports_per_nic", s.ports_per_nic, 1);
   if (s.ports_per_nic > 8) throw InputError(where("ports_per_nic") + " " + std::to_string(s.ports_per_nic) + ": expected at most 8 (the most NCCL fuses into one device)");
   require_count("nodes_per_leaf", s.nodes_per_leaf, 1);
-  if (s.pcie_GBps != 0) require_positive("pcie_GBps", s.pcie_GBps);
+  if (s.pcie_GBps != 0) require_rate("pcie_GBps", s.pcie_GBps, s.pcie_GBps, "each PCIe link");
   for (const ClusterParam& p : cluster_params()) {
     const auto* text = std::get_if<std::string ClusterSpec::*>(&p.field);
     if (!text) continue;
@@ -232,11 +246,24 @@ void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
       throw InputError(where(p.key) + " " + v + ": expected " + join(p.words, ", ") + did_you_mean(v, p.words));
     }
   }
-  require_positive("nic_GBps", s.nic_GBps);
-  if (s.nvlink_GBps != 0) require_positive("nvlink_GBps", s.nvlink_GBps);
+  require_rate("nic_GBps", s.nic_GBps, nic_link_GBps(s), s.ports_per_nic > 1 ? "each NIC's link (its " + std::to_string(s.ports_per_nic) + " ports)" : "each NIC's link");
+  if (s.nvlink_GBps != 0) require_rate("nvlink_GBps", s.nvlink_GBps, s.nvlink_GBps, "each NVLink");
   if (!(s.oversubscription >= 1) || !std::isfinite(s.oversubscription)) {
     throw InputError(where("oversubscription") + " " + number_text(s.oversubscription) +
                      ": expected a ratio of at least 1 (a leaf's NIC bandwidth over its uplink's)");
+  }
+  // A leaf's uplink, where the network has several leaves: its NICs' links over the
+  // oversubscription (ClusterFabric), the fullest leaf and the last, which may hold fewer nodes.
+  const int leaves = (s.nodes + s.nodes_per_leaf - 1) / s.nodes_per_leaf;
+  const int rails = s.network == ClusterNetwork::rail ? s.nics_per_node : 1;
+  if (s.nodes > 1 && s.network != ClusterNetwork::single && static_cast<double>(leaves) * rails >= 2 && s.nics_per_node > 0) {
+    const double nics_per_node_on_leaf = s.network == ClusterNetwork::rail ? 1.0 : s.nics_per_node;
+    const int last_nodes = s.nodes - (leaves - 1) * s.nodes_per_leaf;
+    for (const int nodes_on_leaf : {std::min(s.nodes, s.nodes_per_leaf), last_nodes}) {
+      const double uplink = nodes_on_leaf * nics_per_node_on_leaf * nic_link_GBps(s) / s.oversubscription;
+      require_rate(uplink > kMaxBandwidth_GBps ? "nic_GBps" : "oversubscription", uplink > kMaxBandwidth_GBps ? s.nic_GBps : s.oversubscription,
+                   uplink, "a leaf's uplink (" + number_text(nodes_on_leaf * nics_per_node_on_leaf) + " NICs' links / the oversubscription)");
+    }
   }
   require_latency("pcie_latency_us", s.pcie_latency_us);
   require_latency("nvlink_latency_us", s.nvlink_latency_us);

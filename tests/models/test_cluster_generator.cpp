@@ -147,6 +147,25 @@ TEST(ClusterGenerator, BadParametersAreNamed) {
   EXPECT_NE(error_of(s).find("--ports-per-nic 0: expected an integer of at least 1"), std::string::npos) << error_of(s);
   s.ports_per_nic = 9;
   EXPECT_NE(error_of(s).find("--ports-per-nic 9: expected at most 8"), std::string::npos) << error_of(s);
+  // Every link within what a topology file holds (the graph form it is written as reads it back).
+  s = ClusterSpec{};
+  s.nic_GBps = 4e20;
+  EXPECT_NE(error_of(s).find("--nic-GBps 4e+20: each NIC's link would carry 4e+20 GB/s; expected a bandwidth in GB/s between 1e-06"),
+            std::string::npos) << error_of(s);
+  s.nic_GBps = 2e5;
+  s.ports_per_nic = 8;
+  EXPECT_NE(error_of(s).find("each NIC's link (its 8 ports) would carry 1.6e+06 GB/s"), std::string::npos) << error_of(s);
+  s = ClusterSpec{};
+  s.nodes = 64;
+  s.network = ClusterNetwork::fat_tree;
+  s.oversubscription = 1e12;
+  EXPECT_NE(error_of(s).find("--oversubscription 1e+12: a leaf's uplink (256 NICs' links / the oversubscription) would carry"),
+            std::string::npos) << error_of(s);
+  s.oversubscription = 1e6;  // 256 x 50 GB/s / 1e6: 0.0128 GB/s, a slow link but a link
+  EXPECT_EQ(error_of(s), "");
+  s = ClusterSpec{};
+  s.network_latency_us = 1e10;
+  EXPECT_NE(error_of(s).find("--network-latency-us 1e+10: expected a latency in us of at most 1e+09"), std::string::npos) << error_of(s);
   EXPECT_THROW(intra_fabric_from("infiniband"), InputError);
   EXPECT_THROW(cluster_network_from("torus"), InputError);
 }
