@@ -13,6 +13,7 @@
 #include "models/executors/executor.h"
 #include "models/strategies/formulas.h"
 #include "models/executors/predict.h"
+#include "models/topology/cluster_generator.h"
 #include "models/topology/topology_io.h"
 #include "sim/simulator.h"
 #include "support/topologies.h"
@@ -398,4 +399,29 @@ TEST(Simulator, OverlappedBucketsOnTheClosedFormsTimeline) {
   EXPECT_EQ(r.overlap->buckets, 3);
   EXPECT_NEAR(*r.time_per_iteration_s, 0.009 + sync, 1e-8);
   EXPECT_NEAR(r.overlap->exposed_s, sync, 1e-8);
+}
+
+TEST(Simulator, EfaAdaptersListedOneByOneRunAsTheirDevicesRails) {
+  // 32 EFA adapters a host, 4 beside each GPU: aws-ofi-nccl stripes each transfer over a
+  // device's four, each a link of its own here; they move what 8 NICs of 4 ports do.
+  auto hosts = [](int nics, int ports) {
+    ClusterSpec s;
+    s.nodes = 2;
+    s.nics_per_node = nics;
+    s.ports_per_nic = ports;
+    s.nic_GBps = 12.5;
+    s.nic_link_layer = "efa";
+    s.gpudirect = "true";
+    s.nvlink_sharp = "true";
+    s.cpu = "intel";
+    s.vm = "false";
+    return generate_cluster(s);
+  };
+  const Topology adapters = hosts(32, 1), ported = hosts(8, 4);
+  for (const char* collective : {"all_reduce", "alltoall"}) {
+    const Built a = build(adapters, "nccl", 16, 64.0 * 1048576, {std::string("collective=") + collective});
+    const Built p = build(ported, "nccl", 16, 64.0 * 1048576, {std::string("collective=") + collective});
+    const double at = one_sync(adapters, a).first_sync_s, pt = one_sync(ported, p).first_sync_s;
+    EXPECT_NEAR(at, pt, 0.02 * pt) << collective;
+  }
 }

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <map>
+#include <set>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -113,7 +114,8 @@ void agree(Graph& into, const Graph& host, bool first) {
 
 std::int32_t Plan::host_nic(std::size_t host, int index) const {
   if (host >= host_nics.size() || index < 0 || static_cast<std::size_t>(index) >= host_nics[host].size()) return -1;
-  return static_cast<std::int32_t>(host_nics[host][static_cast<std::size_t>(index)]);
+  const std::vector<std::size_t>& rails = host_nics[host][static_cast<std::size_t>(index)];
+  return rails.empty() ? -1 : static_cast<std::int32_t>(rails.front());
 }
 
 double Plan::algorithm_GBps() const {
@@ -330,9 +332,9 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     options.nccl_version = o.nccl_version;
     options.peer_access = o.peer_access;
     System system(*seen, host_gpus, options, false);
-    std::vector<std::size_t>& nics = plan.host_nics.emplace_back();
+    std::vector<std::vector<std::size_t>>& nics = plan.host_nics.emplace_back();
     if (seen == &t) {
-      for (int net : system.of_type(NodeType::net)) nics.push_back(system.nodes()[static_cast<std::size_t>(net)].topology_node);
+      for (int net : system.of_type(NodeType::net)) nics.push_back(system.nodes()[static_cast<std::size_t>(net)].rails);
     }
     const std::string key = signature(system) + ':' + system.pair_facts() + ':' + std::to_string(system.p2p_level()) + ':' + std::to_string(system.gdr_level()) +
                             ':' + std::to_string(system.pxn());
@@ -370,9 +372,14 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
       HostFacts& f = plan.host;
       f.gpus = s.gpu_count();
       f.nics = s.net_count();
-      for (int nic : s.of_type(NodeType::nic)) {
+      std::set<std::size_t> cards;  // the NICs, an EFA device's rails each
+      for (int net : s.of_type(NodeType::net)) {
+        const std::vector<std::size_t>& rails = s.nodes()[static_cast<std::size_t>(net)].rails;
+        cards.insert(rails.begin(), rails.end());
+      }
+      for (std::size_t nic : cards) {
         f.nic_cards += 1;
-        f.nic_ports += std::max(1, seen->node(s.nodes()[static_cast<std::size_t>(nic)].topology_node).facts.ports);
+        f.nic_ports += std::max(1, seen->node(nic).facts.ports);
       }
       f.sockets = static_cast<int>(s.of_type(NodeType::cpu).size());
       f.cpu_vendor = s.cpu_vendor();

@@ -127,9 +127,10 @@ struct Plan {
   std::vector<int> host_shape;         // host -> index into shapes
   std::vector<Comm> shapes;            // one per distinct host: its own graphs (intra orders)
   std::vector<HostLinks> links;        // per shape: P2P or SHM between its ranks
-  // Per host: the topology node of each NIC as its search numbers them (Graph::inter); empty
-  // where the host was searched on another view of it.
-  std::vector<std::vector<std::size_t>> host_nics;
+  // Per host: the topology nodes of each NCCL network device as its search numbers them
+  // (Graph::inter): its NIC, or an EFA device's rails; empty where the host was searched on
+  // another view of it.
+  std::vector<std::vector<std::vector<std::size_t>>> host_nics;
   Comm comm;                           // what the communicator agreed on (minima over the hosts)
   Costs costs;                         // NCCL's cost model, as it chooses with it
   // The same model for how long the kernels take: without the network plugin's reported latency,
@@ -168,7 +169,8 @@ struct Plan {
   // The graph of host h for the chosen algorithm.
   const Graph& host_graph(std::size_t host, int algorithm) const { return shapes[static_cast<std::size_t>(host_shape[host])].graph(algorithm); }
   const HostLinks& host_links(std::size_t host) const { return links[static_cast<std::size_t>(host_shape[host])]; }
-  // The topology node of NIC `index` (Graph::inter) of host h; -1 where not known.
+  // The topology node of network device `index` (Graph::inter) of host h (an EFA device's first
+  // rail: rails.h stripes its transfers over the others); -1 where not known.
   std::int32_t host_nic(std::size_t host, int index) const;
 };
 

@@ -11,6 +11,7 @@
 #include "models/strategies/common.h"
 #include "models/strategies/nccl/p2p_channels.h"
 #include "models/strategies/nccl/pipeline.h"
+#include "models/strategies/nccl/rails.h"
 #include "models/strategies/nccl/point_to_point.h"
 #include "models/strategies/nccl/system.h"
 #include "models/strategies/nccl/transports.h"
@@ -555,7 +556,11 @@ std::vector<PipelinedTree> trees_of(const Plan& plan, const Layout& lay, const s
       if (lay.algorithm == kNvlsTree) {
         for (int h = 0; h < nodes; ++h) {
           const Up up = dtree_up(nodes, h, which);
-          if (up.parent >= 0) t.nodes[pos(head_node[pos(h)])].parent = head_node[pos(up.parent)];
+          if (up.parent < 0) continue;
+          // Between hosts by the NICs of the NVLS graph's channel of this head (its inter).
+          TreeNode& node = t.nodes[pos(head_node[pos(h)])];
+          node.parent = head_node[pos(up.parent)];
+          node.via = nics.between(kNvls, head, node.participant, t.nodes[pos(node.parent)].participant);
         }
       }
     }
@@ -703,6 +708,7 @@ Schedule planned_schedule(const StrategyContext& ctx, const Plan& plan, double l
   }
   HostTransports transports(ctx, plan);
   limit_by_transports(s, first_transfer, transports, plan, p, n);
+  stripe_over_rails(s, ctx, plan);
   if (const double own_s = own_block_copy_s(ctx, plan, a); own_s > 0) add_compute(s, all_workers(s), own_s, "own block copy");
   if (const double fifo_s = fifo_copy_s(ctx, plan, a); fifo_s > 0) add_compute(s, all_workers(s), fifo_s, "copy within the GPU");
   return s;
@@ -807,8 +813,11 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
                       std::to_string(f.sockets) + (f.sockets == 1 ? " CPU" : " CPUs") +
                       (f.cpu_vendor.empty() ? " (vendor not known)" : " (" + f.cpu_vendor + ")") + ", P2P level " + path_name(f.p2p_level);
   if (f.nics > 0) {
-    // NCCL's devices where they are not the NICs: ports fused into one, or driven alone.
-    const std::string ports = f.nic_ports == f.nic_cards ? std::string()
+    // NCCL's devices where they are not the NICs: ports fused into one, or driven alone; EFA
+    // adapters as rails of one device.
+    const std::string ports = f.nic_ports == f.nic_cards && f.nics < f.nic_cards
+                                  ? " (" + std::to_string(f.nic_cards) + " adapters as their rails, aws-ofi-nccl's)"
+                              : f.nic_ports == f.nic_cards ? std::string()
                               : f.nics == f.nic_cards    ? " (" + std::to_string(f.nic_ports / std::max(1, f.nic_cards)) + " ports each, fused)"
                                                          : " (" + std::to_string(f.nic_cards) + " NICs' ports)";
     facts += ", " + std::to_string(f.nics) + (f.nics == 1 ? " NIC" : " NICs") + ports + " at " + format_fixed(plan.nic_GBps, 1) + " GB/s" +

@@ -7,6 +7,7 @@
 
 #include "models/strategies/common.h"
 #include "models/strategies/nccl/p2p_channels.h"
+#include "models/strategies/nccl/rails.h"
 #include "models/strategies/nccl/transports.h"
 #include "models/strategies/nccl/tuning.h"
 #include "models/support/error.h"
@@ -273,6 +274,7 @@ Schedule point_to_point_schedule(const StrategyContext& ctx, const Plan& plan, d
   if (done < ctx.elements * eb) s.expected.push_back(ExpectedRegion{Slice{done, ctx.elements * eb - done}, false, true, {}});
   if (s.expected.empty()) s.expected.push_back(ExpectedRegion{Slice{0, 0}, false, true, {}});
   limit_by_transports(s, first, transports, plan, plan.protocol(), n);
+  stripe_over_rails(s, ctx, plan);
   if (const double own_s = own_block_copy_s(ctx, plan, kRing); own_s > 0) add_compute(s, all_workers(s), own_s, "own block copy");
   return s;
 }

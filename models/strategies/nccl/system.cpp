@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -41,6 +42,103 @@ int nvlink_count(const Link& l, int cc) {
   }
   const double per_link = hardware::nvlink_physical_GBps_per_link(cc) * 1e9;
   return std::max(1, static_cast<int>(std::lround(l.bandwidth_Bps / per_link)));
+}
+
+// aws-ofi-nccl's RDMA protocol (EFA) drives the adapters beside a GPU as one device, a rail each
+// (nccl_ofi_topo.cpp, nccl_ofi_topo_group at 2daf7d30): every GPU counts toward its nearest PCIe
+// ancestor with NICs below it; each NIC moves up to its nearest ancestor some GPU counts toward,
+// and the NICs there are split evenly among those GPUs, the first groups one more where they do
+// not divide; a NIC near no GPU is a device of its own. The groups, each in topology order, its
+// first the device's PCI place (the leader). `host` the host's nodes, `efa` its EFA adapters.
+std::vector<std::vector<std::size_t>> ofi_rail_groups(const Topology& t, const std::vector<std::size_t>& host, const std::vector<std::size_t>& efa) {
+  // The PCIe tree: CPUs (else root complexes) at its top, switches below; GPUs and NICs its leaves.
+  auto interior = [&](std::size_t u) {
+    const NodeKind k = t.node(u).kind;
+    return k == NodeKind::pcie_switch || k == NodeKind::root_complex || k == NodeKind::cpu_socket;
+  };
+  std::unordered_map<std::size_t, int> depth;
+  std::deque<std::size_t> queue;
+  for (const NodeKind top : {NodeKind::cpu_socket, NodeKind::root_complex}) {
+    for (std::size_t u : host) {
+      if (t.node(u).kind == top) {
+        depth[u] = 0;
+        queue.push_back(u);
+      }
+    }
+    if (!queue.empty()) break;
+  }
+  while (!queue.empty()) {
+    const std::size_t u = queue.front();
+    queue.pop_front();
+    for (std::size_t li : t.incident_links(u)) {
+      const std::size_t v = t.links()[li].a == u ? t.links()[li].b : t.links()[li].a;
+      if (interior(v) && !depth.count(v)) {
+        depth[v] = depth[u] + 1;
+        queue.push_back(v);
+      }
+    }
+  }
+  // A node's parent: its shallowest interior neighbour above it (none for the top).
+  auto parent = [&](std::size_t u) {
+    const auto own = depth.find(u);
+    std::size_t best = Topology::npos;
+    int best_depth = own == depth.end() ? std::numeric_limits<int>::max() : own->second;
+    for (std::size_t li : t.incident_links(u)) {
+      const std::size_t v = t.links()[li].a == u ? t.links()[li].b : t.links()[li].a;
+      const auto d = depth.find(v);
+      if (d != depth.end() && d->second < best_depth) {
+        best = v;
+        best_depth = d->second;
+      }
+    }
+    return best;
+  };
+  std::unordered_set<std::size_t> marked;  // the NICs' ancestors
+  for (std::size_t nic : efa) {
+    for (std::size_t u = parent(nic); u != Topology::npos && marked.insert(u).second; u = parent(u)) {
+    }
+  }
+  // Every GPU of the host (not only the communicator's: the plugin sees them all), by the
+  // switches and root complexes they hang off.
+  std::map<std::size_t, int> groups_at;
+  std::unordered_set<std::size_t> gpus;
+  for (const auto& [u, d] : depth) {
+    for (std::size_t li : t.incident_links(u)) {
+      const std::size_t v = t.links()[li].a == u ? t.links()[li].b : t.links()[li].a;
+      if (t.node(v).kind == NodeKind::gpu) gpus.insert(v);
+    }
+  }
+  for (std::size_t g : gpus) {
+    for (std::size_t u = parent(g); u != Topology::npos; u = parent(u)) {
+      if (marked.count(u)) {
+        groups_at[u] += 1;
+        break;
+      }
+    }
+  }
+  std::map<std::size_t, std::vector<std::size_t>> nics_at;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t nic : efa) {
+    std::size_t u = parent(nic);
+    while (u != Topology::npos && !groups_at.count(u)) u = parent(u);
+    if (u == Topology::npos) {
+      groups.push_back({nic});
+    } else {
+      nics_at[u].push_back(nic);
+    }
+  }
+  for (auto& [at, nics] : nics_at) {
+    std::sort(nics.begin(), nics.end());
+    const std::size_t n = std::min(nics.size(), static_cast<std::size_t>(groups_at[at]));
+    std::size_t next = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t size = nics.size() / n + (k < nics.size() % n ? 1 : 0);
+      groups.emplace_back(nics.begin() + static_cast<std::ptrdiff_t>(next), nics.begin() + static_cast<std::ptrdiff_t>(next + size));
+      next += size;
+    }
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
 }
 
 }  // namespace
@@ -126,9 +224,23 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
     nodes_[static_cast<std::size_t>(n)].cc = model ? model->compute_capability : options.cc;
     sys_of[gpus[r]] = n;
   }
+  // EFA adapters as aws-ofi-nccl groups them: NCCL sees each group's first only, a device whose
+  // rails are the group.
+  std::vector<std::size_t> efa;
+  for (std::size_t u : members) {
+    if (t.node(u).kind == NodeKind::nic && t.node(u).facts.link_layer == "efa") efa.push_back(u);
+  }
+  std::unordered_map<std::size_t, std::vector<std::size_t>> rails_of;  // a group's first -> the group
+  std::unordered_set<std::size_t> rail_only;                           // the groups' others
+  if (!efa.empty()) {
+    for (std::vector<std::size_t>& group : ofi_rail_groups(t, members, efa)) {
+      rail_only.insert(group.begin() + 1, group.end());
+      rails_of[group.front()] = std::move(group);
+    }
+  }
   int nvs = -1;
   for (std::size_t u : members) {
-    if (sys_of[u] >= 0) continue;
+    if (sys_of[u] >= 0 || rail_only.count(u)) continue;
     switch (t.node(u).kind) {
       case NodeKind::pcie_switch: sys_of[u] = add_node(NodeType::pci, u); break;
       case NodeKind::nvswitch:
@@ -180,26 +292,43 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
     }
   }
   for (const auto& [pair, link] : joined) add_link(pair.first, pair.second, link.first, link.second);
-  // Each NIC's network port: its links to network switches, at their line rate.
-  for (int nic : std::vector<int>(of_type(NodeType::nic))) {
-    const std::size_t u = nodes_[static_cast<std::size_t>(nic)].topology_node;
+  // Each NIC's network port: its links to network switches, at their line rate; an EFA group's
+  // its rails' together.
+  auto line_rate = [&](std::size_t u) {
     double rate = 0;
     for (std::size_t li : t.incident_links(u)) {
       const Link& l = t.links()[li];
       const std::size_t v = l.a == u ? l.b : l.a;
       if (t.node(v).kind == NodeKind::net_switch) rate += l.bandwidth_Bps / 1e9;
     }
-    // The devices NCCL drives the NIC's ports as, each with its ports' share of the rate.
+    return rate;
+  };
+  for (int nic : std::vector<int>(of_type(NodeType::nic))) {
+    const std::size_t u = nodes_[static_cast<std::size_t>(nic)].topology_node;
+    const auto group = rails_of.find(u);
+    const std::vector<std::size_t> rails = group == rails_of.end() ? std::vector<std::size_t>{u} : group->second;
+    double rate = 0;
+    std::vector<std::size_t> port_of;  // each port's NIC
+    for (std::size_t r : rails) {
+      rate += line_rate(r);
+      port_of.insert(port_of.end(), static_cast<std::size_t>(std::max(1, t.node(r).facts.ports)), r);
+    }
+    // The devices NCCL drives the ports as, each with its ports' share of the rate.
     const NodeFacts& facts = t.node(u).facts;
-    const int ports = std::max(1, facts.ports);
+    const int ports = static_cast<int>(port_of.size());
     const int per_device = ports_per_device(facts.link_layer, options.nccl_version);
     for (int first = 0; first < ports; first += per_device) {
-      const double share = rate * std::min(per_device, ports - first) / ports;
+      const int count = std::min(per_device, ports - first);
+      const double share = rate * count / ports;
       const int net = add_node(NodeType::net, u);
       SysNode& n = nodes_[static_cast<std::size_t>(net)];
       n.net_bw = share;
       n.gdr = facts.gpudirect ? *facts.gpudirect : options.gdr != 0;
       n.coll = facts.sharp.value_or(options.nic_reduces);
+      for (int p = first; p < first + count; ++p) {
+        const std::size_t r = port_of[static_cast<std::size_t>(p)];
+        if (std::find(n.rails.begin(), n.rails.end(), r) == n.rails.end()) n.rails.push_back(r);
+      }
       add_link(nic, net, LinkType::net, share);
     }
   }

@@ -66,6 +66,7 @@ struct SysNode {
   double net_bw = 0;      // net: the port's line rate, GB/s (the search takes from it per channel)
   bool coll = false;      // net: in-network reduction (CollNet)
   int local_gpu = -1;     // net: the GPU closest to it
+  std::vector<std::size_t> rails;  // net: the NICs (gradsync nodes) its bytes cross, the first its PCI place
   std::string vendor;     // cpu: intel, amd, arm ("" not known)
   std::vector<SysLink> links;
 };
