@@ -499,7 +499,7 @@ Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size) {
   }
   const std::size_t nvswitches = s.intra == models::IntraFabric::nvswitch ? static_cast<std::size_t>(s.nodes) : 0;
   if (count_kind(topo, models::NodeKind::nvswitch) != nvswitches) violated(t, "NVSwitches other than one per node with nvswitch\n" + what);
-  std::size_t nvlinks = 0, nic_links = 0;
+  std::size_t nvlinks = 0, nic_links = 0, c2c_links = 0;
   const double nvlink_Bps = (s.nvlink_GBps > 0 ? s.nvlink_GBps : models::default_nvlink_GBps(s)) * 1e9;
   for (const auto& l : topo.links()) {
     const bool gpu_pair = topo.node(l.a).kind == models::NodeKind::gpu && topo.node(l.b).kind == models::NodeKind::gpu;
@@ -523,8 +523,15 @@ Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size) {
     for (const auto& [nic, other] : {std::pair{l.a, l.b}, std::pair{l.b, l.a}}) {
       const models::NodeKind k = topo.node(other).kind;
       if (topo.node(nic).kind != models::NodeKind::nic || k == models::NodeKind::net_switch) continue;
-      const models::NodeKind want = s.nic_attach == "cpu" ? models::NodeKind::root_complex : models::NodeKind::pcie_switch;
+      const models::NodeKind want = models::nic_attach_of(s) == "cpu" ? models::NodeKind::root_complex : models::NodeKind::pcie_switch;
       if (k != want) violated(t, "a NIC on a " + std::string(k == models::NodeKind::root_complex ? "root complex" : "node other than a PCIe switch") + " with --nic-attach " + s.nic_attach + "\n" + what);
+    }
+    // A GPU that carries its own CPU (GH200): NVLink-C2C to it at the model's rate; no other GPU has one.
+    if (l.label == "nvlink-c2c") {
+      ++c2c_links;
+      const bool gpu_cpu = (topo.node(l.a).kind == models::NodeKind::gpu && topo.node(l.b).kind == models::NodeKind::root_complex) ||
+                           (topo.node(l.b).kind == models::NodeKind::gpu && topo.node(l.a).kind == models::NodeKind::root_complex);
+      if (!gpu_cpu || !close(l.bandwidth_Bps, models::superchip_c2c_GBps(s) * 1e9)) violated(t, "an NVLink-C2C link other than a GPU's to its CPU at the model's rate\n" + what);
     }
   }
   // The hosts' facts on their root complexes: as stated, unset where auto.
@@ -539,6 +546,7 @@ Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size) {
   const std::size_t want_nvlinks = s.intra == models::IntraFabric::nvlink ? static_cast<std::size_t>(s.nodes) * g * (g - 1) / 2 : 0;
   if (nvlinks != want_nvlinks) violated(t, std::to_string(nvlinks) + " GPU-to-GPU links; expected " + std::to_string(want_nvlinks) + "\n" + what);
   if (nic_links != nics) violated(t, std::to_string(nic_links) + " NIC-to-switch links for " + std::to_string(nics) + " NICs\n" + what);
+  if (c2c_links != (models::superchip_c2c_GBps(s) > 0 ? gpus : 0)) violated(t, std::to_string(c2c_links) + " NVLink-C2C links for " + std::to_string(gpus) + " " + s.gpu + "\n" + what);
   // Every pair of GPUs is routed, and the generated form reads back as the same cluster.
   for (std::size_t a : {std::size_t{0}, gpus / 2, gpus - 1}) {
     for (std::size_t b : {std::size_t{0}, gpus - 1}) {

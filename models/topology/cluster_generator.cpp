@@ -31,8 +31,8 @@ const std::vector<ClusterParam>& cluster_params() {
       {"ports_per_nic",
        "network ports on each NIC, each at --nic-GBps: the NIC's link carries their sum. NCCL's IB transport fuses a NIC's "
        "ports into one device from 2.20 on (2 a device up to 2.23, 4 up to 2.29, 8 in 2.30), earlier releases drive "
-       "each alone; aws-ofi-nccl drives up to 4 EFA adapters beside a GPU as one device, a rail each: give them as one "
-       "NIC's ports",
+       "each alone; aws-ofi-nccl drives the EFA adapters beside a GPU as one device, a rail each: give them as one "
+       "NIC's ports or as NICs of their own (planned alike)",
        &ClusterSpec::ports_per_nic},
       {"nic_GBps", "each NIC (each of its ports), per direction (400 Gb/s = 50)", &ClusterSpec::nic_GBps},
       {"network", "how the NICs are joined: single | fat-tree | rail", &ClusterSpec::network},
@@ -63,9 +63,10 @@ const std::vector<ClusterParam>& cluster_params() {
        "auto (not stated), true, or false (bare metal, or VMs whose ATS keeps it peer to peer)",
        &ClusterSpec::vm, true, {"auto", "true", "false"}},
       {"nic_attach",
-       "where each NIC sits: switch (on the GPUs' PCIe switches: PIX or PXB to its GPUs) or cpu (on a CPU root port: "
-       "PHB to every GPU, so GPUDirect RDMA, where NCCL_NET_GDR_LEVEL allows it, crosses the CPU's host bridge)",
-       &ClusterSpec::nic_attach, true, {"switch", "cpu"}},
+       "where each NIC sits: switch (on the GPUs' PCIe switches: PIX or PXB to its GPUs), cpu (on a CPU root port: "
+       "PHB to every GPU, so GPUDirect RDMA, where NCCL_NET_GDR_LEVEL allows it, crosses the CPU's host bridge), or "
+       "auto (cpu for a GPU that carries its own CPU, GH200: NIC k on GPU k x GPUs / NICs's CPU; switch otherwise)",
+       &ClusterSpec::nic_attach, true, {"auto", "switch", "cpu"}},
   };
   return params;
 }
@@ -192,6 +193,16 @@ double default_nvlink_GBps(const ClusterSpec& spec) {
   return per_link * links;
 }
 
+double superchip_c2c_GBps(const ClusterSpec& spec) {
+  const hardware::GpuModel* gpu = hardware::find_gpu_model(spec.gpu);
+  return gpu ? gpu->c2c_GBps : 0.0;
+}
+
+std::string nic_attach_of(const ClusterSpec& spec) {
+  if (spec.nic_attach != "auto") return spec.nic_attach;
+  return superchip_c2c_GBps(spec) > 0 ? "cpu" : "switch";
+}
+
 double pcie_link_GBps(const ClusterSpec& spec) {
   if (spec.pcie_GBps > 0) return spec.pcie_GBps;
   const hardware::GpuModel* gpu = hardware::find_gpu_model(spec.gpu);
@@ -245,6 +256,10 @@ void check_cluster_spec(const ClusterSpec& s, const ParamPlace& place) {
     if (std::find(p.words.begin(), p.words.end(), v) == p.words.end()) {
       throw InputError(where(p.key) + " " + v + ": expected " + join(p.words, ", ") + did_you_mean(v, p.words));
     }
+  }
+  if (superchip_c2c_GBps(s) > 0 && s.nic_attach == "switch") {
+    throw InputError(where("nic_attach") + " switch: a " + s.gpu + " reaches its NICs through its own CPU (NVLink-C2C, then the CPU's root ports), "
+                     "not a PCIe switch; expected cpu or auto");
   }
   require_rate("nic_GBps", s.nic_GBps, nic_link_GBps(s), s.ports_per_nic > 1 ? "each NIC's link (its " + std::to_string(s.ports_per_nic) + " ports)" : "each NIC's link");
   if (s.nvlink_GBps != 0) require_rate("nvlink_GBps", s.nvlink_GBps, s.nvlink_GBps, "each NVLink");
@@ -399,19 +414,33 @@ Topology generate_cluster(const ClusterSpec& s) {
     }
   }
   ClusterFabric fabric(s, s.nics_per_node, nodes, links);
+  // A GPU that carries its own CPU (GH200): each GPU of a node joined to its CPU by NVLink-C2C, that
+  // CPU's root ports holding the NICs, the CPUs joined to each other; no PCIe switch.
+  const double c2c_GBps = superchip_c2c_GBps(s);
+  const bool nic_on_cpu = nic_attach_of(s) == "cpu";
   for (int n = 0; n < s.nodes; ++n) {
     const std::string p = "n" + std::to_string(n) + "-";
-    const std::size_t rc = add_node(p + "rc", NodeKind::root_complex);
-    const std::size_t host = add_node(p + "host", NodeKind::host_memory);
-    add_link(rc, host, pcie_GBps, s.pcie_latency_us, "pcie");
-    std::vector<std::size_t> pcie;
-    for (int w = 0; w < switches; ++w) {
-      pcie.push_back(add_node(p + "pcie" + std::to_string(w), NodeKind::pcie_switch));
-      add_link(pcie.back(), rc, pcie_GBps, s.pcie_latency_us, "pcie");
-    }
-    for (int g = 0; g < s.gpus_per_node; ++g) {
-      add_link(gpu[static_cast<std::size_t>(n * s.gpus_per_node + g)], pcie[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)],
-               pcie_GBps, s.pcie_latency_us, "pcie");
+    std::vector<std::size_t> cpus, pcie;
+    if (c2c_GBps > 0) {
+      for (int g = 0; g < s.gpus_per_node; ++g) {
+        cpus.push_back(add_node(p + "cpu" + std::to_string(g), NodeKind::root_complex));
+        const std::size_t host = add_node(p + "host" + std::to_string(g), NodeKind::host_memory);
+        add_link(cpus.back(), host, pcie_GBps, s.pcie_latency_us, "pcie");
+        add_link(gpu[static_cast<std::size_t>(n * s.gpus_per_node + g)], cpus.back(), c2c_GBps, s.pcie_latency_us, "nvlink-c2c");
+        for (std::size_t other = 0; other + 1 < cpus.size(); ++other) add_link(cpus[other], cpus.back(), pcie_GBps, s.pcie_latency_us, "socket");
+      }
+    } else {
+      cpus.push_back(add_node(p + "rc", NodeKind::root_complex));
+      const std::size_t host = add_node(p + "host", NodeKind::host_memory);
+      add_link(cpus.back(), host, pcie_GBps, s.pcie_latency_us, "pcie");
+      for (int w = 0; w < switches; ++w) {
+        pcie.push_back(add_node(p + "pcie" + std::to_string(w), NodeKind::pcie_switch));
+        add_link(pcie.back(), cpus.back(), pcie_GBps, s.pcie_latency_us, "pcie");
+      }
+      for (int g = 0; g < s.gpus_per_node; ++g) {
+        add_link(gpu[static_cast<std::size_t>(n * s.gpus_per_node + g)], pcie[static_cast<std::size_t>(g / s.gpus_per_pcie_switch)],
+                 pcie_GBps, s.pcie_latency_us, "pcie");
+      }
     }
     if (s.intra == IntraFabric::nvswitch) {
       const std::size_t nvs = add_node(p + "nvswitch", NodeKind::nvswitch);
@@ -429,15 +458,17 @@ Topology generate_cluster(const ClusterSpec& s) {
     if (!fabric.joins()) continue;
     for (int k = 0; k < s.nics_per_node; ++k) {
       const std::size_t nic = add_node(p + "nic" + std::to_string(k), NodeKind::nic);
-      add_link(nic, s.nic_attach == "cpu" ? rc : pcie[static_cast<std::size_t>(k * switches / s.nics_per_node)], pcie_GBps,
-               s.pcie_latency_us, "pcie");
+      const std::size_t at = !nic_on_cpu ? pcie[static_cast<std::size_t>(k * switches / s.nics_per_node)]
+                             : cpus[static_cast<std::size_t>(k * static_cast<int>(cpus.size()) / s.nics_per_node)];
+      add_link(nic, at, pcie_GBps, s.pcie_latency_us, "pcie");
       fabric.plug(nic, n, k);
     }
   }
   const std::string name = cluster_name(s);
   Topology t(name, std::move(nodes), std::move(links), name);
   t.set_description("Generated by gradsync topology generate: " + std::to_string(s.nodes) + " nodes x " +
-                    std::to_string(s.gpus_per_node) + " " + s.gpu + " GPUs (" + to_string(s.intra) + " inside a node, PCIe " +
+                    std::to_string(s.gpus_per_node) + " " + s.gpu + " GPUs (" + to_string(s.intra) + " inside a node, " +
+                    (c2c_GBps > 0 ? "each on its own CPU by NVLink-C2C at " + number_text(c2c_GBps) + " GB/s, " : std::string()) + "PCIe " +
                     number_text(pcie_GBps) + " GB/s), " + fabric.describe() + ". Latencies nominal.");
   return t;
 }

@@ -4,7 +4,8 @@
 //
 // Inside a node: GPUs sit under PCIe switches (gpus_per_pcie_switch each) under one root
 // complex with the node's host memory; NIC k sits on PCIe switch k x switches / NICs (or on the
-// root complex itself: nic_attach "cpu").
+// root complex itself: nic_attach "cpu"). A GPU that carries its own CPU (GH200) sits on that CPU
+// by NVLink-C2C instead, each CPU with its host memory and NIC k on CPU k x GPUs / NICs.
 //   pcie     : that tree is the only path between GPUs;
 //   nvlink   : besides, every pair of GPUs in a node has its own NVLink (a full mesh);
 //   nvswitch : besides, every GPU has one link to the node's NVSwitch.
@@ -56,9 +57,10 @@ struct ClusterSpec {
   std::string nic_sharp = "auto";          // in-network reduction at the NICs' switches (CollNet): true | false
   std::string nvlink_sharp = "auto";       // NVLink SHARP in the NVSwitch (NVLS): true | false
   std::string vm = "auto";                 // hosts are VMs without PCIe ATS (NodeFacts::vm): true | false
-  // Where each NIC sits: "switch" (on the GPUs' PCIe switches, as above) or "cpu" (on the root
-  // complex: PHB to every GPU, so GPUDirect RDMA crosses the CPU's host bridge).
-  std::string nic_attach = "switch";
+  // Where each NIC sits: "switch" (on the GPUs' PCIe switches, as above), "cpu" (on the root
+  // complex: PHB to every GPU, so GPUDirect RDMA crosses the CPU's host bridge), or "auto": cpu
+  // for a GPU that carries its own CPU (GH200), switch otherwise.
+  std::string nic_attach = "auto";
 };
 
 // Every parameter of a generated cluster, once: `gradsync topology generate` makes its flags
@@ -103,6 +105,12 @@ Topology generate_cluster(const ClusterSpec& spec);
 
 // Each PCIe link's rate: --pcie-GBps, else the GPU model's (H100: Gen5 x16, NCCL's 48 GB/s).
 double pcie_link_GBps(const ClusterSpec& spec);
+// A GPU model's NVLink-C2C to the CPU it carries, GB/s (GH200: 450), 0 for the others: there each
+// GPU of a node has its own CPU (a root complex joined to it by an "nvlink-c2c" link, the node's
+// CPUs joined to each other) and no PCIe switch.
+double superchip_c2c_GBps(const ClusterSpec& spec);
+// Where the NICs sit, "switch" or "cpu" (nic_attach, with auto resolved by the GPU model).
+std::string nic_attach_of(const ClusterSpec& spec);
 
 // The facts the spec states for each kind of node (unset where it says auto).
 struct ClusterFacts {

@@ -24,6 +24,9 @@ struct GpuModel {
   // The CPU the module carries, where it carries one (GH200: NVIDIA's Grace, an ARM CPU, joined to
   // the GPU by NVLink-C2C): a host of such GPUs has that CPU. nullptr: the module says nothing.
   const char* cpu_vendor = nullptr;
+  // That CPU's NVLink-C2C to the GPU, GB/s per direction (GH200: 900 GB/s both ways, NVIDIA's
+  // GH200 data sheet); 0: none.
+  double c2c_GBps = 0;
 };
 
 // The model named in `description` (the longest name found), or nullptr. Device names carry

@@ -129,6 +129,33 @@ TEST(ClusterGenerator, ANicSitsOnItsGpusSwitchOrOnTheCpu) {
   EXPECT_EQ(form["generate"]["nic_attach"], "cpu");
 }
 
+// A GPU that carries its own CPU (GH200): each GPU on its Grace by NVLink-C2C, the NICs on those
+// CPUs' root ports (nic_attach auto), no PCIe switch; a NIC on a switch is refused.
+TEST(ClusterGenerator, AGraceHopperGpuSitsOnItsOwnCpu) {
+  ClusterSpec s{.nodes = 2, .gpus_per_node = 4, .intra = IntraFabric::nvlink, .nics_per_node = 4, .network = ClusterNetwork::single};
+  s.gpu = "GH200";
+  const Topology t = generate_cluster(s);
+  int c2c = 0;
+  for (const Link& l : t.links()) {
+    if (l.label != "nvlink-c2c") continue;
+    ++c2c;
+    EXPECT_EQ(t.node(l.a).kind, NodeKind::gpu);
+    EXPECT_EQ(t.node(l.b).kind, NodeKind::root_complex);
+    EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 450e9);
+    EXPECT_EQ(t.node(l.a).id.substr(t.node(l.a).id.find("-gpu") + 4), t.node(l.b).id.substr(t.node(l.b).id.find("-cpu") + 4));
+  }
+  EXPECT_EQ(c2c, 8);
+  for (std::size_t i = 0; i < t.node_count(); ++i) EXPECT_NE(t.node(i).kind, NodeKind::pcie_switch) << t.node(i).id;
+  // GPU k leaves its host by NIC k, over its own CPU.
+  const std::set<std::string> out = crossed(t, "n0-gpu2", "n1-gpu2");
+  EXPECT_TRUE(out.count("n0-cpu2") && out.count("n0-nic2")) << ::testing::PrintToString(out);
+  EXPECT_EQ(nic_attach_of(s), "cpu");
+  s.nic_attach = "switch";
+  EXPECT_NE(error_of(s).find("--nic-attach switch: a GH200 reaches its NICs through its own CPU"), std::string::npos) << error_of(s);
+  s.gpu = "H100";
+  EXPECT_EQ(nic_attach_of(ClusterSpec{}), "switch");
+}
+
 TEST(ClusterGenerator, BadParametersAreNamed) {
   ClusterSpec s;
   s.nodes = 0;
@@ -141,7 +168,7 @@ TEST(ClusterGenerator, BadParametersAreNamed) {
   EXPECT_NE(error_of(s).find("--nic-GBps -1"), std::string::npos) << error_of(s);
   s = ClusterSpec{};
   s.nic_attach = "socket";
-  EXPECT_NE(error_of(s).find("--nic-attach socket: expected switch, cpu"), std::string::npos) << error_of(s);
+  EXPECT_NE(error_of(s).find("--nic-attach socket: expected auto, switch, cpu"), std::string::npos) << error_of(s);
   s = ClusterSpec{};
   s.ports_per_nic = 0;
   EXPECT_NE(error_of(s).find("--ports-per-nic 0: expected an integer of at least 1"), std::string::npos) << error_of(s);

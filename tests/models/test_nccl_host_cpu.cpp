@@ -49,10 +49,10 @@ TEST(NcclHostCpu, AGraceHopperModuleCarriesItsArmCpu) {
   EXPECT_EQ(hardware::find_gpu_model("H100")->cpu_vendor, nullptr);
   const ResultRecord gh = cpu_all_reduce(mesh_hosts("GH200"));
   EXPECT_FALSE(cpu_is_open(gh)) << ::testing::PrintToString(gh.notes);
-  EXPECT_TRUE(cpu_note(gh, "1 CPU (arm)")) << ::testing::PrintToString(gh.notes);
+  EXPECT_TRUE(cpu_note(gh, "4 CPUs (arm)")) << ::testing::PrintToString(gh.notes);  // a Grace each
   // As stated: the same plan as the topology saying ARM.
   EXPECT_DOUBLE_EQ(*gh.busbw_GBps(), *cpu_all_reduce(mesh_hosts("GH200", "arm")).busbw_GBps());
   // An H100 module says nothing of its host: the CPU stays open, and the user's word wins.
   EXPECT_TRUE(cpu_is_open(cpu_all_reduce(mesh_hosts("H100"))));
-  EXPECT_TRUE(cpu_note(cpu_all_reduce(mesh_hosts("GH200"), {"cpu=amd"}), "1 CPU (amd)"));
+  EXPECT_TRUE(cpu_note(cpu_all_reduce(mesh_hosts("GH200"), {"cpu=amd"}), "4 CPUs (amd)"));
 }

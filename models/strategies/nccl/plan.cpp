@@ -263,6 +263,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   std::optional<bool> vm = o.vm;  // the user's, else the hosts'
   bool host_nodes = false, vm_stated_everywhere = true, vm_somewhere = false;
   bool fused_ports = false;  // a NIC's ports NCCL drives as one device, which releases before 2.20 would not
+  bool vm_could_matter = false;  // GPUDirect RDMA between a GPU and a NIC that a VM's ACS would divert
   for (const Node& n : t.nodes()) {
     if (n.kind == NodeKind::nic) {
       any_nic = true;
@@ -405,10 +406,16 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
       const double rate = s.nodes()[static_cast<std::size_t>(n)].net_bw;
       if (rate > 0) plan.nic_GBps = plan.nic_GBps > 0 ? std::min(plan.nic_GBps, rate) : rate;
     }
-    for (int r = 0; r < s.gpu_count() && inter && s.net_count() > 0 && !plan.gdr_through_cpu; ++r) {
+    // A VM's ACS sends GPUDirect RDMA between a GPU and a NIC on PCIe switches through the root
+    // complex; one over the GPU's NVLink-C2C to the CPU the NIC sits on (P2C) goes that way anyway.
+    for (int r = 0; r < s.gpu_count() && inter && s.net_count() > 0; ++r) {
       const int net = s.local_net(r, 0);
-      plan.gdr_through_cpu = net >= 0 && s.gdr(r, net) && (s.path(s.gpu(r), s.net(net)).type >= kPathPhb || vm.value_or(false));
-      plan.gdr_through_vm = plan.gdr_through_cpu && s.path(s.gpu(r), s.net(net)).type < kPathPhb;
+      if (net < 0 || !s.gdr(r, net)) continue;
+      const int type = s.path(s.gpu(r), s.net(net)).type;
+      if (type < kPathPhb && type != kPathP2c) vm_could_matter = true;
+      if (plan.gdr_through_cpu) continue;
+      plan.gdr_through_cpu = type >= kPathPhb || (vm.value_or(false) && type != kPathP2c);
+      plan.gdr_through_vm = plan.gdr_through_cpu && type < kPathPhb;
     }
   }
 
@@ -464,7 +471,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   // Whether the hosts are virtual machines without PCIe ATS, where GPUDirect RDMA runs peer to
   // peer (a VM's ACS would send it through the root complex, as a host bridge between GPU and NIC
   // does: gdr_cpu_share).
-  if (inter && any_nic && !vm.has_value() && plan.host.gdr && !plan.gdr_through_cpu) {
+  if (inter && any_nic && !vm.has_value() && plan.host.gdr && !plan.gdr_through_cpu && vm_could_matter) {
     PlanOptions other = o;
     other.vm = true;
     plan.assumed.push_back({"virtual machine", "no (bare metal, or a VM whose PCIe ATS keeps GPUDirect RDMA peer to peer)",
@@ -488,6 +495,17 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
                                                 " (a NIC's ports fused into one device, as from 2.20)",
                             "2.19 (each port of a NIC a device of its own)", other});
+  }
+  // NVLink-C2C (a GH200's GPU to its CPU, where the NICs sit): NCCL sees it from 2.26; before, the
+  // NIC is PHB from its GPU and GPUDirect RDMA off at NCCL's default level.
+  if (inter && any_nic && !o.nccl_version_stated && o.nccl_version >= kC2cSince &&
+      std::any_of(t.links().begin(), t.links().end(), [](const Link& l) { return is_c2c_link(l); })) {
+    PlanOptions other = o;
+    other.nccl_version_stated = true;
+    other.nccl_version = 22500;
+    plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
+                                                " (NVLink-C2C seen: the NIC on the GPU's own CPU is P2C, GPUDirect RDMA on)",
+                            "2.25 (NVLink-C2C not seen: that NIC is PHB from the GPU, GPUDirect RDMA off at NCCL's default level)", other});
   }
   if (peer_matters) {
     PlanOptions other = o;
@@ -668,8 +686,12 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
             static_cast<std::size_t>(f.gpudirect ? 1 + *f.gpudirect : 0) * 7 + static_cast<std::size_t>(f.sharp ? 1 + *f.sharp : 0) * 17 +
             static_cast<std::size_t>(f.vm ? 1 + *f.vm : 0) * 23 + static_cast<std::size_t>(f.ports) * 29;
   }
-  for (const Link& l : t.links()) rates += l.bandwidth_Bps * static_cast<double>(l.a + 1) + static_cast<double>(l.b);
-  k << '|' << facts << '|' << rates;
+  std::size_t c2c = 0;  // NVLink-C2C links, which NCCL tells from PCIe
+  for (const Link& l : t.links()) {
+    rates += l.bandwidth_Bps * static_cast<double>(l.a + 1) + static_cast<double>(l.b);
+    c2c += is_c2c_link(l) ? l.a + 1 : 0;
+  }
+  k << '|' << facts << '|' << rates << '|' << c2c;
   return k.str();
 }
 

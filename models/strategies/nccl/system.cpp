@@ -28,6 +28,7 @@ std::size_t ix(NodeType t) { return static_cast<std::size_t>(t); }
 int link_path_type(LinkType t) {
   switch (t) {
     case LinkType::nvl: return kPathNvl;
+    case LinkType::c2c: return kPathC2c;
     case LinkType::pci: return kPathPix;
     case LinkType::sys: return kPathSys;
     case LinkType::net: return kPathLoc;
@@ -143,6 +144,8 @@ std::vector<std::vector<std::size_t>> ofi_rail_groups(const Topology& t, const s
 
 }  // namespace
 
+bool is_c2c_link(const Link& link) { return link.label.rfind("nvlink-c2c", 0) == 0; }
+
 double nccl_nvlink_GBps(const Link& link, int cc) { return nvlink_count(link, cc) * hardware::nvlink_GBps_per_link(cc); }
 
 int nccl_version_code(const std::string& text) {
@@ -158,7 +161,7 @@ std::string nccl_version_text(int code) {
 }
 
 std::string path_name(int type) {
-  static const std::array<const char*, 12> names = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "PXN", "P2C", "PHB", "SYS", "NET", "DIS"};
+  static const std::array<const char*, 12> names = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS"};
   return type >= 0 && type < 12 ? names[static_cast<std::size_t>(type)] : "?";
 }
 
@@ -282,6 +285,10 @@ System::System(const Topology& t, const std::vector<std::size_t>& gpus, const Sy
       if (ta == NodeType::nvs || tb == NodeType::nvs || (ta == NodeType::gpu && tb == NodeType::gpu)) {
         type = LinkType::nvl;
         bw = nccl_nvlink_GBps(l, cc);
+      } else if (is_c2c_link(l) && options.nccl_version >= kC2cSince && (ta == NodeType::gpu || tb == NodeType::gpu) &&
+                 (ta == NodeType::cpu || tb == NodeType::cpu)) {
+        type = LinkType::c2c;  // topo.cc: the C2C links' bandwidth together, as NVML gives them
+        bw = l.bandwidth_Bps / 1e9;
       } else if (ta == NodeType::cpu && tb == NodeType::cpu) {
         type = LinkType::sys;
         bw = options.inter_socket_GBps;
@@ -479,7 +486,14 @@ bool System::peer_access(int rank_a, int rank_b) const {
 bool System::gdr(int rank, int net_index) const {
   const int g = gpu(rank), n = net(net_index);
   if (!nodes_[static_cast<std::size_t>(n)].gdr || !nodes_[static_cast<std::size_t>(g)].gdr) return false;
-  return path(g, n).type <= gdr_level_;
+  return gdr_distance(g, n) <= gdr_level_;
+}
+
+// paths.cc ncclTopoCheckGdr: through a peer GPU (PXN), the peer's distance to the NIC.
+int System::gdr_distance(int gpu_node, int net_node) const {
+  const int type = path(gpu_node, net_node).type;
+  const int peer = nodes_[static_cast<std::size_t>(net_node)].local_gpu;
+  return type == kPathPxn && peer >= 0 ? path(peer, net_node).type : type;
 }
 
 void System::compute_paths() {
@@ -517,6 +531,18 @@ void System::compute_paths() {
       if (cpu >= 0) reroute(gpu(a), gpu(b), cpu, false);
     }
   }
+  // NVLink-C2C (paths.cc, from 2.27; 2.26 let GPUDirect RDMA through likewise): a GPU's path to
+  // the NICs closest to it, on its own CPU, is P2C (C2C to the CPU, then PCI) rather than PHB.
+  for (int a = 0; a < g; ++a) {
+    const int cpu = local_cpu(gpu(a));
+    if (cpu < 0 || path(gpu(a), cpu).type != kPathC2c) continue;
+    for (int i : local(gpu(a), NodeType::net)) {
+      const int n = net(i);
+      if (path(n, cpu).type != kPathPhb) continue;
+      path_mut(gpu(a), n).type = std::min<int>(kPathP2c, path(gpu(a), n).type);
+      path_mut(n, gpu(a)).type = std::min<int>(kPathP2c, path(n, gpu(a)).type);
+    }
+  }
   // Each NIC's local GPU (from the paths as they are before PXN and GPUDirect change them).
   for (int i = 0; i < net_count(); ++i) {
     const int rank = local_gpu(i);
@@ -535,7 +561,7 @@ void System::compute_paths() {
         }
       }
       if (path(g, net).type < kPathPhb) {
-        const bool direct = nn.gdr && nodes_[static_cast<std::size_t>(g)].gdr && path(g, net).type <= gdr_level_;
+        const bool direct = nn.gdr && nodes_[static_cast<std::size_t>(g)].gdr && gdr_distance(g, net) <= gdr_level_;
         if (!direct) {
           const int cpu = local_cpu(g);
           if (cpu >= 0) {

@@ -27,7 +27,8 @@ struct Link;
 
 namespace gradsync::models::nccl {
 
-// Path types, closest first (topo.h PATH_*).
+// Path types, closest first (graph.h PATH_*, 2.30: P2C, a GPU's NVLink-C2C to its CPU and a NIC on
+// that CPU, comes before PXN; 2.27 had them the other way round).
 enum PathType : int {
   kPathLoc = 0,
   kPathNvl = 1,
@@ -35,8 +36,8 @@ enum PathType : int {
   kPathC2c = 3,
   kPathPix = 4,
   kPathPxb = 5,
-  kPathPxn = 6,
-  kPathP2c = 7,
+  kPathP2c = 6,
+  kPathPxn = 7,
   kPathPhb = 8,
   kPathSys = 9,
   kPathNet = 10,
@@ -49,7 +50,7 @@ std::string path_name(int type);
 int path_type_from_name(const std::string& name);
 
 enum class NodeType { gpu, pci, nvs, cpu, nic, net };
-enum class LinkType { nvl, pci, sys, net };
+enum class LinkType { nvl, c2c, pci, sys, net };
 
 struct SysLink {
   int to = 0;
@@ -77,6 +78,12 @@ struct SysPath {
   int type = kPathDis;
   int count() const { return static_cast<int>(hops.size()); }
 };
+
+// Whether a topology link is NVLink-C2C (a Grace Hopper GPU to its CPU): labelled "nvlink-c2c".
+bool is_c2c_link(const Link& link);
+// NCCL sees NVLink-C2C from 2.26 on (topo.cc's "c2c" node, from NVML); before, such a GPU is a PCI
+// device of its CPU.
+constexpr int kC2cSince = 22600;
 
 // What NCCL credits a topology link of NVLinks with, GB/s: its NVLinks (the link's label
 // "nvlink xN" / "nvswitch xN", else its rate over one link's) at NCCL's per-link figure.
@@ -148,6 +155,9 @@ class System {
   int gpu_path_type(int rank_a, int rank_b) const;
   // Between a rank's GPU and a NIC: GPUDirect RDMA.
   bool gdr(int rank, int net) const;
+  // The path type GPUDirect RDMA is judged by between two nodes (a GPU's, a NIC's): the path's,
+  // or through a peer GPU (PXN) the peer's to the NIC.
+  int gdr_distance(int gpu_node, int net_node) const;
 
   int min_compute_capability() const;
   std::string cpu_vendor() const;  // of the first CPU ("" not known)
