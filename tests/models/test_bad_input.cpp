@@ -180,6 +180,8 @@ TEST(BadInput, TopologyGeneratedForm) {
       {"a rate as a string", replace(g, "\"nodes\": 4", "\"nodes\": 4, \"nic_GBps\": \"50\""),
        {"gen.json: /generate/nic_GBps: got \"50\"; expected a number, not a string"}},
       {"no name", R"({"generate": {"nodes": 2}})", {"gen.json: is missing the required key 'name'"}},
+      {"a GH200's NIC on a PCIe switch", replace(g, "\"nodes\": 4", "\"nodes\": 4, \"gpu\": \"GH200\", \"nic_attach\": \"switch\""),
+       {"gen.json: /generate/nic_attach: switch: a GH200 reaches its NICs through its own CPU"}},
   };
   check_table(table, [](const std::string& text) { load_topology_text(text, "gen.json"); }, "gen.json");
 }
