@@ -21,20 +21,6 @@ using namespace test_nccl_planner;
 
 namespace {
 
-// Four hosts of 4 GH200 on an NVLink mesh, 4 Slingshot NICs of 25 GB/s, one on each Grace.
-Topology grace_hopper_hosts() {
-  ClusterSpec s;
-  s.nodes = 4;
-  s.gpus_per_node = 4;
-  s.intra = IntraFabric::nvlink;
-  s.nics_per_node = 4;
-  s.nic_GBps = 25;
-  s.nic_link_layer = "slingshot";
-  s.gpu = "GH200";
-  s.gpudirect = "true";
-  return generate_cluster(s);
-}
-
 std::vector<std::size_t> grace_hopper_host(const Topology& t) {
   std::vector<std::size_t> out;
   for (int g = 0; g < 4; ++g) out.push_back(t.require("n0-gpu" + std::to_string(g), "test"));
@@ -62,7 +48,7 @@ TEST(NcclC2c, PathTypesAreNumberedAsNccl230NumbersThem) {
 }
 
 TEST(NcclC2c, TheNicOnAGpusOwnCpuIsP2cAndGpuDirectRdmaReachesIt) {
-  const Topology t = grace_hopper_hosts();
+  const Topology t = mesh_hosts("GH200", "auto", "true");
   SystemOptions o;
   o.cc = 90;
   const System newest(t, grace_hopper_host(t), o);
@@ -84,7 +70,7 @@ TEST(NcclC2c, TheNicOnAGpusOwnCpuIsP2cAndGpuDirectRdmaReachesIt) {
 }
 
 TEST(NcclC2c, TheReleaseThatSeesNvlinkC2cIsAnOpenFactWhereNoneIsStated) {
-  const Topology t = grace_hopper_hosts();
+  const Topology t = mesh_hosts("GH200", "auto", "true");
   const double mid = 64.0 * 1048576;
   const ResultRecord open = c2c_predict(t, mid, {});
   // The rings leave by the NIC they entered by, back through their first GPU (PXN): search.cc

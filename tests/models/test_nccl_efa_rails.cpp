@@ -22,23 +22,6 @@ using namespace test_nccl_planner;
 
 namespace {
 
-// Two hosts of 8 H100 on an NVSwitch, `nics` EFA adapters (or `link_layer` NICs) of `ports`
-// ports of `port_GBps`, `gpus_per_switch` GPUs under each PCIe switch.
-Topology efa_hosts(int nics, int ports, double port_GBps, int gpus_per_switch = 1, const std::string& link_layer = "efa") {
-  ClusterSpec s;
-  s.nodes = 2;
-  s.nics_per_node = nics;
-  s.ports_per_nic = ports;
-  s.nic_GBps = port_GBps;
-  s.gpus_per_pcie_switch = gpus_per_switch;
-  s.nic_link_layer = link_layer;
-  s.gpudirect = "true";
-  s.nvlink_sharp = "true";
-  s.cpu = "intel";
-  s.vm = "false";
-  return generate_cluster(s);
-}
-
 ResultRecord efa_predict(const Topology& t, const std::string& collective, double bytes) {
   return predict(nccl_request(t, 16, bytes, {"collective=" + collective}));
 }
@@ -50,15 +33,15 @@ bool efa_note(const ResultRecord& r, const std::string& text) {
 }  // namespace
 
 TEST(NcclEfaRails, TheAdaptersBesideEachGpuAreOneDeviceOfTheirRails) {
-  const ResultRecord r = efa_predict(efa_hosts(32, 1, 12.5), "all_reduce", 256.0 * 1048576);
+  const ResultRecord r = efa_predict(stated_hosts(32, 1, 12.5, "efa"), "all_reduce", 256.0 * 1048576);
   EXPECT_TRUE(efa_note(r, "8 NICs (32 adapters as their rails, aws-ofi-nccl's) at 50.0 GB/s")) << ::testing::PrintToString(r.notes);
   // NCCL's own IB transport groups nothing: 32 NICs of 12.5 GB/s.
-  const ResultRecord ib = efa_predict(efa_hosts(32, 1, 12.5, 1, "infiniband"), "all_reduce", 256.0 * 1048576);
+  const ResultRecord ib = efa_predict(stated_hosts(32, 1, 12.5, "infiniband", 1), "all_reduce", 256.0 * 1048576);
   EXPECT_TRUE(efa_note(ib, "32 NICs at 12.5 GB/s")) << ::testing::PrintToString(ib.notes);
 }
 
 TEST(NcclEfaRails, ThirtyTwoAdaptersCostWhatEightNicsOfFourPortsDo) {
-  const Topology adapters = efa_hosts(32, 1, 12.5), ported = efa_hosts(8, 4, 12.5);
+  const Topology adapters = stated_hosts(32, 1, 12.5, "efa"), ported = stated_hosts(8, 4, 12.5, "efa");
   for (const char* collective : {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall", "sendrecv"}) {
     for (const double bytes : {1048576.0, 256.0 * 1048576}) {
       const double a = *efa_predict(adapters, collective, bytes).busbw_GBps();
@@ -67,25 +50,25 @@ TEST(NcclEfaRails, ThirtyTwoAdaptersCostWhatEightNicsOfFourPortsDo) {
     }
   }
   // Without the rails each transfer would cross one adapter: a quarter of the device.
-  const double one_rail = *efa_predict(efa_hosts(8, 1, 12.5), "all_reduce", 256.0 * 1048576).busbw_GBps();
+  const double one_rail = *efa_predict(stated_hosts(8, 1, 12.5, "efa"), "all_reduce", 256.0 * 1048576).busbw_GBps();
   EXPECT_LT(one_rail, 0.5 * *efa_predict(adapters, "all_reduce", 256.0 * 1048576).busbw_GBps());
 }
 
 TEST(NcclEfaRails, AdaptersShareOutAmongTheGpusOfTheirSwitch) {
   // Two GPUs and four adapters under each switch: two devices of two rails (aws-ofi-nccl splits
   // a switch's adapters evenly among its GPUs); 16 devices of 25 GB/s as 16 NICs of 2 ports.
-  const Topology two = efa_hosts(16, 1, 12.5, 2);
+  const Topology two = stated_hosts(16, 1, 12.5, "efa", 2);
   const ResultRecord r = efa_predict(two, "all_reduce", 256.0 * 1048576);
   EXPECT_TRUE(efa_note(r, "8 NICs (16 adapters as their rails, aws-ofi-nccl's) at 25.0 GB/s")) << ::testing::PrintToString(r.notes);
-  const double ported = *efa_predict(efa_hosts(8, 2, 12.5, 2), "all_reduce", 256.0 * 1048576).busbw_GBps();
+  const double ported = *efa_predict(stated_hosts(8, 2, 12.5, "efa", 2), "all_reduce", 256.0 * 1048576).busbw_GBps();
   EXPECT_NEAR(*r.busbw_GBps(), ported, 0.01 * ported);
   // Three adapters for two GPUs: devices of 2 and 1 (the first groups take one more).
-  const ResultRecord odd = efa_predict(efa_hosts(12, 1, 12.5, 2), "all_reduce", 256.0 * 1048576);
+  const ResultRecord odd = efa_predict(stated_hosts(12, 1, 12.5, "efa", 2), "all_reduce", 256.0 * 1048576);
   EXPECT_TRUE(efa_note(odd, "8 NICs (12 adapters as their rails, aws-ofi-nccl's) at 12.5 GB/s")) << ::testing::PrintToString(odd.notes);
 }
 
 TEST(NcclEfaRails, StripedSchedulesMoveEveryByteWhereItBelongs) {
-  const Topology adapters = efa_hosts(32, 1, 12.5);
+  const Topology adapters = stated_hosts(32, 1, 12.5, "efa");
   for (const char* collective : {"all_reduce", "all_gather", "reduce", "alltoall", "sendrecv"}) {
     for (const char* algorithm : {"auto", "Ring", "Tree", "NVLSTree"}) {
       if (std::string(algorithm) != "auto" && std::string(collective) != "all_reduce") continue;

@@ -154,19 +154,7 @@ TEST(NcclGdrPath, TheHostsStateWhetherTheyAreVirtualMachinesAsTheUserWould) {
   // topology generate --vm (a fact on the hosts' root complexes): true plans as -p vm=on, false as
   // -p vm=off, and neither leaves the fact open; the user's -p overrides the hosts'.
   const double big = 1024.0 * 1048576;
-  auto hosts = [](const std::string& vm) {
-    ClusterSpec s;
-    s.nodes = 2;
-    s.gpus_per_node = 1;
-    s.intra = IntraFabric::pcie;
-    s.nics_per_node = 1;
-    s.nic_GBps = 25;
-    s.network = ClusterNetwork::single;
-    s.gpu = "A100-PCIE";
-    s.gpudirect = "true";
-    s.vm = vm;
-    return generate_cluster(s);
-  };
+  auto hosts = [](const std::string& vm) { return a100_pcie_hosts(2, 1, "switch", true, vm); };
   auto open = [](const ResultRecord& r) {
     return std::any_of(r.open_facts.begin(), r.open_facts.end(), [](const OpenFact& f) { return f.name == "virtual machine"; });
   };

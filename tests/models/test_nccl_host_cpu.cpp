@@ -15,20 +15,6 @@ using namespace test_nccl_planner;
 
 namespace {
 
-// Four hosts of 4 GPUs of `gpu` on an NVLink mesh, 4 Slingshot NICs of 25 GB/s each.
-Topology mesh_hosts(const std::string& gpu, const std::string& cpu = "auto") {
-  ClusterSpec s;
-  s.nodes = 4;
-  s.gpus_per_node = 4;
-  s.intra = IntraFabric::nvlink;
-  s.nics_per_node = 4;
-  s.nic_GBps = 25;
-  s.nic_link_layer = "slingshot";
-  s.gpu = gpu;
-  s.cpu = cpu;
-  return generate_cluster(s);
-}
-
 ResultRecord cpu_all_reduce(const Topology& t, const std::vector<std::string>& params = {}) {
   return predict(nccl_request(t, 16, 256.0 * 1048576, params));
 }

@@ -20,20 +20,6 @@ using namespace test_nccl_planner;
 
 namespace {
 
-// Two hosts of 8 H100 on an NVSwitch, `nics` NICs of `ports` ports of `port_GBps` each.
-Topology ported_hosts(int nics, int ports, double port_GBps, const std::string& link_layer = "infiniband") {
-  ClusterSpec s;
-  s.nodes = 2;
-  s.nics_per_node = nics;
-  s.ports_per_nic = ports;
-  s.nic_GBps = port_GBps;
-  s.nic_link_layer = link_layer;
-  s.gpudirect = "true";
-  s.nvlink_sharp = "true";
-  s.cpu = "intel";
-  return generate_cluster(s);
-}
-
 ResultRecord ported_all_reduce(const Topology& t, std::vector<std::string> params) {
   params.push_back("vm=off");
   return predict(nccl_request(t, 16, 1024.0 * 1048576, params));
@@ -70,7 +56,7 @@ TEST(NcclNicPorts, FusedPortsPlanAsOneNicOfTheirSumAndEarlierReleasesAsOneNicEac
   // 8 NICs of 2 x 100 Gb/s (PCIe never binds: 25 GB/s a NIC on a 48 GB/s link): from 2.20 NCCL
   // sees 8 devices of 25 GB/s, as 8 single-port NICs of 25; with 2.19, 16 devices of 12.5, as 16
   // single-port NICs of 12.5.
-  const Topology dual = ported_hosts(8, 2, 12.5), eight = ported_hosts(8, 1, 25), sixteen = ported_hosts(16, 1, 12.5);
+  const Topology dual = stated_hosts(8, 2, 12.5, "infiniband"), eight = stated_hosts(8, 1, 25, "infiniband"), sixteen = stated_hosts(16, 1, 12.5, "infiniband");
   for (const char* v : {"2.20", "2.30"}) {
     const std::string version = std::string("nccl_version=") + v;
     const double fused = *ported_all_reduce(dual, {version}).busbw_GBps();
@@ -87,7 +73,7 @@ TEST(NcclNicPorts, FusedPortsPlanAsOneNicOfTheirSumAndEarlierReleasesAsOneNicEac
 }
 
 TEST(NcclNicPorts, WhereNoReleaseIsStatedTheEarlierOnesDevicesAreAnOpenFact) {
-  const Topology dual = ported_hosts(8, 2, 12.5);
+  const Topology dual = stated_hosts(8, 2, 12.5, "infiniband");
   const ResultRecord r = ported_all_reduce(dual, {});
   const OpenFact* version = ported_fact(r, "NCCL version");
   ASSERT_NE(version, nullptr) << ::testing::PrintToString(r.notes);
@@ -104,13 +90,13 @@ TEST(NcclNicPorts, WhereNoReleaseIsStatedTheEarlierOnesDevicesAreAnOpenFact) {
     return f && std::any_of(f->relative_time.begin(), f->relative_time.end(), [](const auto& v) { return v.first == "2.19"; });
   };
   EXPECT_FALSE(has_219(ported_all_reduce(dual, {"nccl_version=2.30"})));
-  EXPECT_FALSE(has_219(ported_all_reduce(ported_hosts(8, 4, 12.5, "efa"), {})));
-  EXPECT_FALSE(has_219(ported_all_reduce(ported_hosts(8, 1, 25), {})));
+  EXPECT_FALSE(has_219(ported_all_reduce(stated_hosts(8, 4, 12.5, "efa"), {})));
+  EXPECT_FALSE(has_219(ported_all_reduce(stated_hosts(8, 1, 25, "infiniband"), {})));
 }
 
 TEST(NcclNicPorts, EfaAdaptersAsOneDevicesRailsPlanAsOneNicWhateverTheRelease) {
   // AWS p5: 32 EFA adapters of 100 Gb/s, 4 beside each GPU, driven as 8 devices of 4 rails.
-  const Topology p5 = ported_hosts(8, 4, 12.5, "efa"), eight = ported_hosts(8, 1, 50, "efa");
+  const Topology p5 = stated_hosts(8, 4, 12.5, "efa"), eight = stated_hosts(8, 1, 50, "efa");
   for (const char* v : {"2.18", "2.30"}) {
     const std::string version = std::string("nccl_version=") + v;
     const double rails = *ported_all_reduce(p5, {version}).busbw_GBps();
@@ -119,20 +105,20 @@ TEST(NcclNicPorts, EfaAdaptersAsOneDevicesRailsPlanAsOneNicWhateverTheRelease) {
 }
 
 TEST(NcclNicPorts, PortsAreANicsFactWrittenAndReadBack) {
-  const Topology dual = ported_hosts(2, 4, 12.5);
+  const Topology dual = stated_hosts(2, 4, 12.5, "infiniband");
   const auto back = load_topology(JsonView::wrap(topology_to_graph_json(dual), "round-trip.json")).topology;
   EXPECT_EQ(back.node(back.require("n1-nic1", "test")).facts.ports, 4);
-  EXPECT_EQ(ported_hosts(2, 1, 50).node(0).facts.ports, 0);  // one port: not written
+  EXPECT_EQ(stated_hosts(2, 1, 50, "infiniband").node(0).facts.ports, 0);  // one port: not written
 }
 
 TEST(NcclNicPorts, ThePlannersCacheTellsTopologiesApartByTheirPorts) {
   // Two clusters alike in name, nodes, links and rates but for their NICs' ports, one after the
   // other at the same address: the second is planned as itself, not taken from the cache.
   std::optional<Topology> slot;
-  slot.emplace(ported_hosts(8, 2, 12.5));
+  slot.emplace(stated_hosts(8, 2, 12.5, "infiniband"));
   EXPECT_TRUE(ports_note(ported_all_reduce(*slot, {"nccl_version=2.19"}), "16 NICs (8 NICs' ports)"));
   slot.reset();
-  slot.emplace(ported_hosts(8, 1, 25));
+  slot.emplace(stated_hosts(8, 1, 25, "infiniband"));
   const ResultRecord single = ported_all_reduce(*slot, {"nccl_version=2.19"});
   EXPECT_TRUE(ports_note(single, "8 NICs at 25.0 GB/s")) << ::testing::PrintToString(single.notes);
 }

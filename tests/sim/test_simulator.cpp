@@ -16,6 +16,7 @@
 #include "models/topology/cluster_generator.h"
 #include "models/topology/topology_io.h"
 #include "sim/simulator.h"
+#include "support/nccl_planner.h"
 #include "support/topologies.h"
 #include "support/workloads.h"
 
@@ -404,20 +405,7 @@ TEST(Simulator, OverlappedBucketsOnTheClosedFormsTimeline) {
 TEST(Simulator, EfaAdaptersListedOneByOneRunAsTheirDevicesRails) {
   // 32 EFA adapters a host, 4 beside each GPU: aws-ofi-nccl stripes each transfer over a
   // device's four, each a link of its own here; they move what 8 NICs of 4 ports do.
-  auto hosts = [](int nics, int ports) {
-    ClusterSpec s;
-    s.nodes = 2;
-    s.nics_per_node = nics;
-    s.ports_per_nic = ports;
-    s.nic_GBps = 12.5;
-    s.nic_link_layer = "efa";
-    s.gpudirect = "true";
-    s.nvlink_sharp = "true";
-    s.cpu = "intel";
-    s.vm = "false";
-    return generate_cluster(s);
-  };
-  const Topology adapters = hosts(32, 1), ported = hosts(8, 4);
+  const Topology adapters = test_nccl_planner::stated_hosts(32, 1, 12.5, "efa"), ported = test_nccl_planner::stated_hosts(8, 4, 12.5, "efa");
   for (const char* collective : {"all_reduce", "alltoall"}) {
     const Built a = build(adapters, "nccl", 16, 64.0 * 1048576, {std::string("collective=") + collective});
     const Built p = build(ported, "nccl", 16, 64.0 * 1048576, {std::string("collective=") + collective});

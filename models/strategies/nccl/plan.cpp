@@ -477,35 +477,30 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     plan.assumed.push_back({"virtual machine", "no (bare metal, or a VM whose PCIe ATS keeps GPUDirect RDMA peer to peer)",
                             "yes, without ATS (PCIe ACS sends GPUDirect RDMA through the CPU's root complex)", other});
   }
-  if (version_matters) {
+  // NCCL's release as an open fact: `says` what the release assumed does, `other` another release
+  // and what it does instead.
+  auto version_fact = [&](int version, const std::string& says, const std::string& other_says) {
     PlanOptions other = o;
     other.nccl_version_stated = true;
+    other.nccl_version = version;
+    const std::string assumed = nccl_version_text(o.nccl_version);
+    plan.assumed.push_back({"NCCL version", assumed.substr(0, assumed.rfind('.')) + " (" + says + ")", other_says, other});
+  };
+  if (version_matters) {
     const bool newer = o.nccl_version >= 22300;
-    other.nccl_version = newer ? 22200 : kNcclVersion;
     const std::string since = "P2P up to PXB, or SYS between the two GPUs of an AMD host";
     const std::string before = "P2P up to SYS, PXB with Intel or ARM CPUs";
-    plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
-                                                " (" + (newer ? since : before) + ")",
-                            newer ? "2.22 (" + before + ")" : "2.30 (" + since + ")", other});
+    version_fact(newer ? 22200 : kNcclVersion, newer ? since : before, newer ? "2.22 (" + before + ")" : "2.30 (" + since + ")");
   }
   if (inter && fused_ports && !o.nccl_version_stated) {
-    PlanOptions other = o;
-    other.nccl_version_stated = true;
-    other.nccl_version = 21900;
-    plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
-                                                " (a NIC's ports fused into one device, as from 2.20)",
-                            "2.19 (each port of a NIC a device of its own)", other});
+    version_fact(21900, "a NIC's ports fused into one device, as from 2.20", "2.19 (each port of a NIC a device of its own)");
   }
   // NVLink-C2C (a GH200's GPU to its CPU, where the NICs sit): NCCL sees it from 2.26; before, the
   // NIC is PHB from its GPU and GPUDirect RDMA off at NCCL's default level.
   if (inter && any_nic && !o.nccl_version_stated && o.nccl_version >= kC2cSince &&
       std::any_of(t.links().begin(), t.links().end(), [](const Link& l) { return is_c2c_link(l); })) {
-    PlanOptions other = o;
-    other.nccl_version_stated = true;
-    other.nccl_version = 22500;
-    plan.assumed.push_back({"NCCL version", nccl_version_text(o.nccl_version).substr(0, nccl_version_text(o.nccl_version).rfind('.')) +
-                                                " (NVLink-C2C seen: the NIC on the GPU's own CPU is P2C, GPUDirect RDMA on)",
-                            "2.25 (NVLink-C2C not seen: that NIC is PHB from the GPU, GPUDirect RDMA off at NCCL's default level)", other});
+    version_fact(22500, "NVLink-C2C seen: the NIC on the GPU's own CPU is P2C, GPUDirect RDMA on",
+                 "2.25 (NVLink-C2C not seen: that NIC is PHB from the GPU, GPUDirect RDMA off at NCCL's default level)");
   }
   if (peer_matters) {
     PlanOptions other = o;
