@@ -68,7 +68,9 @@ TEST(NcclNicPorts, FusedPortsPlanAsOneNicOfTheirSumAndEarlierReleasesAsOneNicEac
   EXPECT_TRUE(ports_note(ported_all_reduce(dual, {"nccl_version=2.19"}), "16 NICs (8 NICs' ports) at 12.5 GB/s"));
   // The network's links carry the ports' sum either way.
   for (const Link& l : dual.links()) {
-    if (dual.node(l.a).id == "n0-nic0" && dual.node(l.b).kind == NodeKind::net_switch) EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 25e9);
+    if (dual.node(l.a).id == "n0-nic0" && dual.node(l.b).kind == NodeKind::net_switch) {
+      EXPECT_DOUBLE_EQ(l.bandwidth_Bps, 25e9);
+    }
   }
 }
 
