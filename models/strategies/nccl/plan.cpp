@@ -23,6 +23,12 @@ namespace {
 
 constexpr int kMaxCommChannels = 64;  // device.h MAXCHANNELS
 
+// A P2P pair's bidirectional figure over what its two directions get alone, on the published hosts
+// that measured it (p2pBandwidthLatencyTest): 0.90 - 0.99 between the sockets of a dual-EPYC
+// 8 x RTX 4090 host, 0.96 - 0.99 on the 4 x RTX 4090 hosts, 0.98 - 1.00 under the RTX 5090 host's
+// switches. Where nothing measured it, its least is the other value of the open fact.
+constexpr double kP2pDuplexShareLow = 0.90;
+
 std::size_t find_root(std::vector<std::size_t>& parent, std::size_t x) {
   while (parent[x] != x) {
     parent[x] = parent[parent[x]];
@@ -312,7 +318,7 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   bool nvswitch_everywhere = true;
   int cc_min = 0, cc_max = 0;
   std::string vendor;
-  bool version_matters = false, peer_matters = false;
+  bool version_matters = false, peer_matters = false, duplex_open = false;
   for (std::size_t h = 0; h < plan.hosts.size(); ++h) {
     std::vector<std::size_t> host_gpus;
     for (int r : plan.hosts[h]) host_gpus.push_back(gpus[static_cast<std::size_t>(r)]);
@@ -363,6 +369,17 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
         SystemOptions other = options;
         other.peer_access = 0;
         peer_matters = p2p_differs(other);
+      }
+      // Peer-to-peer copies over PCIe whose two directions at once no measurement of these GPUs
+      // saw (a bidirectional figure, or flows probed at once): the links' duplex is open.
+      if (!duplex_open) {
+        const auto& m = t.measured();  // the measured topology's (NCCL's view of topo -m classes measured nothing)
+        const bool duplex_measured = m && (m->bidirectional_Bps || !m->concurrent_probes.empty());
+        for (int a = 0; a < g && !duplex_measured && !duplex_open; ++a) {
+          for (int b = 0; b < g; ++b) {
+            if (a != b && system.p2p(a, b) && system.gpu_path_type(a, b) > kPathNvb) duplex_open = true;
+          }
+        }
       }
       systems.push_back(std::move(system));
       shapes.push_back(key);
@@ -507,6 +524,20 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
     other.peer_access = 0;
     plan.assumed.push_back({"peer access off NVLink", "allowed (no P2P connectivity matrix says otherwise)",
                             "refused by the driver (SHM through host memory)", other});
+  }
+  // Both directions of a PCIe route at once (a ring's hops cross each GPU's link out and in):
+  // PCIe is full duplex, but where the route crosses the CPUs' link or root complexes the two
+  // directions of peer-to-peer writes may interfere; only a bidirectional measurement tells.
+  if (duplex_open && plan.hosts.size() == 1) {
+    plan.p2p_duplex_share = o.p2p_duplex_share;
+    if (o.p2p_duplex_share >= 1) {
+      PlanOptions other = o;
+      other.p2p_duplex_share = kP2pDuplexShareLow;
+      plan.assumed.push_back({"both directions at once over PCIe peer to peer",
+                              "full duplex (each direction at what it gets alone: no bidirectional figure was measured)",
+                              format_fixed(kP2pDuplexShareLow, 2) + " of that each way (the least a published host's P2P pair measured)",
+                              other});
+    }
   }
   if (inter && any_nic && plan.host.link_layer == "efa" && o.net_latency_us < 0) {
     for (const double us : {kEfaLatencyLowUs, kEfaLatencyHighUs}) {
@@ -670,7 +701,7 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
   k << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size() << '|' << o.forced_algorithm << ','
     << o.forced_protocol << ',' << o.p2p_level << ',' << o.nccl_version << ',' << o.nccl_version_stated << ',' << o.peer_access << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
     << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << (o.vm ? (*o.vm ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
-    << o.max_ctas << ',' << static_cast<int>(o.collective) << ',' << o.net_latency_us << '|';
+    << o.max_ctas << ',' << static_cast<int>(o.collective) << ',' << o.net_latency_us << ',' << o.p2p_duplex_share << '|';
   for (std::size_t g : gpus) k << g << ',';
   // The facts NCCL plans with and the links' rates, folded into one number each.
   std::size_t facts = 0;

@@ -45,6 +45,10 @@ struct PlanOptions {
   bool collnet = false;       // NCCL_COLLNET_ENABLE=1 (needs NICs whose switches reduce: SHARP)
   int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS; 0: NCCL's
   double net_latency_us = -1;  // the latency the network plugin reports (OFI_NCCL_NET_LATENCY); -1: the plugin's own
+  // What each direction of a PCIe route that peer-to-peer copies cross both ways at once (a ring)
+  // gets, as a share of what one direction gets alone, where no bidirectional measurement of the
+  // GPUs says (Plan::p2p_duplex_share).
+  double p2p_duplex_share = 1.0;
   Collective collective = Collective::all_reduce;  // what is costed and chosen for
 };
 
@@ -150,6 +154,9 @@ struct Plan {
   // limited on some processor architectures") without saying how much (nccl.cpp: gdr_cpu_share).
   bool gdr_through_cpu = false;
   bool gdr_through_vm = false;  // ... because the VM's ACS sends it there (PlanOptions::vm)
+  // PlanOptions::p2p_duplex_share where the GPUs' duplex is open (no bidirectional figure or
+  // concurrent probe measured it), else 1: the links as inferred say it.
+  double p2p_duplex_share = 1.0;
   HostFacts host;                      // the first host's
   NetPlugin net;                       // the first host's NICs' plugin
   std::vector<Assumption> assumed;

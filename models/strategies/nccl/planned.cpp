@@ -325,8 +325,10 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
       // back (its limit below), where a pair without peer access measured a copy staged through
       // host memory, one half after the other (SHM's sender and receiver overlap).
       if (plan.hosts.size() == 1 && lay.algorithm == kRing && plan.comm.graph(kRing).type_intra > kPathNvb && !transports.shm(from, to)) {
-        const double route_Bps =
-            ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(from)], ctx.placement.ranks[pos(to)]);
+        // A closed ring loads its routes both ways at once: each way at the duplex share where
+        // that is an open fact's other value (Plan::p2p_duplex_share).
+        const double route_Bps = ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(from)], ctx.placement.ranks[pos(to)]) *
+                                 (closed ? plan.p2p_duplex_share : 1.0);
         if (route_Bps > 0 && route_Bps * share / load / 1e9 < bw) {
           bw = route_Bps * share / load / 1e9;
           lay.capped_by = "the link from " + ctx.topology.node(ctx.placement.ranks[pos(from)]).id + " to " +
