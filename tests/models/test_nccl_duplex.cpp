@@ -72,3 +72,36 @@ TEST(NcclDuplex, NoFactWhereNoRingLoadsAPcieRouteBothWays) {
   const Topology t = std::move(infer_topology(matrix_form_from_json(JsonView::parse(json, "pix-pair.json"))).topology);
   EXPECT_EQ(duplex_fact(predict(nccl_request(t, 2, 1024.0 * 1048576, {}))), nullptr);
 }
+
+TEST(NcclDuplex, AChainLoadsItsMiddleGpusLinksBothWays) {
+  // Broadcast: NCCL's ring cut into a chain at the root. Two GPUs: one way only, so the fact
+  // leaves the time as it is; three under one switch: the middle GPU's link carries the chain in
+  // and out at once, each way at 0.90 under the fact's other value.
+  auto fact_time = [](int gpus) {
+    std::string rows;
+    std::string classes, peers;
+    for (int i = 0; i < gpus; ++i) {
+      std::string r, c, p;
+      for (int j = 0; j < gpus; ++j) {
+        r += std::string(j ? ", " : "") + (i == j ? "null" : "20");
+        c += std::string(j ? ", " : "") + (i == j ? "\"X\"" : "\"PIX\"");
+        p += std::string(j ? ", " : "") + "true";
+      }
+      rows += std::string(i ? ", " : "") + "[" + r + "]";
+      classes += std::string(i ? ", " : "") + "[" + c + "]";
+      peers += std::string(i ? ", " : "") + "[" + p + "]";
+    }
+    std::string ids;
+    for (int i = 0; i < gpus; ++i) ids += std::string(i ? ", " : "") + "\"gpu" + std::to_string(i) + "\"";
+    const std::string json = R"({"name": "pix", "gpus": [)" + ids + R"(], "bandwidth_GBps": [)" + rows + R"(], "topo_classes": [)" + classes +
+                             R"(], "p2p_supported": [)" + peers + "]}";
+    const Topology t = std::move(infer_topology(matrix_form_from_json(JsonView::parse(json, "pix.json"))).topology);
+    const ResultRecord r = predict(nccl_request(t, gpus, 1024.0 * 1048576, {"collective=broadcast"}));
+    // A fact that moves nothing is left out of the record: the time as assumed.
+    const OpenFact* f = duplex_fact(r);
+    if (!f) return 1.0;
+    return f->relative_time.size() == 1 ? f->relative_time.front().second : -1.0;
+  };
+  EXPECT_NEAR(fact_time(2), 1.0, 0.005);
+  EXPECT_NEAR(fact_time(3), 1 / 0.90, 0.005);
+}

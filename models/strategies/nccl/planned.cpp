@@ -325,10 +325,12 @@ double capped_GBps(const StrategyContext& ctx, const Plan& plan, Layout& lay) {
       // back (its limit below), where a pair without peer access measured a copy staged through
       // host memory, one half after the other (SHM's sender and receiver overlap).
       if (plan.hosts.size() == 1 && lay.algorithm == kRing && plan.comm.graph(kRing).type_intra > kPathNvb && !transports.shm(from, to)) {
-        // A closed ring loads its routes both ways at once: each way at the duplex share where
+        // A closed ring loads its routes both ways at once, as a chain of three or more does its
+        // middle GPUs' links (in from one, out to the next): each way at the duplex share where
         // that is an open fact's other value (Plan::p2p_duplex_share).
+        const bool both_ways = closed || order.size() >= 3;
         const double route_Bps = ctx.topology.bottleneck_Bps(ctx.placement.ranks[pos(from)], ctx.placement.ranks[pos(to)]) *
-                                 (closed ? plan.p2p_duplex_share : 1.0);
+                                 (both_ways ? plan.p2p_duplex_share : 1.0);
         if (route_Bps > 0 && route_Bps * share / load / 1e9 < bw) {
           bw = route_Bps * share / load / 1e9;
           lay.capped_by = "the link from " + ctx.topology.node(ctx.placement.ranks[pos(from)]).id + " to " +
