@@ -47,8 +47,8 @@ std::string self_dir() {
 }
 
 std::vector<std::string> local_mpirun(int n, const std::string& hostfile) {
-  std::vector<std::string> command = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "--bind-to", "none",
-                                      "--mca", "mpi_yield_when_idle", "1"};
+  std::vector<std::string> command = {"mpirun", "--oversubscribe", "-np", std::to_string(n), "--bind-to", "none"};
+  for (std::string& o : testbed::mpirun_job_options()) command.push_back(std::move(o));
   if (!hostfile.empty()) {
     command.push_back("--hostfile");
     command.push_back(hostfile);

@@ -33,7 +33,8 @@ struct SimSettings {
 // A real run's settings: gradsync-run under mpirun, here or in the emulated cluster.
 struct RunSettings {
   // The command that starts one process per rank; the program and its arguments follow.
-  // Empty: mpirun --oversubscribe -np N (as root, with OpenMPI's consent variables set).
+  // Empty: mpirun --oversubscribe -np N with testbed::mpirun_job_options() (as root, with
+  // OpenMPI's consent variables set).
   std::vector<std::string> launcher;
   std::string program;  // gradsync-run; empty: the one next to this program
   std::string topology_file;  // what gradsync-run builds the schedule for; empty: the request's topology, written out

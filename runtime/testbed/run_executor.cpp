@@ -12,6 +12,7 @@
 #include "models/executors/executor.h"
 #include "models/support/process.h"
 #include "models/topology/topology_io.h"
+#include "runtime/testbed/testbed.h"
 
 namespace gradsync::testbed {
 
@@ -66,7 +67,10 @@ class RunExecutor final : public models::Executor {
     }
     const std::string records = (folder.path() / "run.jsonl").string();
     std::vector<std::string> command = rs.launcher;
-    if (command.empty()) command = {"mpirun", "--oversubscribe", "-np", std::to_string(q.placement.size())};
+    if (command.empty()) {
+      command = {"mpirun", "--oversubscribe", "-np", std::to_string(q.placement.size())};
+      for (std::string& o : testbed::mpirun_job_options()) command.push_back(std::move(o));
+    }
     command.push_back(rs.program.empty() ? program_dir() + "/gradsync-run" : rs.program);
     for (const std::string& a : {std::string("--strategy"), q.strategy->name}) command.push_back(a);
     for (const auto& item : q.params.items()) {

@@ -341,13 +341,17 @@ std::vector<std::string> testbed_mpirun(int np, const std::vector<std::string>& 
   std::string hosts;
   for (std::size_t i = 0; i < chosen.size(); ++i) hosts += (i ? "," : "") + chosen[i]->mgmt_ip;
   const std::string dir = kTestbedStateDir;
-  return {"mpirun", "--allow-run-as-root", "-np", std::to_string(chosen.size()), "--host", hosts, "--map-by", "node",
+  std::vector<std::string> command = {"mpirun", "--allow-run-as-root", "-np", std::to_string(chosen.size()), "--host", hosts, "--map-by", "node",
           "--mca", "plm_rsh_agent", dir + "/rsh-agent", "--mca", "oob_tcp_if_include", "10.78.0.0/16",
           "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "10.77.0.0/16", "--mca", "routed", "direct",
-          // Many ranks on few cores: waiting ranks must yield, or they starve the ones that work.
-          "--mca", "mpi_yield_when_idle", "1",
           // The emulated hosts share one machine: no hwloc topology in shared memory, no binding.
           "--mca", "rtc", "^hwloc", "--bind-to", "none"};
+  for (std::string& o : mpirun_job_options()) command.push_back(std::move(o));
+  return command;
+}
+
+std::vector<std::string> mpirun_job_options() {
+  return {"--mca", "mpi_yield_when_idle", "1", "--mca", "orte_allowed_exit_without_sync", "1"};
 }
 
 }  // namespace gradsync::testbed

@@ -65,4 +65,15 @@ std::vector<TestbedEndpoint> testbed_endpoints();
 // one per namespace.
 std::vector<std::string> testbed_mpirun(int np, const std::vector<std::string>& nodes = {});
 
+// Open MPI options every mpirun that gradsync starts carries (the testbed's, a local one, the
+// run executor's default):
+//  - mpi_yield_when_idle: many ranks on few cores; waiting ranks must yield, or they starve
+//    the ones that work.
+//  - orte_allowed_exit_without_sync: a rank that called MPI_Finalize and exited 0 is a normal
+//    end even when its node's daemon reaps it before it has handled the finalize message.
+//    Open MPI 4.x races there on a busy machine (open-mpi/ompi#7833, not fixed in 4.x) and
+//    otherwise fails the whole job, after the work and its output are complete, as "exiting
+//    improperly". A rank that dies of a signal or exits non-zero still ends the job.
+std::vector<std::string> mpirun_job_options();
+
 }  // namespace gradsync::testbed

@@ -28,6 +28,9 @@ Result mpirun(int np, const std::string& args) {
   // Root in containers and CI: OpenMPI wants both of these; more ranks than cores is fine.
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  // Open MPI 4.x's race between a rank's finalize message and its exit (testbed::mpirun_job_options)
+  // is not what these tests check: a rank that finalized and exited 0 ended normally.
+  ::setenv("OMPI_MCA_orte_allowed_exit_without_sync", "1", 1);
   std::vector<std::string> argv = {GRADSYNC_MPIEXEC, "--oversubscribe", "-np", std::to_string(np), GRADSYNC_RUN};
   for (auto& w : words(args)) argv.push_back(std::move(w));
   // Under the sanitizers, LeakSanitizer's own stop-the-world tracer can die at a rank's exit

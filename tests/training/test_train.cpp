@@ -24,6 +24,9 @@ namespace {
 CommandResult train(int np, const std::string& args) {
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
   ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  // Open MPI 4.x's race between a rank's finalize message and its exit (testbed::mpirun_job_options)
+  // is not what these tests check: a rank that finalized and exited 0 ended normally.
+  ::setenv("OMPI_MCA_orte_allowed_exit_without_sync", "1", 1);
   std::vector<std::string> argv = {GRADSYNC_MPIEXEC, "--oversubscribe", "-np", std::to_string(np), GRADSYNC_TRAIN};
   for (auto& w : words(args)) argv.push_back(std::move(w));
   return run_command(argv);
