@@ -564,7 +564,8 @@ TEST(NcclPlanner, TwoHgxNodesRingRunsAtNcclsBandwidthWithinWhatItsChannelsCarry)
   const Topology t = hgx(2);
   auto busbw = [&](std::vector<std::string> params) {
     // (GPUDirect RDMA and the CPU stated: no plan again under their other values.)
-    params.insert(params.end(), {"algorithm=Ring", "protocol=Simple", "gpudirect=on", "cpu=intel"});
+    // (The fabric routes adaptively: no queue pair kept to one path, test_nccl_routing.cpp.)
+    params.insert(params.end(), {"algorithm=Ring", "protocol=Simple", "gpudirect=on", "cpu=intel", "adaptive_routing=on"});
     const ResultRecord r = predict(nccl_request(t, 16, 1024.0 * 1024 * 1024, params));
     EXPECT_TRUE(r.busbw_GBps());
     return r.busbw_GBps().value_or(0);

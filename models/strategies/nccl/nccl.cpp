@@ -98,6 +98,9 @@ nccl::Plan planner_plan(const StrategyContext& ctx) {
   if (ctx.params.text("max_ctas") != "auto") o.max_ctas = static_cast<int>(ctx.params.integer("max_ctas"));
   if (ctx.params.text("channels") != "auto") o.min_ctas = o.max_ctas = static_cast<int>(ctx.params.integer("channels"));
   if (ctx.params.text("net_latency_us") != "auto") o.net_latency_us = ctx.params.number("net_latency_us");
+  o.ib_qps = static_cast<int>(ctx.params.integer("ib_qps"));
+  o.adaptive_routing = on_off(ctx, "adaptive_routing");
+  o.net_flow_share = ctx.params.number("net_flow_share");
   o.collective = *nccl::collective_from_name(ctx.params.text("collective"));
   nccl::check_alltoall_scale(o.collective, ctx.N());
   // NCCL 2.4's size rule between its two all-reduce algorithms, where a log or the user set it.
@@ -494,6 +497,15 @@ Strategy definition() {
                 "complex (at gdr_cpu_share of the NIC); auto: the hosts' fact (topology generate --vm), else not, an open fact "
                 "across hosts",
                 word_domain({"on", "off"}, true)},
+      ParamSpec{"ib_qps", "1",
+                "NCCL_IB_QPS_PER_CONNECTION: queue pairs each connection of NCCL's IB transport (InfiniBand, RoCE) spreads "
+                "its bytes over",
+                integer_domain(1, 128, 0)},
+      ParamSpec{"adaptive_routing", "auto",
+                "whether the fabric between the hosts routes packets adaptively (InfiniBand adaptive routing), so that no "
+                "queue pair of NCCL's IB transport keeps to one path; auto: not (static routing, each queue pair at most "
+                "net_flow_share of its NIC), an open fact across hosts",
+                word_domain({"on", "off"}, true)},
       ParamSpec{"gpudirect", "auto", "GPUDirect RDMA between GPUs and NICs (nvidia-peermem); auto: the NICs' fact, else on",
                 word_domain({"on", "off"}, true)},
       ParamSpec{"nvls", "auto", "NVLink SHARP on NVSwitch hosts (NCCL_NVLS_ENABLE); auto: the switch's fact, else on with "
@@ -550,6 +562,11 @@ Strategy definition() {
                 "what each point-to-point message between hosts adds to its batch's step, us: NCCL's proxy posts and "
                 "completes each on its own (fitted once across the published multi-node runs)",
                 real_domain(0, 1e4, true, true, 64)},
+      ParamSpec{"net_flow_share", "0.4",
+                "share of its NIC one queue pair of NCCL's IB transport moves at most where the fabric routes each queue "
+                "pair on one path (static routing: NCCL_IB_QPS_PER_CONNECTION's routing entropy; fitted once across the "
+                "published multi-node runs)",
+                real_domain(0, 1, false, true)},
       ParamSpec{"net_window_MiB", "4",
                 "bytes in flight a channel's connection between hosts needs to fill its NIC, MiB: with NCCL's 8 steps "
                 "of its buffer it moves their share of the NIC's rate (fitted once across the published multi-node runs)",
@@ -607,6 +624,11 @@ Strategy definition() {
       char* end = nullptr;
       const long v = std::strtol(it->second.c_str(), &end, 10);
       if (end != it->second.c_str() && *end == '\0' && v >= 1 && v <= 64) out[param] = std::to_string(v);
+    }
+    if (const auto it = env.find("NCCL_IB_QPS_PER_CONNECTION"); it != env.end()) {
+      char* end = nullptr;
+      const long v = std::strtol(it->second.c_str(), &end, 10);
+      if (end != it->second.c_str() && *end == '\0' && v >= 1 && v <= 128) out["ib_qps"] = std::to_string(v);
     }
     if (const auto it = env.find("NCCL_COLLNET_ENABLE"); it != env.end() && (it->second == "0" || it->second == "1")) {
       out["collnet"] = it->second == "1" ? "on" : "off";

@@ -600,6 +600,22 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   if (o.max_ctas > 0) channels = std::min(channels, o.max_ctas);
   channels = std::max(channels, std::min(o.min_ctas > 0 ? o.min_ctas : plan.net.min_channels, kMaxCommChannels));
   comm.channels = channels;
+  // Static routing between the hosts (plan.h: static_routing): NCCL's own IB transport only (an
+  // OFI or TCPXO plugin, and plain sockets, have no queue pairs of NCCL's); an open fact where
+  // too few queue pairs leave a NIC for `net_flow_share` of it each to fill it.
+  const bool ib_transport = inter && any_nic && plan.net.name.empty() &&
+                            (plan.host.link_layer.empty() || plan.host.link_layer == "infiniband" || plan.host.link_layer == "roce");
+  plan.ib_qps = o.ib_qps;
+  plan.static_routing = ib_transport && !o.adaptive_routing.value_or(false);
+  const double flows_per_nic = static_cast<double>(channels) * o.ib_qps / std::max(1, plan.host.nics);
+  if (plan.static_routing && !o.adaptive_routing.has_value() && flows_per_nic * o.net_flow_share < 1.0) {
+    PlanOptions other = o;
+    other.adaptive_routing = true;
+    plan.assumed.push_back({"adaptive routing in the fabric",
+                            "no (each queue pair keeps to one path: " + format_fixed(flows_per_nic, 0) + " a NIC, " +
+                                format_fixed(o.net_flow_share, 2) + " of it each at most)",
+                            "yes (every queue pair at the NIC's rate)", other});
+  }
   // NVLS compute channels (nvls.cc ncclNvlsTuning): 16 on Hopper, 32 / 24 on Blackwell.
   plan.nvls_channels = comm.cc_min >= 100 ? (inter ? 32 : 24) : 16;
   if (o.min_ctas > 0 || o.max_ctas > 0) {
@@ -701,7 +717,8 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
   k << static_cast<const void*>(&t) << '|' << t.name() << '|' << t.node_count() << '|' << t.links().size() << '|' << o.forced_algorithm << ','
     << o.forced_protocol << ',' << o.p2p_level << ',' << o.nccl_version << ',' << o.nccl_version_stated << ',' << o.peer_access << ',' << o.gdr_level << ',' << o.cpu_vendor << ','
     << (o.nvls ? (*o.nvls ? 1 : 0) : -1) << ',' << (o.gpudirect ? (*o.gpudirect ? 1 : 0) : -1) << ',' << (o.vm ? (*o.vm ? 1 : 0) : -1) << ',' << o.collnet << ',' << o.min_ctas << ','
-    << o.max_ctas << ',' << static_cast<int>(o.collective) << ',' << o.net_latency_us << ',' << o.p2p_duplex_share << '|';
+    << o.max_ctas << ',' << static_cast<int>(o.collective) << ',' << o.net_latency_us << ',' << o.p2p_duplex_share << ','
+    << o.ib_qps << ',' << (o.adaptive_routing ? (*o.adaptive_routing ? 1 : 0) : -1) << ',' << o.net_flow_share << '|';
   for (std::size_t g : gpus) k << g << ',';
   // The facts NCCL plans with and the links' rates, folded into one number each.
   std::size_t facts = 0;

@@ -45,6 +45,12 @@ struct PlanOptions {
   bool collnet = false;       // NCCL_COLLNET_ENABLE=1 (needs NICs whose switches reduce: SHARP)
   int min_ctas = 0, max_ctas = 0;  // NCCL_MIN_CTAS / NCCL_MAX_CTAS; 0: NCCL's
   double net_latency_us = -1;  // the latency the network plugin reports (OFI_NCCL_NET_LATENCY); -1: the plugin's own
+  int ib_qps = 1;  // NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection of NCCL's IB transport spreads its bytes over
+  // Whether the fabric between the hosts routes each packet adaptively (InfiniBand's adaptive
+  // routing, which NCCL enables on its side by default), so that no queue pair's bytes keep to one
+  // path. Unset: assumed not, an open fact where it matters (Plan::static_routing).
+  std::optional<bool> adaptive_routing;
+  double net_flow_share = 1.0;  // the share of its NIC one such queue pair moves at most (nccl.cpp: net_flow_share)
   // What each direction of a PCIe route that peer-to-peer copies cross both ways at once (a ring)
   // gets, as a share of what one direction gets alone, where no bidirectional measurement of the
   // GPUs says (Plan::p2p_duplex_share).
@@ -157,6 +163,13 @@ struct Plan {
   // PlanOptions::p2p_duplex_share where the GPUs' duplex is open (no bidirectional figure or
   // concurrent probe measured it), else 1: the links as inferred say it.
   double p2p_duplex_share = 1.0;
+  // Each queue pair of NCCL's IB transport (InfiniBand, RoCE) keeps to one path through the
+  // fabric, as static routing (InfiniBand's subnet manager tables, RoCE's ECMP hashing) gives it:
+  // NCCL's documentation of NCCL_IB_QPS_PER_CONNECTION ("useful on multi-level fabrics which need
+  // multiple queue pairs to have good routing entropy"). A queue pair then moves `net_flow_share`
+  // of its NIC at most (transports.cpp: net_channel_cap); `ib_qps` of them a connection.
+  bool static_routing = false;
+  int ib_qps = 1;
   HostFacts host;                      // the first host's
   NetPlugin net;                       // the first host's NICs' plugin
   std::vector<Assumption> assumed;

@@ -232,6 +232,19 @@ NetChannelCap net_channel_cap(const StrategyContext& ctx, const Plan& plan, int 
     why = "LL's sender writes into host memory, at ll_channel_GBps";
     in_flight = 0;
   }
+  // Static routing (plan.h: static_routing): a ring channel's one connection out of a host carries
+  // all its bytes over its queue pairs, each on its path, at `net_flow_share` of the NIC at most.
+  // (A tree's channel spreads its bytes over connections to its parent and children.)
+  if (plan.static_routing && algorithm == kRing && protocol != kLL) {
+    const double share = ctx.params.number("net_flow_share");
+    const double routed = share * plan.ib_qps * plan.nic_GBps * kPayloadShare[static_cast<std::size_t>(protocol)];
+    if (routed < cap) {
+      cap = routed;
+      in_flight = 0;
+      why = "the fabric routes each queue pair on one path: " + std::to_string(plan.ib_qps) + " a connection (NCCL_IB_QPS_PER_CONNECTION), " +
+            format_fixed(share, 2) + " of its NIC each at most (net_flow_share)";
+    }
+  }
   // GPUDirect RDMA through a host bridge: each NIC reads the GPU's memory at its share of its
   // rate, split over the channels that leave by it (LL sends from host memory, above: no GPU read).
   if (plan.gdr_through_cpu && protocol != kLL && plan.host.nics > 0 && parts > 0) {

@@ -1,0 +1,89 @@
+// Static routing between hosts (plan.h: Plan::static_routing): each queue pair of NCCL's IB
+// transport keeps to one path through the fabric, so a NIC moves at most `net_flow_share` of its
+// rate for each queue pair that leaves by it (NCCL_IB_QPS_PER_CONNECTION's "routing entropy");
+// a ring channel's one connection out of a host has NCCL_IB_QPS_PER_CONNECTION of them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "models/executors/predict.h"
+#include "support/nccl_planner.h"
+
+using namespace gradsync::models;
+using test_nccl_planner::hgx;
+using test_nccl_planner::nccl_request;
+
+namespace {
+
+// Two HGX H100 nodes (8 NICs of 50 GB/s each), the ring forced with Simple, 1 GiB: NCCL's 16
+// channels leave each host by its 8 NICs, two a NIC. NCCL's own model bounds the ring at 8
+// searched channels x 48 = 384 GB/s of bus bandwidth (test_nccl_planner.cpp).
+ResultRecord ring(std::vector<std::string> params) {
+  static const Topology t = hgx(2);
+  params.insert(params.end(), {"algorithm=Ring", "protocol=Simple", "gpudirect=on", "cpu=intel", "vm=off"});
+  return predict(nccl_request(t, 16, 1024.0 * 1048576, params));
+}
+
+const OpenFact* routing_fact(const ResultRecord& r) {
+  const auto it = std::find_if(r.open_facts.begin(), r.open_facts.end(),
+                               [](const OpenFact& f) { return f.name == "adaptive routing in the fabric"; });
+  return it == r.open_facts.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+TEST(NcclRouting, EachQueuePairMovesItsShareOfTheNicWhereTheFabricRoutesItOnOnePath) {
+  // Each hop of the ring carries a channel's part once (bus bandwidth = what each channel moves
+  // between the hosts x 16 channels); each channel's connection has one queue pair by default.
+  struct Case {
+    std::vector<std::string> params;
+    double limit;  // GB/s of bus bandwidth at most
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"net_flow_share=0.4"}, 16 * 0.4 * 50},                            // 2 queue pairs a NIC: 40 of its 50 GB/s
+           {{"net_flow_share=0.25"}, 16 * 0.25 * 50},                          // 25 of 50
+           {{"net_flow_share=0.4", "ib_qps=2"}, 384},                          // 4 a NIC: NCCL's 384 bounds it
+           {{"net_flow_share=0.4", "min_ctas=24"}, 384},                       // 3 a NIC
+           {{"net_flow_share=0.4", "adaptive_routing=on"}, 384},               // no path kept
+           {{"net_flow_share=0.25", "ib_qps=2", "adaptive_routing=off"}, 16 * 0.5 * 50},
+       }) {
+    const ResultRecord r = ring(c.params);
+    ASSERT_TRUE(r.busbw_GBps()) << ::testing::PrintToString(c.params);
+    EXPECT_LE(*r.busbw_GBps(), c.limit * 1.001) << ::testing::PrintToString(c.params);
+    EXPECT_GE(*r.busbw_GBps(), 0.9 * c.limit) << ::testing::PrintToString(c.params);
+  }
+  const ResultRecord one = ring({"net_flow_share=0.4"});
+  EXPECT_TRUE(std::any_of(one.notes.begin(), one.notes.end(), [](const std::string& n) {
+    return n.find("the fabric routes each queue pair on one path: 1 a connection (NCCL_IB_QPS_PER_CONNECTION)") != std::string::npos;
+  })) << ::testing::PrintToString(one.notes);
+}
+
+TEST(NcclRouting, WhetherTheFabricRoutesAdaptivelyIsAnOpenFactWhereItMatters) {
+  // Not stated, two queue pairs a NIC at 0.4 each: the range reaches the ring without the limit.
+  const ResultRecord open = ring({"net_flow_share=0.4"});
+  const OpenFact* fact = routing_fact(open);
+  ASSERT_NE(fact, nullptr) << ::testing::PrintToString(open.notes);
+  EXPECT_EQ(fact->assumed.rfind("no", 0), 0u) << fact->assumed;
+  const double adaptive = *ring({"net_flow_share=0.4", "adaptive_routing=on"}).busbw_GBps();
+  const auto range = open.busbw_range_GBps();
+  ASSERT_TRUE(range.has_value());
+  EXPECT_GE(range->second, adaptive * 0.999);
+  EXPECT_LE(range->first, *open.busbw_GBps());
+  // Stated, or enough queue pairs a NIC to fill it either way: not said.
+  EXPECT_EQ(routing_fact(ring({"net_flow_share=0.4", "adaptive_routing=off"})), nullptr);
+  EXPECT_EQ(routing_fact(ring({"net_flow_share=0.4", "adaptive_routing=on"})), nullptr);
+  EXPECT_EQ(routing_fact(ring({"net_flow_share=0.4", "ib_qps=2"})), nullptr);
+  // One host has no fabric between hosts.
+  static const Topology one_host = hgx(1);
+  const ResultRecord single = predict(nccl_request(one_host, 8, 1024.0 * 1048576, {"cpu=intel"}));
+  EXPECT_EQ(routing_fact(single), nullptr);
+}
+
+TEST(NcclRouting, ALogsQueuePairsPerConnectionAreItsSetting) {
+  const Strategy& nccl = find_strategy("nccl");
+  EXPECT_EQ(nccl.params_from_environment({{"NCCL_IB_QPS_PER_CONNECTION", "2"}}).at("ib_qps"), "2");
+  EXPECT_EQ(nccl.params_from_environment({{"NCCL_IB_QPS_PER_CONNECTION", "two"}}).count("ib_qps"), 0u);
+  EXPECT_EQ(nccl.params_from_environment({{"NCCL_IB_QPS_PER_CONNECTION", "0"}}).count("ib_qps"), 0u);
+}
