@@ -25,11 +25,9 @@ namespace {
 Topology pair_of_hosts(const std::string& attach) { return a100_pcie_hosts(2, 1, attach); }
 
 // On AMD CPUs (NCCL charges Intel's host bridge 1.2 times a transfer's bandwidth in its search;
-// the published A100 PCIe pair found 24 GB/s through its CPU), on a fabric that routes adaptively
-// (no queue pair held to its share of the NIC: test_nccl_routing.cpp).
+// the published A100 PCIe pair found 24 GB/s through its CPU).
 ResultRecord all_reduce(const Topology& t, double bytes, std::vector<std::string> params) {
   params.push_back("cpu=amd");
-  params.push_back("adaptive_routing=on");
   return predict(nccl_request(t, 2, bytes, params));
 }
 

@@ -81,6 +81,24 @@ TEST(NcclRouting, WhetherTheFabricRoutesAdaptivelyIsAnOpenFactWhereItMatters) {
   EXPECT_EQ(routing_fact(single), nullptr);
 }
 
+TEST(NcclRouting, TwoHostsOfOneNicEachShareNoPathWithAnotherNic) {
+  // Two hosts of one A100 PCIe and one 25 GB/s NIC each: every queue pair one way leaves by the
+  // one port and arrives at the one port, so no path it keeps to is shared with another NIC's:
+  // the plan is the same whatever the fabric's routing, and it is not said. A third host makes
+  // the ring's hops between hosts cross the fabric from different NICs at once: said again.
+  const double big = 1024.0 * 1048576;
+  auto run = [&](int hosts, std::vector<std::string> params) {
+    params.insert(params.end(), {"cpu=amd", "gpudirect=on", "vm=off", "net_flow_share=0.25"});
+    return predict(nccl_request(test_nccl_planner::a100_pcie_hosts(hosts, 1, "switch"), hosts, big, params));
+  };
+  const ResultRecord pair = run(2, {});
+  EXPECT_EQ(routing_fact(pair), nullptr) << ::testing::PrintToString(pair.notes);
+  EXPECT_NEAR(*pair.busbw_GBps(), *run(2, {"adaptive_routing=on"}).busbw_GBps(), 1e-9);
+  const ResultRecord three = run(3, {});
+  EXPECT_NE(routing_fact(three), nullptr) << ::testing::PrintToString(three.notes);
+  EXPECT_LT(*three.busbw_GBps(), *run(3, {"adaptive_routing=on"}).busbw_GBps() * 0.99);
+}
+
 TEST(NcclRouting, ALogsQueuePairsPerConnectionAreItsSetting) {
   const Strategy& nccl = find_strategy("nccl");
   EXPECT_EQ(nccl.params_from_environment({{"NCCL_IB_QPS_PER_CONNECTION", "2"}}).at("ib_qps"), "2");

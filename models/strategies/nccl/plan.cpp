@@ -601,12 +601,15 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   channels = std::max(channels, std::min(o.min_ctas > 0 ? o.min_ctas : plan.net.min_channels, kMaxCommChannels));
   comm.channels = channels;
   // Static routing between the hosts (plan.h: static_routing): NCCL's own IB transport only (an
-  // OFI or TCPXO plugin, and plain sockets, have no queue pairs of NCCL's); an open fact where
-  // too few queue pairs leave a NIC for `net_flow_share` of it each to fill it.
+  // OFI or TCPXO plugin, and plain sockets, have no queue pairs of NCCL's), and only where queue
+  // pairs from different NICs cross the fabric one way: not between two hosts of one NIC each,
+  // whose one port each way carries every queue pair anyway. An open fact where too few queue
+  // pairs leave a NIC for `net_flow_share` of it each to fill it.
   const bool ib_transport = inter && any_nic && plan.net.name.empty() &&
                             (plan.host.link_layer.empty() || plan.host.link_layer == "infiniband" || plan.host.link_layer == "roce");
+  const bool paths_shared = nodes > 2 || plan.host.nics > 1;
   plan.ib_qps = o.ib_qps;
-  plan.static_routing = ib_transport && !o.adaptive_routing.value_or(false);
+  plan.static_routing = ib_transport && paths_shared && !o.adaptive_routing.value_or(false);
   const double flows_per_nic = static_cast<double>(channels) * o.ib_qps / std::max(1, plan.host.nics);
   if (plan.static_routing && !o.adaptive_routing.has_value() && flows_per_nic * o.net_flow_share < 1.0) {
     PlanOptions other = o;
