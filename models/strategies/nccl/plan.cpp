@@ -1,6 +1,7 @@
 #include "models/strategies/nccl/plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -610,12 +611,13 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   const bool paths_shared = nodes > 2 || plan.host.nics > 1;
   plan.ib_qps = o.ib_qps;
   plan.static_routing = ib_transport && paths_shared && !o.adaptive_routing.value_or(false);
-  const double flows_per_nic = static_cast<double>(channels) * o.ib_qps / std::max(1, plan.host.nics);
+  // (The ring's channels over the NICs they leave by: at most one NIC a channel.)
+  const double flows_per_nic = static_cast<double>(channels) * o.ib_qps / std::max(1, std::min(plan.host.nics, channels));
   if (plan.static_routing && !o.adaptive_routing.has_value() && flows_per_nic * o.net_flow_share < 1.0) {
     PlanOptions other = o;
     other.adaptive_routing = true;
     plan.assumed.push_back({"adaptive routing in the fabric",
-                            "no (each queue pair keeps to one path: " + format_fixed(flows_per_nic, 0) + " a NIC, " +
+                            "no (each queue pair keeps to one path: " + format_fixed(flows_per_nic, flows_per_nic == std::floor(flows_per_nic) ? 0 : 1) + " a NIC, " +
                                 format_fixed(o.net_flow_share, 2) + " of it each at most)",
                             "yes (every queue pair at the NIC's rate)", other});
   }
