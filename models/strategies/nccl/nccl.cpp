@@ -618,17 +618,19 @@ Strategy definition() {
       const auto it = env.find(key);
       if (it != env.end() && it->second.size() == 1 && it->second[0] >= '1' && it->second[0] <= '5') out[param] = levels[static_cast<std::size_t>(it->second[0] - '0')];
     }
-    for (const auto& [key, param] : {std::pair<const char*, const char*>{"NCCL_MIN_CTAS", "min_ctas"}, {"NCCL_MAX_CTAS", "max_ctas"}}) {
-      const auto it = env.find(key);
+    // Whole counts, each within its parameter's domain.
+    struct Count {
+      const char* key;
+      const char* param;
+      long most;
+    };
+    for (const Count& c : {Count{"NCCL_MIN_CTAS", "min_ctas", 64}, Count{"NCCL_MAX_CTAS", "max_ctas", 64},
+                           Count{"NCCL_IB_QPS_PER_CONNECTION", "ib_qps", 128}}) {
+      const auto it = env.find(c.key);
       if (it == env.end()) continue;
       char* end = nullptr;
       const long v = std::strtol(it->second.c_str(), &end, 10);
-      if (end != it->second.c_str() && *end == '\0' && v >= 1 && v <= 64) out[param] = std::to_string(v);
-    }
-    if (const auto it = env.find("NCCL_IB_QPS_PER_CONNECTION"); it != env.end()) {
-      char* end = nullptr;
-      const long v = std::strtol(it->second.c_str(), &end, 10);
-      if (end != it->second.c_str() && *end == '\0' && v >= 1 && v <= 128) out["ib_qps"] = std::to_string(v);
+      if (end != it->second.c_str() && *end == '\0' && v >= 1 && v <= c.most) out[c.param] = std::to_string(v);
     }
     if (const auto it = env.find("NCCL_COLLNET_ENABLE"); it != env.end() && (it->second == "0" || it->second == "1")) {
       out["collnet"] = it->second == "1" ? "on" : "off";
