@@ -542,6 +542,14 @@ Outcome fuzz_topology_generate(const std::uint8_t* data, std::size_t size) {
     if ((n.facts.vm ? (*n.facts.vm ? 1 : 0) : -1) != vm) violated(t, "root complex " + n.id + " says vm " + (n.facts.vm ? (*n.facts.vm ? "true" : "false") : "unset") + "; --vm says " + s.vm + "\n" + what);
     if (n.facts.cpu_vendor != (s.cpu == "auto" ? std::string() : s.cpu)) violated(t, "root complex " + n.id + " says vendor '" + n.facts.cpu_vendor + "'; --cpu says " + s.cpu + "\n" + what);
   }
+  // The fabric's routing on every NIC: as stated, unset where auto.
+  const int adaptive = s.adaptive_routing == "auto" ? -1 : s.adaptive_routing == "true" ? 1 : 0;
+  for (std::size_t i = 0; i < topo.node_count(); ++i) {
+    const models::Node& n = topo.node(i);
+    if (n.kind != models::NodeKind::nic) continue;
+    const auto& f = n.facts.adaptive_routing;
+    if ((f ? (*f ? 1 : 0) : -1) != adaptive) violated(t, "NIC " + n.id + " says adaptive routing " + (f ? (*f ? "true" : "false") : "unset") + "; --adaptive-routing says " + s.adaptive_routing + "\n" + what);
+  }
   const std::size_t g = static_cast<std::size_t>(s.gpus_per_node);
   const std::size_t want_nvlinks = s.intra == models::IntraFabric::nvlink ? static_cast<std::size_t>(s.nodes) * g * (g - 1) / 2 : 0;
   if (nvlinks != want_nvlinks) violated(t, std::to_string(nvlinks) + " GPU-to-GPU links; expected " + std::to_string(want_nvlinks) + "\n" + what);

@@ -62,6 +62,11 @@ const std::vector<ClusterParam>& cluster_params() {
        "the hosts are virtual machines without PCIe ATS, whose ACS sends GPUDirect RDMA through the CPU's root complex: "
        "auto (not stated), true, or false (bare metal, or VMs whose ATS keeps it peer to peer)",
        &ClusterSpec::vm, true, {"auto", "true", "false"}},
+      {"adaptive_routing",
+       "the fabric between the hosts routes packets adaptively (InfiniBand adaptive routing, a RoCE fabric that sprays "
+       "packets), so no queue pair of NCCL's IB transport keeps to one path: auto (not stated), true, or false (static "
+       "routing: subnet-manager tables, ECMP)",
+       &ClusterSpec::adaptive_routing, true, {"auto", "true", "false"}},
       {"nic_attach",
        "where each NIC sits: switch (on the GPUs' PCIe switches: PIX or PXB to its GPUs), cpu (on a CPU root port: "
        "PHB to every GPU, so GPUDirect RDMA, where NCCL_NET_GDR_LEVEL allows it, crosses the CPU's host bridge), or "
@@ -332,6 +337,7 @@ ClusterFacts cluster_facts(const ClusterSpec& s) {
   f.nvswitch.sharp = stated(s.nvlink_sharp);
   if (s.cpu != "auto") f.cpu.cpu_vendor = s.cpu;
   f.cpu.vm = stated(s.vm);
+  f.nic.adaptive_routing = stated(s.adaptive_routing);
   if (s.ports_per_nic > 1) f.nic.ports = s.ports_per_nic;
   return f;
 }

@@ -57,6 +57,7 @@ struct ClusterSpec {
   std::string nic_sharp = "auto";          // in-network reduction at the NICs' switches (CollNet): true | false
   std::string nvlink_sharp = "auto";       // NVLink SHARP in the NVSwitch (NVLS): true | false
   std::string vm = "auto";                 // hosts are VMs without PCIe ATS (NodeFacts::vm): true | false
+  std::string adaptive_routing = "auto";   // the fabric routes packets adaptively (NodeFacts::adaptive_routing): true | false
   // Where each NIC sits: "switch" (on the GPUs' PCIe switches, as above), "cpu" (on the root
   // complex: PHB to every GPU, so GPUDirect RDMA crosses the CPU's host bridge), or "auto": cpu
   // for a GPU that carries its own CPU (GH200), switch otherwise.

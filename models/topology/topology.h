@@ -58,6 +58,10 @@ struct NodeFacts {
   // IB transport fuses them into one device from 2.20 on, aws-ofi-nccl drives EFA adapters beside
   // a GPU as one device's rails (models/strategies/nccl/system.h ports_per_device). 0: one.
   int ports = 0;
+  // nic: the fabric beyond this NIC routes packets adaptively (InfiniBand adaptive routing, a
+  // RoCE fabric that sprays packets), so no queue pair of NCCL's IB transport keeps to one path;
+  // false: static routing (subnet-manager tables, ECMP hashing a flow to one path).
+  std::optional<bool> adaptive_routing;
   bool operator==(const NodeFacts&) const = default;
 };
 

@@ -16,7 +16,7 @@ namespace gradsync::models {
 namespace {
 
 const std::vector<std::string> kGraphKeys = {"name", "description", "nodes", "links"};
-const std::vector<std::string> kNodeKeys = {"id", "kind", "model", "link_layer", "gpudirect", "sharp", "vendor", "vm", "ports"};
+const std::vector<std::string> kNodeKeys = {"id", "kind", "model", "link_layer", "gpudirect", "sharp", "vendor", "vm", "ports", "adaptive_routing"};
 
 // Which kinds of node each fact applies to.
 const std::map<std::string, std::vector<NodeKind>> kFactKinds = {
@@ -27,6 +27,7 @@ const std::map<std::string, std::vector<NodeKind>> kFactKinds = {
     {"vendor", {NodeKind::cpu_socket, NodeKind::root_complex}},
     {"vm", {NodeKind::cpu_socket, NodeKind::root_complex}},
     {"ports", {NodeKind::nic}},
+    {"adaptive_routing", {NodeKind::nic}},
 };
 
 NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
@@ -61,6 +62,8 @@ NodeFacts facts_from_json(const JsonView& nv, NodeKind kind) {
       f.vm = v->as_bool();
     } else if (key == "ports") {
       f.ports = static_cast<int>(v->as_integer_in(1, 8));
+    } else if (key == "adaptive_routing") {
+      f.adaptive_routing = v->as_bool();
     }
   }
   return f;
@@ -74,6 +77,7 @@ void facts_to_json(const NodeFacts& f, ordered_json& node) {
   if (!f.cpu_vendor.empty()) node["vendor"] = f.cpu_vendor;
   if (f.vm) node["vm"] = *f.vm;
   if (f.ports > 1) node["ports"] = f.ports;
+  if (f.adaptive_routing) node["adaptive_routing"] = *f.adaptive_routing;
 }
 const std::vector<std::string> kLinkKeys = {"a", "b", "bandwidth_GBps", "latency_us", "duplex", "label"};
 

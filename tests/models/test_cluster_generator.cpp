@@ -250,6 +250,7 @@ TEST(ClusterGenerator, NodeFactsAreWrittenAndReadBack) {
   s.gpudirect = "false";
   s.nvlink_sharp = "true";
   s.vm = "true";
+  s.adaptive_routing = "false";
   const Topology t = generate_cluster(s);
   const auto back = load_topology(JsonView::wrap(topology_to_graph_json(t), "round-trip.json")).topology;
   for (const Topology* x : {&t, &back}) {
@@ -260,6 +261,7 @@ TEST(ClusterGenerator, NodeFactsAreWrittenAndReadBack) {
     EXPECT_EQ(nic.link_layer, "infiniband");
     EXPECT_EQ(nic.gpudirect, false);
     EXPECT_FALSE(nic.sharp);  // auto: not stated
+    EXPECT_EQ(nic.adaptive_routing, false);
     EXPECT_EQ(x->node(x->require("n0-nvswitch", "test")).facts.sharp, true);
   }
   // The A100's NVLink: 12 links of 25 GB/s to the NVSwitch; its PCIe Gen4 x16 (NCCL's 24 GB/s).

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "models/executors/predict.h"
+#include "models/support/json_input.h"
+#include "models/topology/topology_io.h"
 #include "support/nccl_planner.h"
 
 using namespace gradsync::models;
@@ -97,6 +99,67 @@ TEST(NcclRouting, TwoHostsOfOneNicEachShareNoPathWithAnotherNic) {
   const ResultRecord three = run(3, {});
   EXPECT_NE(routing_fact(three), nullptr) << ::testing::PrintToString(three.notes);
   EXPECT_LT(*three.busbw_GBps(), *run(3, {"adaptive_routing=on"}).busbw_GBps() * 0.99);
+}
+
+TEST(NcclRouting, TheNicsSayHowTheFabricRoutes) {
+  // topology generate --adaptive-routing writes the fact on every NIC ("adaptive_routing" in the
+  // graph form): stated, it closes the open fact and plans as the parameter would; one NIC of
+  // static routing makes the fabric static for the communicator; the user's parameter wins.
+  const auto hosts = [](const std::string& adaptive_routing) {
+    ClusterSpec s;
+    s.nodes = 2;
+    s.gpus_per_node = 8;
+    s.nics_per_node = 8;
+    s.network = ClusterNetwork::single;
+    s.adaptive_routing = adaptive_routing;
+    return generate_cluster(s);
+  };
+  const std::vector<std::string> fixed = {"algorithm=Ring", "protocol=Simple", "gpudirect=on", "cpu=intel", "vm=off", "net_flow_share=0.4"};
+  const auto run = [&](const Topology& t, std::vector<std::string> params) {
+    params.insert(params.end(), fixed.begin(), fixed.end());
+    return predict(nccl_request(t, 16, 1024.0 * 1048576, params));
+  };
+  const auto says = [](const ResultRecord& r, const std::string& text) {
+    return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.rfind("facts:", 0) == 0 && n.find(text) != std::string::npos; });
+  };
+  const double on = *ring({"net_flow_share=0.4", "adaptive_routing=on"}).busbw_GBps();
+  const double off = *ring({"net_flow_share=0.4", "adaptive_routing=off"}).busbw_GBps();
+  ASSERT_LT(off, on * 0.95);  // the fact matters here
+
+  static const Topology adaptive = hosts("true"), fixed_paths = hosts("false"), open = hosts("auto");
+  for (std::size_t i = 0; i < adaptive.node_count(); ++i) {
+    if (adaptive.node(i).kind == NodeKind::nic) EXPECT_EQ(adaptive.node(i).facts.adaptive_routing, true) << adaptive.node(i).id;
+    if (open.node(i).kind == NodeKind::nic) EXPECT_FALSE(open.node(i).facts.adaptive_routing.has_value()) << open.node(i).id;
+  }
+  const ResultRecord a = run(adaptive, {});
+  EXPECT_EQ(routing_fact(a), nullptr) << ::testing::PrintToString(a.notes);
+  EXPECT_NEAR(*a.busbw_GBps(), on, 1e-9);
+  EXPECT_TRUE(says(a, ", adaptive routing")) << ::testing::PrintToString(a.notes);
+  const ResultRecord f = run(fixed_paths, {});
+  EXPECT_EQ(routing_fact(f), nullptr) << ::testing::PrintToString(f.notes);
+  EXPECT_NEAR(*f.busbw_GBps(), off, 1e-9);
+  EXPECT_TRUE(says(f, ", static routing (each queue pair on one path)")) << ::testing::PrintToString(f.notes);
+  EXPECT_NE(routing_fact(run(open, {})), nullptr);
+  // The user's parameter over the NICs'.
+  EXPECT_NEAR(*run(adaptive, {"adaptive_routing=off"}).busbw_GBps(), off, 1e-9);
+  EXPECT_NEAR(*run(fixed_paths, {"adaptive_routing=on"}).busbw_GBps(), on, 1e-9);
+
+  // Read back from the graph form, and with one NIC of the second host saying static routing.
+  ordered_json doc = topology_to_graph_json(adaptive);
+  const Topology back = load_topology(JsonView::wrap(doc, "adaptive.json")).topology;
+  EXPECT_NEAR(*run(back, {}).busbw_GBps(), on, 1e-9);
+  bool changed = false;
+  for (auto& n : doc["nodes"]) {
+    if (n["id"] == "n1-nic3") {
+      n["adaptive_routing"] = false;
+      changed = true;
+    }
+  }
+  ASSERT_TRUE(changed);
+  const Topology one_static = load_topology(JsonView::wrap(doc, "one-static.json")).topology;
+  const ResultRecord mixed = run(one_static, {});
+  EXPECT_EQ(routing_fact(mixed), nullptr) << ::testing::PrintToString(mixed.notes);
+  EXPECT_NEAR(*mixed.busbw_GBps(), off, 1e-9);
 }
 
 TEST(NcclRouting, ALogsQueuePairsPerConnectionAreItsSetting) {

@@ -503,8 +503,9 @@ Strategy definition() {
                 integer_domain(1, 128, 0)},
       ParamSpec{"adaptive_routing", "auto",
                 "whether the fabric between the hosts routes packets adaptively (InfiniBand adaptive routing), so that no "
-                "queue pair of NCCL's IB transport keeps to one path; auto: not (static routing, each queue pair at most "
-                "net_flow_share of its NIC), an open fact across hosts",
+                "queue pair of NCCL's IB transport keeps to one path; auto: the NICs' fact (topology generate "
+                "--adaptive-routing), else not (static routing, each queue pair at most net_flow_share of its NIC), an open "
+                "fact across hosts",
                 word_domain({"on", "off"}, true)},
       ParamSpec{"gpudirect", "auto", "GPUDirect RDMA between GPUs and NICs (nvidia-peermem); auto: the NICs' fact, else on",
                 word_domain({"on", "off"}, true)},

@@ -271,6 +271,10 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   bool host_nodes = false, vm_stated_everywhere = true, vm_somewhere = false;
   bool fused_ports = false;  // a NIC's ports NCCL drives as one device, which releases before 2.20 would not
   bool vm_could_matter = false;  // GPUDirect RDMA between a GPU and a NIC that a VM's ACS would divert
+  // The fabric's routing: the user's, else the NICs' (static where one NIC says so, adaptive
+  // where every NIC says so; unset otherwise).
+  std::optional<bool> adaptive_routing = o.adaptive_routing;
+  bool ar_stated_everywhere = true, ar_static_somewhere = false;
   for (const Node& n : t.nodes()) {
     if (n.kind == NodeKind::nic) {
       any_nic = true;
@@ -280,6 +284,8 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
       if (!n.facts.gpudirect) nic_gdr_stated = false;
       if (!n.facts.sharp.value_or(false)) nic_sharp = false;             // every NIC says its network reduces
       if (n.facts.sharp && !*n.facts.sharp) nic_sharp_ok = false;        // a NIC says it does not
+      if (!n.facts.adaptive_routing) ar_stated_everywhere = false;
+      if (n.facts.adaptive_routing && !*n.facts.adaptive_routing) ar_static_somewhere = true;
     }
     if (n.kind == NodeKind::nvswitch && n.facts.sharp) nvswitch_sharp = n.facts.sharp;
     if ((n.kind == NodeKind::cpu_socket || n.kind == NodeKind::root_complex) && !n.facts.cpu_vendor.empty()) cpu_stated = true;
@@ -293,6 +299,8 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
   // bare metal only where every host says so.
   if (!vm && vm_somewhere) vm = true;
   if (!vm && host_nodes && vm_stated_everywhere) vm = false;
+  if (!adaptive_routing && ar_static_somewhere) adaptive_routing = false;
+  if (!adaptive_routing && any_nic && ar_stated_everywhere) adaptive_routing = true;
 
   const std::shared_ptr<const Topology> view = classes_view(t);
   SystemOptions so;
@@ -610,10 +618,11 @@ Plan search_plan(const Topology& t, const std::vector<std::size_t>& gpus, const 
                             (plan.host.link_layer.empty() || plan.host.link_layer == "infiniband" || plan.host.link_layer == "roce");
   const bool paths_shared = nodes > 2 || plan.host.nics > 1;
   plan.ib_qps = o.ib_qps;
-  plan.static_routing = ib_transport && paths_shared && !o.adaptive_routing.value_or(false);
+  plan.static_routing = ib_transport && paths_shared && !adaptive_routing.value_or(false);
+  plan.adaptive_routing = ib_transport && paths_shared && adaptive_routing.value_or(false);
   // (The ring's channels over the NICs they leave by: at most one NIC a channel.)
   const double flows_per_nic = static_cast<double>(channels) * o.ib_qps / std::max(1, std::min(plan.host.nics, channels));
-  if (plan.static_routing && !o.adaptive_routing.has_value() && flows_per_nic * o.net_flow_share < 1.0) {
+  if (plan.static_routing && !adaptive_routing.has_value() && flows_per_nic * o.net_flow_share < 1.0) {
     PlanOptions other = o;
     other.adaptive_routing = true;
     plan.assumed.push_back({"adaptive routing in the fabric",
@@ -732,7 +741,8 @@ std::string search_key(const Topology& t, const std::vector<std::size_t>& gpus, 
     const NodeFacts& f = n.facts;
     facts = facts * 31 + std::hash<std::string>{}(f.gpu_model + '/' + f.link_layer + '/' + f.cpu_vendor) +
             static_cast<std::size_t>(f.gpudirect ? 1 + *f.gpudirect : 0) * 7 + static_cast<std::size_t>(f.sharp ? 1 + *f.sharp : 0) * 17 +
-            static_cast<std::size_t>(f.vm ? 1 + *f.vm : 0) * 23 + static_cast<std::size_t>(f.ports) * 29;
+            static_cast<std::size_t>(f.vm ? 1 + *f.vm : 0) * 23 + static_cast<std::size_t>(f.ports) * 29 +
+            static_cast<std::size_t>(f.adaptive_routing ? 1 + *f.adaptive_routing : 0) * 37;
   }
   std::size_t c2c = 0;  // NVLink-C2C links, which NCCL tells from PCIe
   for (const Link& l : t.links()) {

@@ -48,7 +48,9 @@ struct PlanOptions {
   int ib_qps = 1;  // NCCL_IB_QPS_PER_CONNECTION: queue pairs a connection of NCCL's IB transport spreads its bytes over
   // Whether the fabric between the hosts routes each packet adaptively (InfiniBand's adaptive
   // routing, which NCCL enables on its side by default), so that no queue pair's bytes keep to one
-  // path. Unset: assumed not, an open fact where it matters (Plan::static_routing).
+  // path. Unset: the NICs' fact (NodeFacts::adaptive_routing: static where one NIC says so,
+  // adaptive where every NIC says so), else assumed not, an open fact where it matters
+  // (Plan::static_routing).
   std::optional<bool> adaptive_routing;
   double net_flow_share = 1.0;  // the share of its NIC one such queue pair moves at most (nccl.cpp: net_flow_share)
   // What each direction of a PCIe route that peer-to-peer copies cross both ways at once (a ring)
@@ -169,6 +171,7 @@ struct Plan {
   // multiple queue pairs to have good routing entropy"). A queue pair then moves `net_flow_share`
   // of its NIC at most (transports.cpp: net_channel_cap); `ib_qps` of them a connection.
   bool static_routing = false;
+  bool adaptive_routing = false;  // stated (the user's or the NICs'), where NCCL's IB transport crosses the fabric
   int ib_qps = 1;
   HostFacts host;                      // the first host's
   NetPlugin net;                       // the first host's NICs' plugin

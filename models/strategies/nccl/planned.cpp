@@ -829,7 +829,10 @@ std::vector<std::string> describe_plan(const StrategyContext& ctx, const Plan& p
              (f.gdr ? "on (GDR level " + path_name(f.gdr_level) + ")" : "off: through host memory") +
              (plan.gdr_through_vm    ? ", through the CPU's root complex (a VM without PCIe ATS)"
               : plan.gdr_through_cpu ? ", across the CPU's host bridge"
-                                     : "");
+                                     : "") +
+             (plan.static_routing     ? ", static routing (each queue pair on one path)"
+              : plan.adaptive_routing ? ", adaptive routing"
+                                      : "");
     const NetPlugin& net = plan.net;
     if (!net.name.empty() || net.latency_us > 0) {
       facts += ", " + (net.name.empty() ? std::string("the network") : "through " + net.name) + ": " + format_fixed(net.latency_us, 0) +
