@@ -237,7 +237,7 @@ def main():
     parser.add_argument("--list", action="store_true", help="list the blocks and their kinds")
     parser.add_argument("--bin", default=str(ROOT / "build" / "bin"), help="folder of the binaries (default build/bin)")
     parser.add_argument("--only", help="only blocks in files whose path contains this")
-    parser.add_argument("--timeout", type=int, default=600, help="seconds a command may take (default 600)")
+    parser.add_argument("--timeout", type=int, default=1200, help="seconds a command may take (default 1200: the clusters' calibrate in docs/fidelity.md takes about 10 minutes on two cores)")
     args = parser.parse_args()
 
     files = [f for f in markdown_files() if not args.only or args.only in str(f.relative_to(ROOT))]
